@@ -17,7 +17,7 @@ import torch
 RESULT_PREFIX = "GPUSCOPE_SAMPLE "
 
 
-def base_parser(description, cpu_steps, cuda_steps):
+def base_parser(description, cpu_steps, cuda_steps, profile=True):
     """Options every sample takes; step defaults differ by device because the
     CPU check must stay short while a GPU run needs enough steps to measure."""
     parser = argparse.ArgumentParser(description=description)
@@ -27,8 +27,11 @@ def base_parser(description, cpu_steps, cuda_steps):
                         help="measured steps (default %d on cpu, %d on cuda)" % (cpu_steps, cuda_steps))
     parser.add_argument("--warmup", type=int, default=2,
                         help="steps run before the measured ones, not timed")
-    parser.add_argument("--profile", metavar="OUT.json", default=None,
-                        help="run under torch.profiler and write a chrome trace here")
+    if profile:
+        parser.add_argument("--profile", metavar="OUT.json", default=None,
+                            help="run under torch.profiler and write a chrome trace here")
+    else:
+        parser.set_defaults(profile=None)
     parser.set_defaults(_cpu_steps=cpu_steps, _cuda_steps=cuda_steps)
     return parser
 
@@ -97,8 +100,9 @@ def run_steps(args, device, step_fn):
     return times_ms
 
 
-def report(sample, args, device, times_ms, **facts):
-    """Prints the one result line: measured facts, then sample-specific ones."""
+def report(sample, args, device, times_ms, device_facts=True, **facts):
+    """Prints the one result line: measured facts, then sample-specific ones.
+    device_facts=False keeps a process that ran no GPU work off the GPU."""
     result = {
         "sample": sample,
         "torch": torch.__version__,
@@ -110,13 +114,17 @@ def report(sample, args, device, times_ms, **facts):
         "max_step_ms": round(max(times_ms), 3) if times_ms else None,
         "total_measured_s": round(sum(times_ms) / 1000.0, 4),
     }
-    if device.type == "cuda":
+    if device.type == "cuda" and device_facts:
         result["gpu"] = torch.cuda.get_device_name(device)
         result["max_memory_allocated"] = torch.cuda.max_memory_allocated(device)
         result["max_memory_reserved"] = torch.cuda.max_memory_reserved(device)
     if getattr(args, "profile", None):
         result["profile"] = args.profile
-        result["profiled_device_events"] = count_device_events(maybe_profile.last)
+        events = count_device_events(maybe_profile.last)
+        result["profiled_device_events"] = events
+        # Every step (warmup too) is inside the profile.
+        if events is not None:
+            result["profiled_device_events_per_step"] = round(events / (args.warmup + args.steps), 1)
     result.update(facts)
     sys.stdout.write(RESULT_PREFIX + json.dumps(result, sort_keys=False) + "\n")
     sys.stdout.flush()

@@ -1,0 +1,73 @@
+"""A 2-rank DistributedDataParallel job over the gloo backend.
+
+Each rank trains the same tiny model on its own data; DDP all-reduces the
+gradients every step, so the trace shows communication between steps and one
+process per rank. Launch it with torchrun (which sets RANK, WORLD_SIZE,
+LOCAL_RANK, MASTER_ADDR and MASTER_PORT):
+
+  torchrun --nproc_per_node=2 ddp_gloo.py --steps 5
+  python -m torch.distributed.run --nproc_per_node=2 ddp_gloo.py --device cpu
+
+Every rank prints its own GPUSCOPE_SAMPLE line, with its rank.
+"""
+
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+import sample_common
+
+
+def main():
+    parser = sample_common.base_parser(__doc__.splitlines()[0], cpu_steps=5, cuda_steps=20)
+    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=32)
+    args = sample_common.finish_args(parser.parse_args())
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        raise SystemExit("ddp_gloo.py: RANK/WORLD_SIZE not set; launch with torchrun --nproc_per_node=2")
+    rank = int(os.environ["RANK"])
+    world_size = int(os.environ["WORLD_SIZE"])
+    local_rank = int(os.environ.get("LOCAL_RANK", rank))
+
+    if args.device == "cuda":
+        # gloo also moves CUDA tensors; several ranks may share one GPU.
+        device = torch.device("cuda", local_rank % torch.cuda.device_count())
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    if args.profile:
+        # One trace per rank, or the ranks would overwrite each other's file.
+        root, ext = os.path.splitext(args.profile)
+        args.profile = "%s.rank%d%s" % (root, rank, ext or ".json")
+
+    torch.manual_seed(0)  # same initial weights on every rank (DDP also broadcasts them)
+    model = nn.Sequential(nn.Linear(args.width, args.width), nn.ReLU(),
+                          nn.Linear(args.width, 10)).to(device)
+    ddp_model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    optimizer = torch.optim.SGD(ddp_model.parameters(), lr=1e-2)
+    loss_fn = nn.CrossEntropyLoss()
+    generator = torch.Generator().manual_seed(rank)  # different data per rank
+    inputs = torch.randn(args.batch, args.width, generator=generator).to(device)
+    targets = torch.randint(0, 10, (args.batch,), generator=generator).to(device)
+
+    def step(_):
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(ddp_model(inputs), targets)
+        loss.backward()  # gradients are all-reduced here
+        optimizer.step()
+
+    times_ms = sample_common.run_steps(args, device, step)
+    # Identical weights on every rank are the proof that the all-reduce ran.
+    checksum = sum(float(p.detach().double().sum()) for p in model.parameters())
+    dist.barrier()
+    dist.destroy_process_group()
+    sample_common.report("ddp_gloo", args, device, times_ms, rank=rank, world_size=world_size,
+                         backend="gloo", pid=os.getpid(), weight_checksum=round(checksum, 6))
+
+
+if __name__ == "__main__":
+    main()
