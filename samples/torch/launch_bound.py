@@ -2,8 +2,9 @@
 
 Every kernel is so small that the GPU finishes it before the CPU has launched
 the next one, so the step time is set by how fast Python and the CUDA runtime
-can launch ~600 kernels per step (50 Linear+ReLU layers: forward, backward
-and a per-parameter, non-foreach SGD update), and the GPU sits mostly idle.
+can launch ~600 kernels per step (40 Linear+ReLU layers: forward, backward
+and a per-parameter, non-foreach SGD update; ~14 kernels per layer with
+torch 2.11 on an H200), and the GPU sits mostly idle.
 The usual fixes: CUDA graphs / torch.compile, a fused or foreach optimizer,
 fewer and larger layers, bigger batches.
 
@@ -19,7 +20,7 @@ import sample_common
 
 def main():
     parser = sample_common.base_parser(__doc__.splitlines()[0], cpu_steps=20, cuda_steps=100)
-    parser.add_argument("--layers", type=int, default=50)
+    parser.add_argument("--layers", type=int, default=40)
     parser.add_argument("--width", type=int, default=64)
     parser.add_argument("--batch", type=int, default=32)
     args = sample_common.finish_args(parser.parse_args())

@@ -7,6 +7,7 @@ run on Debian's CPU torch as well as on the GPU machine's CUDA torch.
 
 import argparse
 import contextlib
+import inspect
 import json
 import statistics
 import sys
@@ -64,8 +65,12 @@ def maybe_profile(path, device):
     # A schedule that always records: without any schedule, torch leaves out
     # the ProfilerStep#N ranges that mark steps in the trace.
     always = lambda step: torch.profiler.ProfilerAction.RECORD  # noqa: E731
-    with torch.profiler.profile(activities=activities, record_shapes=True,
-                                schedule=always) as prof:
+    options = dict(activities=activities, record_shapes=True, schedule=always)
+    # torch 2.x warns that a schedule drops events between cycles unless told
+    # to keep them; this run is one cycle, so keeping them changes nothing.
+    if "acc_events" in inspect.signature(torch.profiler.profile.__init__).parameters:
+        options["acc_events"] = True
+    with torch.profiler.profile(**options) as prof:
         yield prof.step
     prof.export_chrome_trace(path)
     maybe_profile.last = prof
