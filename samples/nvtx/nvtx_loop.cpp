@@ -31,10 +31,11 @@ constexpr int kWorkers = 2;
 // NVTX names threads by their OS id (the Linux tid).
 uint32_t os_thread_id() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
-// Per worker thread, per iteration (see worker()).
-constexpr int kPushPopPerIteration = 3 + 1;  // default-domain nest of 3, one in the domain
-constexpr int kStartEndPerIteration = 1 + 1;  // one per domain
-constexpr int kMarksPerIteration = 1 + 1;     // one per domain
+// Per worker thread, per iteration (see worker()), in the default domain and
+// in the named domain.
+constexpr int kDefaultPushPop = 3, kDefaultStartEnd = 1, kDefaultMarks = 1;
+constexpr int kDomainPushPop = 1, kDomainStartEnd = 1, kDomainMarks = 1;
+constexpr const char* kDomainName = "gpuscope.samples";
 
 nvtxEventAttributes_t attributes(const char* message, uint32_t color) {
   nvtxEventAttributes_t a;
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
   }
 
   nvtxNameOsThreadA(os_thread_id(), "nvtx_main");
-  nvtxDomainHandle_t domain = nvtxDomainCreateA("gpuscope.samples");
+  nvtxDomainHandle_t domain = nvtxDomainCreateA(kDomainName);
   nvtxStringHandle_t registered = nvtxDomainRegisterStringA(domain, "domain_start_end");
 
   const clock_type::time_point start = clock_type::now();
@@ -127,12 +128,14 @@ int main(int argc, char** argv) {
   for (std::thread& t : workers) t.join();
   nvtxDomainDestroy(domain);
 
-  const long per_domain_iterations = iterations * kWorkers;
+  // The main thread adds one default-domain start/end range per second.
+  const long n = iterations * kWorkers;
   std::fprintf(stderr,
-               "nvtx_loop: threads=%d iterations=%ld push_pop=%ld start_end=%ld marks=%ld "
-               "(start_end includes %ld 'second' ranges on the main thread)\n",
-               kWorkers, per_domain_iterations, per_domain_iterations * kPushPopPerIteration,
-               per_domain_iterations * kStartEndPerIteration + seconds,
-               per_domain_iterations * kMarksPerIteration, seconds);
+               "nvtx_loop: worker_threads=%d iterations_per_thread=%ld; default domain: "
+               "push_pop=%ld start_end=%ld marks=%ld; domain %s: push_pop=%ld start_end=%ld "
+               "marks=%ld\n",
+               kWorkers, iterations, n * kDefaultPushPop, n * kDefaultStartEnd + seconds,
+               n * kDefaultMarks, kDomainName, n * kDomainPushPop, n * kDomainStartEnd,
+               n * kDomainMarks);
   return 0;
 }
