@@ -1,0 +1,187 @@
+// `gpuscope record [options] -- command args...`: runs the command exactly as
+// given with the collector injected, then finalizes the shared database.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/record_support.h"
+#include "common/output_name.h"
+#include "store/writer.h"
+
+namespace gpuscope::cli {
+namespace {
+
+struct RecordOptions {
+  std::string output;
+  bool force = false;
+  std::string trace = "cuda,nvtx,memory,torch,nvml";
+  double delay_s = 0;
+  double duration_s = 0;
+  std::vector<std::string> command;
+};
+
+volatile sig_atomic_t g_child_pid = 0;
+
+void forward_signal(int sig, siginfo_t* info, void*) {
+  // A terminal's Ctrl-C already reached the child (same process group); only
+  // forward signals sent to us alone, so the job does not see them twice.
+  if (g_child_pid > 0 && info && (info->si_code == SI_USER || info->si_code == SI_QUEUE))
+    kill(g_child_pid, sig);
+}
+
+int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+int64_t realtime_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string default_output() {
+  for (int n = 1;; ++n) {
+    std::string name = "gpuscope_" + std::to_string(n) + ".db";
+    if (!std::filesystem::exists(name)) return name;
+  }
+}
+
+void create_database(const std::string& path, const RecordOptions& opt, int64_t origin_ns) {
+  store::Writer w(path);
+  w.begin();
+  w.set_meta("origin_ns", std::to_string(origin_ns));
+  w.set_meta("origin_utc_ns", std::to_string(realtime_ns()));
+  w.set_meta("gpuscope_version", GPUSCOPE_VERSION);
+  w.set_meta("source", "gpuscope record");
+  w.set_meta("trace", opt.trace);
+  std::string cmd;
+  for (const auto& a : opt.command) cmd += (cmd.empty() ? "" : " ") + a;
+  w.set_meta("command", cmd);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  w.set_meta("host", host);
+  w.commit();
+}
+
+int run_record(RecordOptions& opt) {
+  if (opt.command.empty()) throw Error("record: no command given (usage: gpuscope record [options] -- command args...)");
+  validate_trace_list(opt.trace);
+  if (opt.delay_s < 0 || opt.duration_s < 0) throw Error("record: --delay and --duration must be >= 0");
+  std::string exe = find_executable(opt.command[0]);
+  if (exe.empty()) throw Error("record: command not found: " + opt.command[0]);
+  std::string collector = find_collector();
+
+  std::string output = expand_output_name(opt.output.empty() ? default_output() : opt.output, getpid());
+  output = std::filesystem::absolute(output).lexically_normal().string();
+  if (std::filesystem::exists(output)) {
+    if (!opt.force) throw Error(output + ": already exists (use --force to overwrite)");
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(output + suffix);
+  }
+  {
+    int fd = open(output.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) throw Error(output + ": cannot create: " + std::strerror(errno));
+    close(fd);
+    unlink(output.c_str());
+  }
+
+  int64_t origin = monotonic_ns();
+  try {
+    create_database(output, opt, origin);
+  } catch (...) {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(output + suffix);
+    throw;
+  }
+
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"GPUSCOPE_OUTPUT", output},
+      {"GPUSCOPE_TRACE", opt.trace},
+      {"GPUSCOPE_ORIGIN_NS", std::to_string(origin)},
+      {"GPUSCOPE_WINDOW_START_NS", std::to_string(origin + static_cast<int64_t>(opt.delay_s * 1e9))},
+      {"GPUSCOPE_WINDOW_END_NS",
+       opt.duration_s > 0 ? std::to_string(origin + static_cast<int64_t>((opt.delay_s + opt.duration_s) * 1e9))
+                          : std::string("0")},
+  };
+  const char* preload = std::getenv("LD_PRELOAD");
+  env.emplace_back("LD_PRELOAD", preload && *preload ? collector + ":" + preload : collector);
+  if (!std::getenv("CUDA_INJECTION64_PATH")) env.emplace_back("CUDA_INJECTION64_PATH", collector);
+  if (!std::getenv("NVTX_INJECTION64_PATH")) env.emplace_back("NVTX_INJECTION64_PATH", collector);
+
+  struct sigaction sa {};
+  sa.sa_sigaction = forward_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
+
+  pid_t child = fork();
+  if (child < 0) throw Error(std::string("record: fork failed: ") + std::strerror(errno));
+  if (child == 0) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) signal(sig, SIG_DFL);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv;
+    for (auto& a : opt.command) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(exe.c_str(), argv.data());
+    std::fprintf(stderr, "gpuscope: error: cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  g_child_pid = child;
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child_pid = 0;
+
+  finalize_recording(output);
+
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    raise(sig);
+    return 128 + sig;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+void add_record_command(CLI::App& app) {
+  static RecordOptions opt;
+  auto* cmd = app.add_subcommand("record", "Run a command with the collector injected and record it into one SQLite file");
+  cmd->add_option("-o,--output", opt.output,
+                  "Output database (default gpuscope_N.db); %p pid, %h host, %q{VAR} environment");
+  cmd->add_flag("-f,--force", opt.force, "Overwrite an existing output file");
+  cmd->add_option("--trace", opt.trace, "Sources to record, comma-separated: cuda,nvtx,memory,torch,nvml")
+      ->capture_default_str();
+  cmd->add_option("--delay", opt.delay_s, "Seconds to wait before recording (the job starts at once)");
+  cmd->add_option("--duration", opt.duration_s, "Seconds to record after the delay (0 = until the job ends)");
+  // Everything from the first non-option argument (or after --) is the job's command line, verbatim.
+  cmd->prefix_command();
+  cmd->footer("Example: gpuscope record -o run.db -- python train.py --epochs 1\n"
+              "The job's exit code, stdout and stderr are passed through unchanged.");
+  cmd->callback([cmd] {
+    opt.command = cmd->remaining();
+    if (has_trailing_args) {
+      if (!opt.command.empty())
+        throw Error("record: " + std::string(opt.command.front().starts_with("-") ? "unknown option " : "unexpected argument before --: ") + opt.command.front());
+      opt.command = trailing_args;
+    }
+    exit_code = run_record(opt);
+  });
+}
+
+}  // namespace gpuscope::cli

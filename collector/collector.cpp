@@ -1,0 +1,141 @@
+// Entry points: the LD_PRELOAD constructor, CUDA's InitializeInjection and the
+// exit and signal hooks. The constructor only prepares (sets the injection
+// variables so CUDA and NVTX call us); recording starts on first use.
+#include "collector/collector.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "collector/clock.h"
+#include "collector/cupti_source.h"
+#include "collector/emit.h"
+#include "collector/plugin_host.h"
+#include "collector/writer_thread.h"
+
+namespace gpuscope::collector {
+namespace {
+
+std::mutex g_init_mutex;  // start-up only, never on the hot path
+bool g_started = false;
+std::atomic<bool> g_forked_child{false};
+pid_t g_owner_pid = 0;
+Config g_config;
+std::mutex g_status_mutex;
+std::string g_cupti_status = "not used: the process did not initialize CUDA";
+
+void on_fork_child() {
+  // DataLoader workers and other forked children never record: the writer
+  // thread did not survive the fork and the parent owns the database.
+  g_enabled.store(false, std::memory_order_relaxed);
+  g_forked_child.store(true, std::memory_order_relaxed);
+}
+
+void on_exit() {
+  if (getpid() != g_owner_pid) return;
+  g_enabled.store(false, std::memory_order_relaxed);
+  writer_thread::stop();
+}
+
+void on_signal(int sig) {
+  if (getpid() == g_owner_pid) {
+    g_enabled.store(false, std::memory_order_relaxed);
+    writer_thread::stop_from_signal(3000);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void install_signal_handlers() {
+  for (int sig : {SIGTERM, SIGINT}) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;  // the job's own
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+  }
+}
+
+std::string self_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&self_path), &info) && info.dli_fname) return info.dli_fname;
+  return {};
+}
+
+}  // namespace
+
+const Config& config() { return g_config; }
+
+bool nvtx_wanted() {
+  if (g_forked_child.load()) return false;
+  const char* trace = std::getenv("GPUSCOPE_TRACE");
+  return !trace || std::strstr(trace, "nvtx") != nullptr;
+}
+
+void set_cupti_status(const std::string& status) {
+  std::lock_guard lock(g_status_mutex);
+  g_cupti_status = status;
+}
+
+std::string cupti_status() {
+  std::lock_guard lock(g_status_mutex);
+  return g_cupti_status;
+}
+
+void ensure_started() {
+  if (g_forked_child.load(std::memory_order_relaxed)) return;
+  std::lock_guard lock(g_init_mutex);
+  if (g_started) return;
+  g_started = true;
+  g_owner_pid = getpid();
+  g_config = load_config();
+  writer_thread::start(g_config);
+  g_enabled.store(true, std::memory_order_release);
+  install_signal_handlers();
+  std::atexit(on_exit);
+}
+
+}  // namespace gpuscope::collector
+
+using namespace gpuscope::collector;
+
+__attribute__((constructor)) static void gpuscope_collector_loaded() {
+  if (std::getenv("GPUSCOPE_DISABLE")) return;
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  std::string self = self_path();
+  if (!self.empty()) {
+    // LD_PRELOAD alone: ask NVTX and the CUDA driver to call our injection entry points.
+    setenv("NVTX_INJECTION64_PATH", self.c_str(), 0);
+    setenv("CUDA_INJECTION64_PATH", self.c_str(), 0);
+  }
+  start_plugin_watcher();
+}
+
+// Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names us.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  if (g_forked_child.load() || std::getenv("GPUSCOPE_DISABLE")) return 1;
+  ensure_started();
+  load_plugins_if_ready();
+  if (!config().cuda) {
+    set_cupti_status("off: --trace without cuda");
+    return 1;
+  }
+  std::string why;
+  if (cupti_source::start(config(), why)) {
+    set_cupti_status("ok");
+  } else {
+    set_cupti_status(why);
+    std::fprintf(stderr, "gpuscope: GPU activity not recorded: %s; recording CPU-side sources only\n",
+                 why.c_str());
+    emit_message(now_ns(), 2, "GPU activity not recorded: " + why);
+  }
+  return 1;
+}

@@ -1,0 +1,43 @@
+#include "collector/config.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "common/output_name.h"
+
+namespace gpuscope::collector {
+namespace {
+
+uint64_t env_u64(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::strtoull(v, nullptr, 10) : 0;
+}
+
+}  // namespace
+
+Config load_config() {
+  Config c;
+  const char* out = std::getenv("GPUSCOPE_OUTPUT");
+  c.output = expand_output_name(out && *out ? out : "gpuscope_%p.db", getpid());
+  if (const char* trace = std::getenv("GPUSCOPE_TRACE")) {
+    c.cuda = c.nvtx = c.memory = c.torch = c.nvml = false;
+    std::stringstream ss(trace);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (item == "cuda") c.cuda = true;
+      if (item == "nvtx") c.nvtx = true;
+      if (item == "memory") c.memory = true;
+      if (item == "torch") c.torch = true;
+      if (item == "nvml") c.nvml = true;
+    }
+  }
+  if (const char* d = std::getenv("GPUSCOPE_DRIVER_API")) c.driver_api = std::string(d) != "0";
+  c.origin_ns = env_u64("GPUSCOPE_ORIGIN_NS");
+  c.window_start_ns = env_u64("GPUSCOPE_WINDOW_START_NS");
+  c.window_end_ns = env_u64("GPUSCOPE_WINDOW_END_NS");
+  return c;
+}
+
+}  // namespace gpuscope::collector

@@ -1,0 +1,21 @@
+// Recording settings, read once from the environment that `gpuscope record`
+// (or the user) set: GPUSCOPE_OUTPUT, GPUSCOPE_TRACE, GPUSCOPE_ORIGIN_NS,
+// GPUSCOPE_WINDOW_START_NS, GPUSCOPE_WINDOW_END_NS, GPUSCOPE_DRIVER_API.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gpuscope::collector {
+
+struct Config {
+  std::string output;  // %p, %h, %q{VAR} expanded
+  bool cuda = true, nvtx = true, memory = true, torch = true, nvml = true;
+  bool driver_api = true;
+  uint64_t origin_ns = 0;  // 0: taken from the database or now
+  uint64_t window_start_ns = 0, window_end_ns = 0;
+};
+
+Config load_config();
+
+}  // namespace gpuscope::collector

@@ -1,0 +1,38 @@
+// CUPTI entry points, resolved at run time so the collector loads on machines
+// without a GPU or CUPTI. Tests fill the table with fakes.
+#pragma once
+
+#include <cupti.h>
+
+#include <string>
+
+namespace gpuscope::collector {
+
+struct CuptiApi {
+  decltype(&cuptiActivityEnable) activity_enable = nullptr;
+  decltype(&cuptiActivityDisable) activity_disable = nullptr;
+  decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
+  decltype(&cuptiActivityFlushAll) flush_all = nullptr;
+  decltype(&cuptiActivityGetNextRecord) get_next_record = nullptr;
+  decltype(&cuptiActivityGetNumDroppedRecords) get_num_dropped = nullptr;
+  decltype(&cuptiGetCallbackName) get_callback_name = nullptr;
+  decltype(&cuptiActivityEnableRuntimeApi) enable_runtime_api = nullptr;
+  decltype(&cuptiActivityEnableDriverApi) enable_driver_api = nullptr;
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&cuptiGetResultString) get_result_string = nullptr;
+  decltype(&cuptiActivityRegisterTimestampCallback) register_timestamp_callback = nullptr;
+  decltype(&cuptiActivitySetAttribute) set_attribute = nullptr;
+  decltype(&cuptiActivityPushExternalCorrelationId) push_external_id = nullptr;
+  decltype(&cuptiActivityPopExternalCorrelationId) pop_external_id = nullptr;
+  decltype(&cuptiGetVersion) get_version = nullptr;
+};
+
+// Loads libcupti (one already in the process first, then GPUSCOPE_CUPTI, the
+// library path and the CUDA install). On failure returns false and says why.
+bool load_cupti(CuptiApi& api, std::string& why);
+
+// Human-readable CUPTI error text.
+std::string cupti_error(const CuptiApi& api, CUptiResult r);
+
+}  // namespace gpuscope::collector

@@ -1,0 +1,285 @@
+#include "collector/cupti_decode.h"
+
+#include <cxxabi.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+
+namespace gpuscope::collector {
+
+using store::kNull;
+
+std::string demangle(const char* mangled) {
+  if (!mangled) return "<unnamed kernel>";
+  int status = 0;
+  char* out = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  if (status != 0 || !out) return mangled;
+  std::string s(out);
+  std::free(out);
+  return s;
+}
+
+namespace {
+
+int64_t graph_or_null(uint32_t graph_id) { return graph_id ? int64_t{graph_id} : kNull; }
+
+const std::string& kernel_name(RowSink& sink, const char* name) {
+  auto it = sink.kernel_names.find(name);
+  if (it == sink.kernel_names.end()) it = sink.kernel_names.emplace(name, demangle(name)).first;
+  return it->second;
+}
+
+const std::string& api_name(const CuptiApi& api, RowSink& sink, CUpti_CallbackDomain domain, uint32_t cbid) {
+  uint64_t key = (uint64_t{static_cast<uint32_t>(domain)} << 32) | cbid;
+  auto it = sink.api_names.find(key);
+  if (it != sink.api_names.end()) return it->second;
+  const char* name = nullptr;
+  std::string s;
+  if (api.get_callback_name && api.get_callback_name(domain, cbid, &name) == CUPTI_SUCCESS && name)
+    s = name;
+  else
+    s = (domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver_api_" : "runtime_api_") + std::to_string(cbid);
+  // CUPTI names carry a version suffix (cudaMalloc_v3020); users know the plain name.
+  if (auto pos = s.find("_v"); pos != std::string::npos && pos + 2 < s.size() &&
+                               std::isdigit(static_cast<unsigned char>(s[pos + 2])))
+    s.erase(pos);
+  return sink.api_names.emplace(key, std::move(s)).first->second;
+}
+
+void on_kernel(const CUpti_ActivityKernel10& k, RowSink& sink) {
+  if (!sink.in_window(k.start)) return;
+  store::KernelRow r;
+  r.pid = sink.pid;
+  r.device = k.deviceId;
+  r.context = k.contextId;
+  r.stream = k.streamId;
+  r.correlation = k.correlationId;
+  r.start = sink.rel(k.start);
+  r.end = sink.rel(k.end);
+  r.name = kernel_name(sink, k.name);
+  r.grid_x = k.gridX;
+  r.grid_y = k.gridY;
+  r.grid_z = k.gridZ;
+  r.block_x = k.blockX;
+  r.block_y = k.blockY;
+  r.block_z = k.blockZ;
+  r.registers = k.registersPerThread;
+  r.static_smem = k.staticSharedMemory;
+  r.dynamic_smem = k.dynamicSharedMemory;
+  r.graph_id = graph_or_null(k.graphId);
+  r.graph_node_id = k.graphId ? static_cast<int64_t>(k.graphNodeId) : kNull;
+  sink.writer.add(r);
+  sink.count("records_kernel");
+}
+
+void on_memcpy(const CUpti_ActivityMemcpy6& m, RowSink& sink) {
+  if (!sink.in_window(m.start)) return;
+  store::MemcpyRow r;
+  r.pid = sink.pid;
+  r.device = m.deviceId;
+  r.context = m.contextId;
+  r.stream = m.streamId;
+  r.correlation = m.correlationId;
+  r.start = sink.rel(m.start);
+  r.end = sink.rel(m.end);
+  r.copy_kind = m.copyKind;
+  r.src_kind = m.srcKind;
+  r.dst_kind = m.dstKind;
+  r.bytes = static_cast<int64_t>(m.bytes);
+  r.graph_id = graph_or_null(m.graphId);
+  sink.writer.add(r);
+  sink.count("records_memcpy");
+}
+
+void on_peer_memcpy(const CUpti_ActivityMemcpyPtoP4& m, RowSink& sink) {
+  if (!sink.in_window(m.start)) return;
+  store::MemcpyRow r;
+  r.pid = sink.pid;
+  r.device = m.deviceId;
+  r.context = m.contextId;
+  r.stream = m.streamId;
+  r.correlation = m.correlationId;
+  r.start = sink.rel(m.start);
+  r.end = sink.rel(m.end);
+  r.copy_kind = m.copyKind;
+  r.src_kind = m.srcKind;
+  r.dst_kind = m.dstKind;
+  r.bytes = static_cast<int64_t>(m.bytes);
+  r.src_device = m.srcDeviceId;
+  r.dst_device = m.dstDeviceId;
+  r.graph_id = graph_or_null(m.graphId);
+  sink.writer.add(r);
+  sink.count("records_memcpy");
+}
+
+void on_memset(const CUpti_ActivityMemset4& m, RowSink& sink) {
+  if (!sink.in_window(m.start)) return;
+  store::MemsetRow r;
+  r.pid = sink.pid;
+  r.device = m.deviceId;
+  r.context = m.contextId;
+  r.stream = m.streamId;
+  r.correlation = m.correlationId;
+  r.start = sink.rel(m.start);
+  r.end = sink.rel(m.end);
+  r.bytes = static_cast<int64_t>(m.bytes);
+  r.value = m.value;
+  r.mem_kind = m.memoryKind;
+  r.graph_id = graph_or_null(m.graphId);
+  sink.writer.add(r);
+  sink.count("records_memset");
+}
+
+void on_api(const CuptiApi& api, const CUpti_ActivityAPI& a, CUpti_CallbackDomain domain, RowSink& sink) {
+  if (!sink.in_window(a.start)) return;
+  store::ApiCallRow r;
+  r.pid = sink.pid;
+  r.tid = a.threadId;
+  r.domain = domain == CUPTI_CB_DOMAIN_DRIVER_API ? 2 : 1;
+  r.cbid = a.cbid;
+  r.name = api_name(api, sink, domain, a.cbid);
+  r.start = sink.rel(a.start);
+  r.end = sink.rel(a.end);
+  r.correlation = a.correlationId;
+  r.return_code = a.returnValue;
+  sink.writer.add(r);
+  sink.api_tids.emplace(a.threadId, true);
+  sink.count(domain == CUPTI_CB_DOMAIN_DRIVER_API ? "records_driver_api" : "records_runtime_api");
+}
+
+void on_sync(const CUpti_ActivitySynchronization2& s, RowSink& sink) {
+  if (!sink.in_window(s.start)) return;
+  store::SyncRow r;
+  r.pid = sink.pid;
+  r.type = s.type;
+  r.context = s.contextId;
+  // CUPTI uses all-ones for "not applicable".
+  r.stream = s.streamId == UINT32_MAX ? kNull : int64_t{s.streamId};
+  r.event = s.cudaEventId == UINT32_MAX ? kNull : int64_t{s.cudaEventId};
+  r.start = sink.rel(s.start);
+  r.end = sink.rel(s.end);
+  r.correlation = s.correlationId;
+  sink.writer.add(r);
+  sink.count("records_sync");
+}
+
+void on_memory(const CUpti_ActivityMemory4& m, RowSink& sink) {
+  bool alloc = m.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  bool release = m.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  if (!alloc && !release) return;
+  int64_t bytes = static_cast<int64_t>(m.bytes);
+  int64_t device = m.deviceId;
+  int64_t& used = sink.device_memory[device];
+  if (m.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) used += alloc ? bytes : -bytes;
+  if (!sink.in_window(m.timestamp)) return;
+  store::MemoryEventRow r;
+  r.pid = sink.pid;
+  r.device = device;
+  r.ts = sink.rel(m.timestamp);
+  r.op = alloc ? 1 : 2;
+  r.source = 1;
+  r.mem_kind = m.memoryKind;
+  r.address = static_cast<int64_t>(m.address);
+  r.bytes = bytes;
+  r.stream = m.isAsync ? int64_t{m.streamId} : kNull;
+  r.correlation = m.correlationId;
+  sink.writer.add(r);
+  if (m.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) {
+    store::CounterRow c;
+    c.pid = sink.pid;
+    c.device = device;
+    c.name = "gpu_memory_used";
+    c.ts = r.ts;
+    c.value = static_cast<double>(used);
+    sink.writer.add(c);
+  }
+  sink.count("records_memory");
+}
+
+void on_device(const CUpti_ActivityDevice5& d, RowSink& sink) {
+  store::DeviceRow r;
+  r.id = d.id;
+  r.name = d.name ? d.name : "";
+  static const char* hex = "0123456789abcdef";
+  for (unsigned char b : d.uuid.bytes) {
+    r.uuid += hex[b >> 4];
+    r.uuid += hex[b & 15];
+  }
+  r.sm_count = d.numMultiprocessors;
+  r.total_memory = static_cast<int64_t>(d.globalMemorySize);
+  r.compute_major = d.computeCapabilityMajor;
+  r.compute_minor = d.computeCapabilityMinor;
+  r.memory_bandwidth = static_cast<int64_t>(d.globalMemoryBandwidth) * 1000;  // CUPTI: KB/s
+  r.core_clock_khz = d.coreClockRate;
+  sink.writer.put(r);
+  sink.count("records_device");
+}
+
+void on_external_correlation(const CUpti_ActivityExternalCorrelation& e, RowSink& sink) {
+  store::ExternalCorrelationRow r;
+  r.pid = sink.pid;
+  r.correlation = e.correlationId;
+  r.external_id = static_cast<int64_t>(e.externalId);
+  sink.writer.put(r);
+  sink.count("records_external_correlation");
+}
+
+}  // namespace
+
+size_t decode_activity_buffer(const CuptiApi& api, uint8_t* buffer, size_t valid, RowSink& sink) {
+  size_t n = 0;
+  CUpti_Activity* rec = nullptr;
+  for (;;) {
+    CUptiResult rc = api.get_next_record(buffer, valid, &rec);
+    if (rc == CUPTI_ERROR_MAX_LIMIT_REACHED) break;
+    if (rc != CUPTI_SUCCESS) {
+      sink.count("truncated_buffers");
+      break;
+    }
+    ++n;
+    switch (rec->kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        on_kernel(*reinterpret_cast<CUpti_ActivityKernel10*>(rec), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        on_memcpy(*reinterpret_cast<CUpti_ActivityMemcpy6*>(rec), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        on_peer_memcpy(*reinterpret_cast<CUpti_ActivityMemcpyPtoP4*>(rec), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMSET:
+        on_memset(*reinterpret_cast<CUpti_ActivityMemset4*>(rec), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+        on_api(api, *reinterpret_cast<CUpti_ActivityAPI*>(rec), CUPTI_CB_DOMAIN_RUNTIME_API, sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_DRIVER:
+        on_api(api, *reinterpret_cast<CUpti_ActivityAPI*>(rec), CUPTI_CB_DOMAIN_DRIVER_API, sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        on_sync(*reinterpret_cast<CUpti_ActivitySynchronization2*>(rec), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMORY2:
+        on_memory(*reinterpret_cast<CUpti_ActivityMemory4*>(rec), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_DEVICE:
+        on_device(*reinterpret_cast<CUpti_ActivityDevice5*>(rec), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+        on_external_correlation(*reinterpret_cast<CUpti_ActivityExternalCorrelation*>(rec), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_CONTEXT:
+      case CUPTI_ACTIVITY_KIND_OVERHEAD:
+        sink.count("records_other");
+        break;
+      default:
+        sink.count("records_unknown_kind");
+        break;
+    }
+  }
+  return n;
+}
+
+}  // namespace gpuscope::collector

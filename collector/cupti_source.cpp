@@ -1,0 +1,199 @@
+#include "collector/cupti_source.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collector/clock.h"
+
+namespace gpuscope::collector::cupti_source {
+namespace {
+
+constexpr size_t kBufferBytes = 4u << 20;  // Kineto's choice; CUPTI advises 1-10 MB
+constexpr int kBuffers = 64;               // caps host memory at 256 MB
+
+struct Buffer {
+  uint8_t* data = nullptr;
+  std::atomic<size_t> valid{0};
+  std::atomic<int> next{-1};
+};
+
+// Lock-free stacks of buffer indices with an ABA tag in the upper 32 bits.
+class IndexStack {
+ public:
+  void push(Buffer* pool, int index) {
+    uint64_t old = head_.load(std::memory_order_acquire);
+    for (;;) {
+      pool[index].next.store(static_cast<int>(old & 0xffffffffu) - 1, std::memory_order_relaxed);
+      uint64_t desired = ((old >> 32) + 1) << 32 | static_cast<uint32_t>(index + 1);
+      if (head_.compare_exchange_weak(old, desired, std::memory_order_acq_rel)) return;
+    }
+  }
+  int pop(Buffer* pool) {
+    uint64_t old = head_.load(std::memory_order_acquire);
+    for (;;) {
+      int index = static_cast<int>(old & 0xffffffffu) - 1;
+      if (index < 0) return -1;
+      int next = pool[index].next.load(std::memory_order_relaxed);
+      uint64_t desired = ((old >> 32) + 1) << 32 | static_cast<uint32_t>(next + 1);
+      if (head_.compare_exchange_weak(old, desired, std::memory_order_acq_rel)) return index;
+    }
+  }
+
+ private:
+  std::atomic<uint64_t> head_{0};
+};
+
+CuptiApi g_api;
+bool g_active = false;
+CUpti_SubscriberHandle g_subscriber = nullptr;
+Buffer g_pool[kBuffers];
+IndexStack g_free, g_done;
+std::atomic<uint64_t> g_pool_exhausted{0};
+std::atomic<uint64_t> g_buffers_used{0};
+std::atomic<uint64_t> g_dropped{0};
+
+int index_of(uint8_t* data) {
+  for (int i = 0; i < kBuffers; ++i)
+    if (g_pool[i].data == data) return i;
+  return -1;
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  int i = g_free.pop(g_pool);
+  if (i < 0) {
+    g_pool_exhausted.fetch_add(1, std::memory_order_relaxed);
+    *buffer = nullptr;
+    *size = 0;
+  } else {
+    *buffer = g_pool[i].data;
+    *size = kBufferBytes;
+    g_buffers_used.fetch_add(1, std::memory_order_relaxed);
+  }
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffer, size_t, size_t valid) {
+  if (!buffer) return;
+  int i = index_of(buffer);
+  if (i < 0) return;
+  size_t dropped = 0;
+  if (g_api.get_num_dropped && g_api.get_num_dropped(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped)
+    g_dropped.fetch_add(dropped, std::memory_order_relaxed);
+  g_pool[i].valid.store(valid, std::memory_order_relaxed);
+  g_done.push(g_pool, i);
+}
+
+uint64_t CUPTIAPI timestamp() { return now_ns(); }
+
+void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+// Calls made many times per step that say nothing about performance. Matched
+// by name so the list works across CUPTI versions.
+bool is_noisy(const char* name) {
+  static const std::set<std::string> kNoisy = {
+      "cudaGetDevice", "cudaGetLastError", "cudaPeekAtLastError", "cudaGetDeviceCount",
+      "cudaDeviceGetAttribute", "cudaStreamIsCapturing", "cudaStreamGetCaptureInfo",
+      "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cudaFuncGetAttributes",
+      "cudaGetFuncBySymbol", "cudaPointerGetAttributes", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
+      "cudaGetDeviceProperties", "cudaStreamGetPriority", "cudaStreamGetFlags", "cudaStreamGetId",
+      "cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxGetDevice", "cuDevicePrimaryCtxGetState", "cuKernelGetAttribute",
+      "cuKernelGetFunction", "cuGetProcAddress", "cuDeviceGet", "cuDeviceGetAttribute", "cuPointerGetAttribute",
+      "cuPointerGetAttributes", "cuFuncGetAttribute", "cuDriverGetVersion", "cuCtxGetId", "cuStreamIsCapturing",
+      "cuStreamGetCaptureInfo", "cuGetErrorString", "cuGetErrorName", "cuCtxGetFlags", "cuStreamGetCtx",
+      "cuDeviceGetCount", "cuFuncGetModule", "cuLibraryGetKernel", "cuModuleGetFunction"};
+  std::string n(name);
+  if (auto pos = n.find("_v"); pos != std::string::npos) n.erase(pos);
+  if (n.ends_with("_ptsz") || n.ends_with("_ptds")) n.erase(n.size() - 5);
+  return kNoisy.count(n) > 0;
+}
+
+void filter_noisy(CUpti_CallbackDomain domain, uint32_t last_cbid) {
+  for (uint32_t cbid = 1; cbid < last_cbid; ++cbid) {
+    const char* name = nullptr;
+    if (g_api.get_callback_name(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
+    if (!is_noisy(name)) continue;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+      g_api.enable_runtime_api(cbid, 0);
+    else
+      g_api.enable_driver_api(cbid, 0);
+  }
+}
+
+}  // namespace
+
+bool start(const Config& config, std::string& why) {
+  if (g_active) return true;
+  if (!load_cupti(g_api, why)) return false;
+  CUptiResult rc = g_api.subscribe(&g_subscriber, ignore_callback, nullptr);
+  if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    why = "CUPTI is already in use in this process (nsys, ncu, compute-sanitizer or torch.profiler)";
+    return false;
+  }
+  if (rc != CUPTI_SUCCESS) {
+    why = "cuptiSubscribe failed: " + cupti_error(g_api, rc);
+    return false;
+  }
+  for (int i = 0; i < kBuffers; ++i) {
+    if (!g_pool[i].data) g_pool[i].data = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+    if (g_pool[i].data) g_free.push(g_pool, i);
+  }
+  g_api.register_timestamp_callback(timestamp);
+  rc = g_api.register_callbacks(buffer_requested, buffer_completed);
+  if (rc != CUPTI_SUCCESS) {
+    why = "cuptiActivityRegisterCallbacks failed: " + cupti_error(g_api, rc);
+    g_api.unsubscribe(g_subscriber);
+    return false;
+  }
+  std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                           CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                           CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+                                           CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+  if (config.driver_api) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (config.memory) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
+  if (config.torch) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  for (CUpti_ActivityKind k : kinds) {
+    rc = g_api.activity_enable(k);
+    if (rc != CUPTI_SUCCESS && k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      why = "cannot enable kernel tracing: " + cupti_error(g_api, rc);
+      return false;
+    }
+  }
+  filter_noisy(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+  if (config.driver_api) filter_noisy(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  g_active = true;
+  return true;
+}
+
+bool active() { return g_active; }
+const CuptiApi& api() { return g_api; }
+
+void flush(bool forced) {
+  if (g_active) g_api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+void drain(void (*fn)(uint8_t*, size_t, void*), void* ctx) {
+  for (int i = g_done.pop(g_pool); i >= 0; i = g_done.pop(g_pool)) {
+    fn(g_pool[i].data, g_pool[i].valid.load(std::memory_order_relaxed), ctx);
+    g_free.push(g_pool, i);
+  }
+}
+
+uint64_t dropped_records() { return g_dropped.load(std::memory_order_relaxed); }
+uint64_t pool_exhausted() { return g_pool_exhausted.load(std::memory_order_relaxed); }
+uint64_t buffers_used() { return g_buffers_used.load(std::memory_order_relaxed); }
+
+void stop() {
+  if (!g_active) return;
+  for (CUpti_ActivityKind k :
+       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+        CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2,
+        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_DEVICE})
+    g_api.activity_disable(k);
+}
+
+}  // namespace gpuscope::collector::cupti_source

@@ -1,0 +1,32 @@
+// CUPTI activity tracing: enables the activity kinds, hands CUPTI buffers
+// from a fixed pool (the request callback may run on application threads)
+// and queues completed buffers for the writer thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "collector/config.h"
+#include "collector/cupti_api.h"
+
+namespace gpuscope::collector::cupti_source {
+
+// Loads CUPTI, takes the subscriber slot and enables activities. On failure
+// returns false with a one-line reason and leaves the process untouched.
+bool start(const Config& config, std::string& why);
+bool active();
+const CuptiApi& api();
+
+// Asks CUPTI to hand over filled buffers (forced: also partly filled ones).
+void flush(bool forced);
+// Calls fn(buffer, valid_bytes) for every completed buffer, then recycles it.
+void drain(void (*fn)(uint8_t* buffer, size_t valid, void* ctx), void* ctx);
+// Records CUPTI dropped (buffers full) and buffers the pool could not supply.
+uint64_t dropped_records();
+uint64_t pool_exhausted();
+uint64_t buffers_used();
+// Disables activities; call flush(true) and drain afterwards.
+void stop();
+
+}  // namespace gpuscope::collector::cupti_source

@@ -1,0 +1,200 @@
+// Finds plugins next to the collector and loads each once the library it
+// extends is in the process. Python imports torch long after start-up, so a
+// small watcher thread polls for the library (dlopen RTLD_NOLOAD) instead of
+// interposing dlopen, which would change whose RUNPATH the loader searches.
+#include "collector/plugin_host.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "collector/clock.h"
+#include "collector/collector.h"
+#include "collector/cupti_source.h"
+#include "collector/emit.h"
+#include "gpuscope/plugin.h"
+
+namespace gpuscope::collector {
+namespace {
+
+struct PluginSpec {
+  const char* target;   // soname whose presence triggers the load
+  const char* file;     // plugin file next to the collector
+  const char* env;      // overrides the plugin path
+  const char* source;   // --trace source that enables it
+  std::atomic<bool> done{false};
+};
+
+PluginSpec g_plugins[] = {
+    {"libtorch_cpu.so", "libgpuscope_torch.so", "GPUSCOPE_TORCH_PLUGIN", "torch"},
+};
+
+std::mutex g_load_mutex;
+
+int host_enabled() { return enabled() ? 1 : 0; }
+uint64_t host_now() { return now_ns(); }
+
+int host_trace_enabled(const char* source) {
+  const Config& c = config();
+  std::string s = source ? source : "";
+  return (s == "cuda" && c.cuda) || (s == "nvtx" && c.nvtx) || (s == "memory" && c.memory) ||
+         (s == "torch" && c.torch) || (s == "nvml" && c.nvml);
+}
+
+void host_emit_op(const gpuscope_op* op) {
+  if (!op || !enabled()) return;
+  OpRecord r{};
+  r.start = op->start_ns;
+  r.end = op->end_ns;
+  r.seq_nr = op->seq_nr;
+  r.external_id = op->external_id;
+  r.depth = op->depth;
+  r.scope = op->scope;
+  r.backward = op->backward;
+  emit_op(r, {op->name ? op->name : "", op->name ? op->name_len : 0u},
+          {op->shapes ? op->shapes : "", op->shapes ? op->shapes_len : 0u},
+          {op->dtypes ? op->dtypes : "", op->dtypes ? op->dtypes_len : 0u});
+}
+
+void host_emit_range(uint64_t start, uint64_t end, uint32_t source, uint32_t depth, const char* name,
+                     uint32_t len) {
+  emit_range(start, end, source, depth, {name ? name : "", name ? len : 0u});
+}
+
+void host_emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
+  emit_step(start, end, number, source);
+}
+
+void host_emit_memory(uint64_t ts, int32_t device, uint32_t op, uint64_t address, int64_t bytes,
+                      int64_t total_allocated, int64_t total_reserved) {
+  MemoryRecord r{};
+  r.ts = ts;
+  r.device = device;
+  r.op = static_cast<uint8_t>(op);
+  r.source = 2;
+  r.address = address;
+  r.bytes = bytes;
+  r.total_allocated = total_allocated;
+  r.total_reserved = total_reserved;
+  emit_memory(r);
+}
+
+void host_emit_counter(uint64_t ts, int32_t device, const char* name, double value) {
+  emit_counter(ts, device, name ? name : "", value);
+}
+
+void host_emit_message(uint32_t severity, const char* text) {
+  emit_message(now_ns(), severity, text ? text : "");
+}
+
+void host_set_meta(const char* key, const char* value) { emit_meta(key ? key : "", value ? value : ""); }
+
+void host_push_external_id(uint64_t id) {
+  if (cupti_source::active())
+    cupti_source::api().push_external_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+}
+
+void host_pop_external_id() {
+  uint64_t last = 0;
+  if (cupti_source::active())
+    cupti_source::api().pop_external_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+}
+
+const gpuscope_host_api g_host = {
+    GPUSCOPE_PLUGIN_ABI_VERSION, sizeof(gpuscope_host_api), host_enabled, host_now, host_trace_enabled,
+    host_emit_op, host_emit_range, host_emit_step, host_emit_memory, host_emit_counter, host_emit_message,
+    host_set_meta, host_push_external_id, host_pop_external_id,
+};
+
+std::string collector_dir() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&collector_dir), &info) || !info.dli_fname) return ".";
+  std::string p = info.dli_fname;
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+bool wanted(const PluginSpec& spec) {
+  const char* trace = std::getenv("GPUSCOPE_TRACE");
+  return !trace || std::strstr(trace, spec.source) != nullptr;
+}
+
+void load(PluginSpec& spec) {
+  spec.done.store(true);
+  const char* env = std::getenv(spec.env);
+  std::string path = env && *env ? env : collector_dir() + "/" + spec.file;
+  if (access(path.c_str(), R_OK) != 0) return;  // not built for this install: nothing to say
+  ensure_started();
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    std::string why = std::string(spec.file) + " not loaded (built for another version?): " + dlerror();
+    std::fprintf(stderr, "gpuscope: %s; recording without it\n", why.c_str());
+    emit_message(now_ns(), 2, why);
+    return;
+  }
+  auto init = reinterpret_cast<gpuscope_plugin_init_fn>(dlsym(lib, "gpuscope_plugin_init"));
+  if (!init) {
+    emit_message(now_ns(), 2, std::string(spec.file) + " has no gpuscope_plugin_init");
+    return;
+  }
+  if (init(&g_host) != 0) std::fprintf(stderr, "gpuscope: %s declined to load; see `gpuscope info`\n", spec.file);
+}
+
+bool all_done() {
+  for (auto& p : g_plugins)
+    if (!p.done.load()) return false;
+  return true;
+}
+
+bool is_python() {
+  char exe[512] = {};
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return false;
+  const char* base = std::strrchr(exe, '/');
+  return std::strstr(base ? base : exe, "python") != nullptr;
+}
+
+}  // namespace
+
+void load_plugins_if_ready() {
+  std::lock_guard lock(g_load_mutex);
+  for (auto& spec : g_plugins) {
+    if (spec.done.load() || !wanted(spec)) continue;
+    void* target = dlopen(spec.target, RTLD_NOW | RTLD_NOLOAD);
+    if (!target) continue;
+    dlclose(target);
+    load(spec);
+  }
+}
+
+void start_plugin_watcher() {
+  bool any_target = false;
+  for (auto& spec : g_plugins) {
+    if (!wanted(spec)) {
+      spec.done.store(true);
+      continue;
+    }
+    if (void* t = dlopen(spec.target, RTLD_NOW | RTLD_NOLOAD)) {
+      dlclose(t);
+      any_target = true;
+    }
+  }
+  if (all_done() || (!any_target && !is_python())) return;
+  // Linked programs have the target already, but its static initializers may not
+  // have run yet when our constructor does: the first poll waits a moment.
+  std::thread([] {
+    while (!all_done()) {
+      usleep(20000);
+      load_plugins_if_ready();
+    }
+  }).detach();
+}
+
+}  // namespace gpuscope::collector

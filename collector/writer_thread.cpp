@@ -1,0 +1,203 @@
+#include "collector/writer_thread.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+#include <unordered_map>
+
+#include "collector/clock.h"
+#include "collector/collector.h"
+#include "collector/cpu_decode.h"
+#include "collector/cupti_decode.h"
+#include "collector/cupti_source.h"
+#include "collector/emit.h"
+#include "collector/nvml_sampler.h"
+#include "collector/process_info.h"
+#include "collector/thread_slots.h"
+
+namespace gpuscope::collector::writer_thread {
+namespace {
+
+constexpr int kTickMs = 100;
+
+std::thread g_thread;
+int g_wake[2] = {-1, -1};
+int g_done[2] = {-1, -1};
+std::atomic<bool> g_stop{false};
+std::atomic<bool> g_finished{false};
+
+struct State {
+  Config config;
+  std::unique_ptr<store::Writer> writer;
+  std::unique_ptr<RowSink> sink;
+  CpuDecoder cpu;
+  CpuDecoder::Thread threads[kMaxThreadSlots];
+  uint32_t generations[kMaxThreadSlots] = {};
+  std::unordered_map<uint32_t, bool> named_threads;
+  NvmlSampler nvml;
+  bool nvml_on = false;
+  ProcessInfo process;
+  int64_t flushes = 0;
+};
+
+void decode_cupti(uint8_t* buffer, size_t valid, void* ctx) {
+  auto* s = static_cast<State*>(ctx);
+  decode_activity_buffer(cupti_source::api(), buffer, valid, *s->sink);
+}
+
+void name_thread(State& s, uint32_t tid) {
+  if (s.named_threads.count(tid)) return;
+  s.named_threads[tid] = true;
+  store::ThreadRow r;
+  r.pid = s.sink->pid;
+  r.tid = tid;
+  std::ifstream comm("/proc/self/task/" + std::to_string(tid) + "/comm");
+  std::getline(comm, r.name);
+  s.writer->put(r);
+}
+
+void drain_rings(State& s) {
+  ThreadSlot* slots = thread_slots();
+  for (int i = 0; i < kMaxThreadSlots; ++i) {
+    ThreadSlot& slot = slots[i];
+    int state = slot.state.load(std::memory_order_acquire);
+    if (state == kSlotFree) continue;
+    uint32_t gen = slot.generation.load(std::memory_order_acquire);
+    CpuDecoder::Thread& t = s.threads[i];
+    if (gen != s.generations[i]) {
+      s.cpu.flush_open(t, *s.sink);
+      t = CpuDecoder::Thread{};
+      t.tid = slot.tid;
+      s.generations[i] = gen;
+      name_thread(s, slot.tid);
+    }
+    slot.ring.drain([&](const RecordHeader& h) { s.cpu.handle(h, t, *s.sink); });
+    if (state == kSlotRetired && slot.ring.empty()) {
+      s.cpu.flush_open(t, *s.sink);
+      int expected = kSlotRetired;
+      slot.state.compare_exchange_strong(expected, kSlotFree, std::memory_order_acq_rel);
+    }
+  }
+}
+
+void write_process_and_stats(State& s, uint64_t now) {
+  store::ProcessRow p = s.process.row;
+  p.start = s.sink->rel(s.process.start_ns);
+  p.end = s.sink->rel(now);
+  p.cupti_status = cupti_status();
+  s.writer->put(p);
+  auto& w = *s.writer;
+  int64_t pid = s.sink->pid;
+  for (const auto& [key, value] : s.sink->stats) w.put_stat(pid, key, value);
+  uint64_t ring_drops = slotless_drops();
+  for (int i = 0; i < kMaxThreadSlots; ++i) ring_drops += thread_slots()[i].dropped.load(std::memory_order_relaxed);
+  w.put_stat(pid, "dropped_cpu_records", static_cast<int64_t>(ring_drops));
+  w.put_stat(pid, "dropped_cupti", static_cast<int64_t>(cupti_source::dropped_records()));
+  w.put_stat(pid, "dropped_cupti_no_buffer", static_cast<int64_t>(cupti_source::pool_exhausted()));
+  w.put_stat(pid, "buffers_used", static_cast<int64_t>(cupti_source::buffers_used()));
+  w.put_stat(pid, "rows_written", w.rows_written());
+  w.put_stat(pid, "flushes", ++s.flushes);
+}
+
+// One tick: gather everything, write it, commit.
+void tick(State& s, bool final_tick) {
+  uint64_t now = now_ns();
+  cupti_source::flush(final_tick);
+  s.writer->begin();
+  cupti_source::drain(decode_cupti, &s);
+  drain_rings(s);
+  if (s.nvml_on) s.nvml.sample(now, *s.sink);
+  for (const auto& [tid, named] : s.sink->api_tids) name_thread(s, tid);
+  if (final_tick) {
+    for (int i = 0; i < kMaxThreadSlots; ++i) s.cpu.flush_open(s.threads[i], *s.sink);
+    s.cpu.flush_open_start_end(*s.sink);
+  }
+  write_process_and_stats(s, now);
+  s.writer->commit();
+}
+
+bool open_database(State& s) {
+  try {
+    s.writer = std::make_unique<store::Writer>(s.config.output);
+    s.writer->begin();
+    uint64_t origin = s.config.origin_ns;
+    std::string stored = s.writer->meta_default("origin_ns", std::to_string(origin ? origin : now_ns()));
+    s.writer->meta_default("origin_utc_ns", std::to_string(s.process.row.start_utc_ns));
+    s.writer->meta_default("host", s.process.row.host);
+    s.writer->meta_default("source", "gpuscope collector");
+    s.writer->commit();
+    s.sink = std::make_unique<RowSink>(*s.writer);
+    s.sink->pid = s.process.row.pid;
+    s.sink->origin_ns = std::stoull(stored);
+    s.sink->window_start_ns = s.config.window_start_ns;
+    s.sink->window_end_ns = s.config.window_end_ns;
+    return true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpuscope: cannot record to %s: %s; the job runs unrecorded\n", s.config.output.c_str(),
+                 e.what());
+    return false;
+  }
+}
+
+void run(State* s) {
+  if (!open_database(*s)) {
+    g_enabled.store(false, std::memory_order_relaxed);
+    g_finished.store(true);
+    return;
+  }
+  // NVML sampling once per host: the local rank 0 process, or the only one.
+  const char* local_rank = std::getenv("LOCAL_RANK");
+  if (s->config.nvml && (!local_rank || std::string(local_rank) == "0")) s->nvml_on = s->nvml.start();
+  try {
+    while (!g_stop.load()) {
+      pollfd p{g_wake[0], POLLIN, 0};
+      poll(&p, 1, kTickMs);
+      if (g_stop.load()) break;
+      tick(*s, false);
+    }
+    cupti_source::stop();
+    tick(*s, true);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpuscope: recording stopped: %s\n", e.what());
+    g_enabled.store(false, std::memory_order_relaxed);
+  }
+  s->nvml.stop();
+  s->sink.reset();
+  s->writer.reset();
+  g_finished.store(true);
+  char byte = 1;
+  [[maybe_unused]] auto n = write(g_done[1], &byte, 1);
+}
+
+}  // namespace
+
+void start(const Config& config) {
+  if (pipe(g_wake) != 0 || pipe(g_done) != 0) return;
+  auto* s = new State;  // lives to process exit: the writer may outlive static destructors
+  s->config = config;
+  s->process = read_process_info();
+  g_thread = std::thread(run, s);
+}
+
+void stop() {
+  if (!g_thread.joinable()) return;
+  g_stop.store(true);
+  char byte = 1;
+  [[maybe_unused]] auto n = write(g_wake[1], &byte, 1);
+  g_thread.join();
+}
+
+void stop_from_signal(int timeout_ms) {
+  if (g_wake[1] < 0 || g_finished.load()) return;
+  g_stop.store(true);
+  char byte = 1;
+  [[maybe_unused]] auto n = write(g_wake[1], &byte, 1);
+  pollfd p{g_done[0], POLLIN, 0};
+  poll(&p, 1, timeout_ms);
+}
+
+}  // namespace gpuscope::collector::writer_thread

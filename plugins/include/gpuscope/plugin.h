@@ -1,0 +1,87 @@
+/* The C ABI between the gpuscope collector and its in-process plugins.
+ *
+ * A plugin is a shared library exporting gpuscope_plugin_init (and optionally
+ * gpuscope_plugin_shutdown). The collector loads it when the library it
+ * extends is in the process and passes a host table. Every host function is
+ * safe to call from any application thread: it copies into that thread's ring
+ * buffer, never blocks, and drops (counting the drop) when the ring is full.
+ * Nothing here may throw; plugins must not let exceptions cross this ABI.
+ *
+ * Versioning: GPUSCOPE_PLUGIN_ABI_VERSION changes when a function's meaning
+ * changes; new functions are appended and `size` tells the plugin which exist.
+ */
+#ifndef GPUSCOPE_PLUGIN_H
+#define GPUSCOPE_PLUGIN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUSCOPE_PLUGIN_ABI_VERSION 1
+
+/* Values of the schema's enums (docs/schema.md). */
+enum gpuscope_range_source {
+  GPUSCOPE_RANGE_TORCH_USER = 2,   /* record_function / user annotations */
+  GPUSCOPE_RANGE_DATALOADER = 3,   /* enumerate(DataLoader)#...__next__ */
+  GPUSCOPE_RANGE_OPTIMIZER = 4,    /* Optimizer.step#..., Optimizer.zero_grad#... */
+  GPUSCOPE_RANGE_PROFILER_STEP = 5,
+  GPUSCOPE_RANGE_TORCH_OTHER = 6
+};
+enum gpuscope_step_source { GPUSCOPE_STEP_PROFILER_STEP = 1, GPUSCOPE_STEP_OPTIMIZER = 2 };
+enum gpuscope_memory_op { GPUSCOPE_MEMORY_ALLOC = 1, GPUSCOPE_MEMORY_FREE = 2 };
+enum gpuscope_severity { GPUSCOPE_INFO = 1, GPUSCOPE_WARNING = 2, GPUSCOPE_ERROR = 3 };
+
+typedef struct gpuscope_op {
+  uint64_t start_ns, end_ns; /* gpuscope_host_api.now_ns() clock */
+  int64_t seq_nr;            /* -1: none */
+  uint64_t external_id;      /* 0: none; the id pushed to CUPTI while the op ran */
+  uint32_t depth;            /* nesting among ops on this thread, 0 = top */
+  uint16_t scope;            /* at::RecordScope value */
+  uint8_t backward;          /* 1 for autograd backward functions */
+  const char* name;
+  uint32_t name_len;
+  const char* shapes; /* JSON, e.g. [[32,128],[128]]; may be NULL */
+  uint32_t shapes_len;
+  const char* dtypes; /* JSON, e.g. ["float","float"]; may be NULL */
+  uint32_t dtypes_len;
+} gpuscope_op;
+
+typedef struct gpuscope_host_api {
+  uint32_t abi_version; /* GPUSCOPE_PLUGIN_ABI_VERSION of the collector */
+  uint32_t size;        /* sizeof(gpuscope_host_api) of the collector */
+
+  /* Recording is on: one relaxed atomic load. Check before doing work. */
+  int (*enabled)(void);
+  /* The recording clock (CLOCK_MONOTONIC ns), the one CUPTI is given. */
+  uint64_t (*now_ns)(void);
+  /* Which sources the user asked for: "cuda", "nvtx", "memory", "torch", "nvml". */
+  int (*trace_enabled)(const char* source);
+
+  void (*emit_op)(const gpuscope_op* op);
+  void (*emit_range)(uint64_t start_ns, uint64_t end_ns, uint32_t source, uint32_t depth,
+                     const char* name, uint32_t name_len);
+  void (*emit_step)(uint64_t start_ns, uint64_t end_ns, int64_t number, uint32_t source);
+  void (*emit_memory)(uint64_t ts_ns, int32_t device, uint32_t op, uint64_t address, int64_t bytes,
+                      int64_t total_allocated, int64_t total_reserved);
+  void (*emit_counter)(uint64_t ts_ns, int32_t device, const char* name, double value);
+  void (*emit_message)(uint32_t severity, const char* text);
+  void (*set_meta)(const char* key, const char* value);
+
+  /* CUPTI external correlation: GPU work launched between push and pop is
+   * linked to `id` (op.external_id). No-ops when CUPTI is not recording. */
+  void (*push_external_id)(uint64_t id);
+  void (*pop_external_id)(void);
+} gpuscope_host_api;
+
+/* Exported by the plugin. Returns 0 when it is active, non-zero (having said
+ * why through emit_message) when it declined, e.g. a torch version mismatch. */
+typedef int (*gpuscope_plugin_init_fn)(const gpuscope_host_api* host);
+typedef void (*gpuscope_plugin_shutdown_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUSCOPE_PLUGIN_H */

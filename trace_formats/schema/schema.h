@@ -1,0 +1,49 @@
+// The one declaration of the gpuscope database schema. The DDL, the version
+// constant, the enum lookup rows and docs/schema.md are all generated from the
+// tables below (docs are checked by tests/unit/schema_test.cpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace gpuscope::schema {
+
+// Bump when a table or column changes meaning. Readers refuse newer versions.
+inline constexpr int kVersion = 1;
+
+enum class ColumnType { kInteger, kReal, kText };
+
+struct Column {
+  std::string_view name;
+  ColumnType type;
+  std::string_view doc;
+};
+
+struct Table {
+  std::string_view name;
+  std::string_view doc;
+  std::span<const Column> columns;
+  // Extra constraint text appended inside CREATE TABLE, e.g. a composite key.
+  std::string_view constraints;
+};
+
+struct EnumValue {
+  std::string_view type;
+  int value;
+  std::string_view name;
+};
+
+std::span<const Table> tables();
+std::span<const EnumValue> enum_values();
+const Table* find_table(std::string_view name);
+
+// CREATE TABLE IF NOT EXISTS ... for every table, plus the enum rows.
+std::string ddl();
+// INSERT INTO <table>(<all columns but an INTEGER PRIMARY KEY id>) VALUES(?...)
+std::string insert_sql(const Table& table, bool or_ignore = false);
+// The Markdown reference page, docs/schema.md.
+std::string markdown();
+
+}  // namespace gpuscope::schema

@@ -1,0 +1,74 @@
+// Thin RAII wrapper over the SQLite C API: a connection and prepared statements.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/error.h"
+
+namespace gpuscope::store {
+
+// Nullable integer columns use this sentinel in row structs.
+inline constexpr int64_t kNull = INT64_MIN;
+
+class Statement {
+ public:
+  Statement() = default;
+  Statement(sqlite3* db, std::string_view sql);
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  void bind(int index, int64_t v);  // kNull binds NULL
+  void bind(int index, double v);
+  void bind(int index, std::string_view v);
+  void bind_null(int index);
+  int parameter_count() const { return sqlite3_bind_parameter_count(stmt_); }
+
+  // Returns true while a row is available.
+  bool step();
+  // Runs a statement that returns no rows, then resets it for reuse.
+  void run();
+  void reset();
+
+  int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double real(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::string_view text(int col) const;
+  int column_count() const { return sqlite3_column_count(stmt_); }
+  sqlite3_stmt* raw() const { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  sqlite3* db_ = nullptr;
+};
+
+class Connection {
+ public:
+  enum class Mode { kReadOnly, kReadWrite, kCreate };
+  Connection(const std::string& path, Mode mode);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection();
+
+  void exec(std::string_view sql);
+  Statement prepare(std::string_view sql) { return Statement(db_, sql); }
+  // First column of the first row, or nullopt when there is no row.
+  std::optional<int64_t> query_int(std::string_view sql);
+  std::optional<std::string> query_text(std::string_view sql);
+  bool has_table(std::string_view name);
+  const std::string& path() const { return path_; }
+  sqlite3* raw() const { return db_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace gpuscope::store

@@ -1,0 +1,85 @@
+#include "store/writer.h"
+
+#include "store/reader.h"
+
+namespace gpuscope::store {
+
+Writer::Writer(const std::string& path) : db_(path, Connection::Mode::kCreate) {
+  db_.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+  begin();
+  if (db_.has_table("meta")) {
+    check_schema_version(db_);
+  } else if (db_.query_int("SELECT count(*) FROM sqlite_master").value_or(0) > 0) {
+    db_.exec("ROLLBACK");
+    in_tx_ = false;
+    throw Error(path + ": not a gpuscope recording (an SQLite file without a meta table)");
+  }
+  db_.exec(schema::ddl());
+  meta_default("schema_version", std::to_string(schema::kVersion));
+  commit();
+  insert_string_ = db_.prepare("INSERT OR IGNORE INTO \"string\"(value) VALUES(?)");
+  select_string_ = db_.prepare("SELECT id FROM \"string\" WHERE value=?");
+  put_stat_ = db_.prepare("INSERT OR REPLACE INTO collector_stat(pid, key, value) VALUES(?,?,?)");
+}
+
+void Writer::begin() {
+  if (in_tx_) return;
+  db_.exec("BEGIN IMMEDIATE");
+  in_tx_ = true;
+}
+
+void Writer::commit() {
+  if (!in_tx_) return;
+  db_.exec("COMMIT");
+  in_tx_ = false;
+}
+
+int64_t Writer::intern(std::string_view text) {
+  if (auto it = strings_.find(text); it != strings_.end()) return it->second;
+  // Another process may have added it since: the lookup runs inside our transaction.
+  insert_string_.bind(1, text);
+  insert_string_.run();
+  select_string_.bind(1, text);
+  if (!select_string_.step()) throw Error(db_.path() + ": string interning failed");
+  int64_t id = select_string_.int64(0);
+  select_string_.reset();
+  strings_.emplace(std::string(text), id);
+  return id;
+}
+
+std::string Writer::meta_default(std::string_view key, std::string_view value) {
+  Statement ins = db_.prepare("INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)");
+  ins.bind(1, key);
+  ins.bind(2, value);
+  ins.run();
+  Statement sel = db_.prepare("SELECT value FROM meta WHERE key=?");
+  sel.bind(1, key);
+  sel.step();
+  return std::string(sel.text(0));
+}
+
+void Writer::set_meta(std::string_view key, std::string_view value) {
+  Statement st = db_.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
+  st.bind(1, key);
+  st.bind(2, value);
+  st.run();
+}
+
+void Writer::put_stat(int64_t pid, std::string_view key, int64_t value) {
+  put_stat_.bind(1, pid);
+  put_stat_.bind(2, key);
+  put_stat_.bind(3, value);
+  put_stat_.run();
+}
+
+Statement& Writer::statement(std::string_view table, bool replace) {
+  std::string key = std::string(replace ? "R:" : "I:") + std::string(table);
+  if (auto it = statements_.find(key); it != statements_.end()) return it->second;
+  const schema::Table* t = schema::find_table(table);
+  if (!t) throw Error("no table " + std::string(table) + " in the schema");
+  std::string sql = schema::insert_sql(*t);
+  if (replace) sql.replace(0, 6, "INSERT OR REPLACE");
+  return statements_.emplace(key, db_.prepare(sql)).first->second;
+}
+
+}  // namespace gpuscope::store
