@@ -1,8 +1,11 @@
-// Each `gpuscope` subcommand lives in its own file and registers itself here.
-// A command's callback returns the process exit code through `exit_code`.
+// Each `gpuscope` subcommand lives in its own file in cli/ and registers itself
+// with a static CommandRegistrar; cli/CMakeLists.txt compiles every file here.
 #pragma once
 
 #include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
 
 namespace gpuscope::cli {
 
@@ -14,8 +17,20 @@ inline int exit_code = 0;
 inline std::vector<std::string> trailing_args;
 inline bool has_trailing_args = false;
 
-void add_record_command(CLI::App& app);
-void add_info_command(CLI::App& app);
-void add_schema_command(CLI::App& app);
+using AddCommand = void (*)(CLI::App& app);
+
+struct CommandEntry {
+  int order;  // position in --help
+  AddCommand add;
+};
+
+inline std::vector<CommandEntry>& command_registry() {
+  static std::vector<CommandEntry> registry;
+  return registry;
+}
+
+struct CommandRegistrar {
+  CommandRegistrar(int order, AddCommand add) { command_registry().push_back({order, add}); }
+};
 
 }  // namespace gpuscope::cli

@@ -74,11 +74,15 @@ void print_info(const std::string& path) {
 
 }  // namespace
 
-void add_info_command(CLI::App& app) {
+static void add_info_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "Summarize a recording: duration, devices, processes, row counts, drops");
   static std::string path;
   cmd->add_option("recording", path, "A gpuscope database")->required();
   cmd->callback([] { print_info(path); });
 }
+
+namespace {
+CommandRegistrar registrar(20, add_info_command);
+}  // namespace
 
 }  // namespace gpuscope::cli

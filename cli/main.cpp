@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -8,9 +9,9 @@ int main(int argc, char** argv) {
   CLI::App app{"gpuscope: GPU profiler and bottleneck advisor for PyTorch training", "gpuscope"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(GPUSCOPE_VERSION));
-  gpuscope::cli::add_record_command(app);
-  gpuscope::cli::add_info_command(app);
-  gpuscope::cli::add_schema_command(app);
+  auto registry = gpuscope::cli::command_registry();
+  std::sort(registry.begin(), registry.end(), [](auto& a, auto& b) { return a.order < b.order; });
+  for (const auto& entry : registry) entry.add(app);
   int parsed_argc = argc;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--") {

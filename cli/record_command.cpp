@@ -159,7 +159,7 @@ int run_record(RecordOptions& opt) {
 
 }  // namespace
 
-void add_record_command(CLI::App& app) {
+static void add_record_command(CLI::App& app) {
   static RecordOptions opt;
   auto* cmd = app.add_subcommand("record", "Run a command with the collector injected and record it into one SQLite file");
   cmd->add_option("-o,--output", opt.output,
@@ -183,5 +183,9 @@ void add_record_command(CLI::App& app) {
     exit_code = run_record(opt);
   });
 }
+
+namespace {
+CommandRegistrar registrar(10, add_record_command);
+}  // namespace
 
 }  // namespace gpuscope::cli
