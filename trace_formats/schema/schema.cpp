@@ -227,20 +227,20 @@ constexpr std::array kTables{
     Table{"process", "One row per recorded process.", kProcess, "PRIMARY KEY(pid)"},
     Table{"thread", "Threads seen, with names.", kThread, "PRIMARY KEY(pid, tid)"},
     Table{"device", "GPU properties.", kDevice, "PRIMARY KEY(id)"},
-    Table{"kernel", "GPU kernel executions (CUPTI CONCURRENT_KERNEL).", kKernel, "PRIMARY KEY(id)"},
-    Table{"memcpy", "GPU memory copies.", kMemcpy, "PRIMARY KEY(id)"},
-    Table{"memset", "GPU memory sets.", kMemset, "PRIMARY KEY(id)"},
-    Table{"api_call", "CUDA runtime and driver API calls (no-op queries such as cudaGetDevice are filtered by default).", kApiCall, "PRIMARY KEY(id)"},
-    Table{"sync", "Host-side waits on the GPU (CUPTI SYNCHRONIZATION).", kSync, "PRIMARY KEY(id)"},
-    Table{"memory_event", "GPU memory allocations and releases (CUDA and the torch caching allocator).", kMemoryEvent, "PRIMARY KEY(id)"},
-    Table{"graph_launch", "CUDA graph launches, one row per launch.", kGraphLaunch, "PRIMARY KEY(id)"},
-    Table{"range", "Annotated CPU ranges and marks: NVTX, torch record_function, DataLoader waits, optimizer calls.", kRange, "PRIMARY KEY(id)"},
-    Table{"op", "PyTorch operators and autograd functions (torch plugin).", kOp, "PRIMARY KEY(id)"},
+    Table{"kernel", "GPU kernel executions (CUPTI CONCURRENT_KERNEL).", kKernel, "PRIMARY KEY(id)", true},
+    Table{"memcpy", "GPU memory copies.", kMemcpy, "PRIMARY KEY(id)", true},
+    Table{"memset", "GPU memory sets.", kMemset, "PRIMARY KEY(id)", true},
+    Table{"api_call", "CUDA runtime and driver API calls (no-op queries such as cudaGetDevice are filtered by default).", kApiCall, "PRIMARY KEY(id)", true},
+    Table{"sync", "Host-side waits on the GPU (CUPTI SYNCHRONIZATION).", kSync, "PRIMARY KEY(id)", true},
+    Table{"memory_event", "GPU memory allocations and releases (CUDA and the torch caching allocator).", kMemoryEvent, "PRIMARY KEY(id)", true},
+    Table{"graph_launch", "CUDA graph launches, one row per launch.", kGraphLaunch, "PRIMARY KEY(id)", true},
+    Table{"range", "Annotated CPU ranges and marks: NVTX, torch record_function, DataLoader waits, optimizer calls.", kRange, "PRIMARY KEY(id)", true},
+    Table{"op", "PyTorch operators and autograd functions (torch plugin).", kOp, "PRIMARY KEY(id)", true},
     Table{"external_correlation", "Links API calls (and so their GPU work) to ops: op.external_id = external_id.", kExternalCorrelation, "PRIMARY KEY(pid, correlation)"},
-    Table{"step", "Training steps.", kStep, "PRIMARY KEY(id)"},
-    Table{"counter", "Sampled values over time: GPU memory in use, NVML utilization, power, clocks.", kCounter, "PRIMARY KEY(id)"},
+    Table{"step", "Training steps.", kStep, "PRIMARY KEY(id)", true},
+    Table{"counter", "Sampled values over time: GPU memory in use, NVML utilization, power, clocks.", kCounter, "PRIMARY KEY(id)", true},
     Table{"collector_stat", "Collector statistics per process: records per kind, dropped records, buffers, bytes, flushes.", kCollectorStat, "PRIMARY KEY(pid, key)"},
-    Table{"message", "Diagnostics the collector stored, e.g. why CUPTI was not used.", kMessage, "PRIMARY KEY(id)"},
+    Table{"message", "Diagnostics the collector stored, e.g. why CUPTI was not used.", kMessage, "PRIMARY KEY(id)", true},
 };
 
 constexpr std::array kEnums{
@@ -280,10 +280,6 @@ std::string_view type_name(ColumnType t) {
   return "BLOB";
 }
 
-bool has_row_key(const Table& t) {
-  return !t.columns.empty() && t.columns[0].name == "id" && t.constraints.starts_with("PRIMARY KEY(id)");
-}
-
 std::string quote(std::string_view name) { return "\"" + std::string(name) + "\""; }
 
 }  // namespace
@@ -319,7 +315,7 @@ std::string ddl() {
 
 std::string insert_sql(const Table& table, bool or_ignore) {
   std::string cols, params;
-  for (size_t i = has_row_key(table) ? 1 : 0; i < table.columns.size(); ++i) {
+  for (size_t i = table.auto_id ? 1 : 0; i < table.columns.size(); ++i) {
     if (!cols.empty()) {
       cols += ", ";
       params += ", ";

@@ -27,6 +27,8 @@ struct Table {
   std::span<const Column> columns;
   // Extra constraint text appended inside CREATE TABLE, e.g. a composite key.
   std::string_view constraints;
+  // The first column `id` is an automatic row key, left out of inserts.
+  bool auto_id = false;
 };
 
 struct EnumValue {

@@ -40,7 +40,8 @@ void Statement::bind(int index, int64_t v) {
 void Statement::bind(int index, double v) { sqlite3_bind_double(stmt_, index, v); }
 
 void Statement::bind(int index, std::string_view v) {
-  sqlite3_bind_text(stmt_, index, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  // An empty view may have a null data pointer, which SQLite would bind as NULL.
+  sqlite3_bind_text(stmt_, index, v.data() ? v.data() : "", static_cast<int>(v.size()), SQLITE_TRANSIENT);
 }
 
 void Statement::bind_null(int index) { sqlite3_bind_null(stmt_, index); }

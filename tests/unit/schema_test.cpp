@@ -1,0 +1,120 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "schema/schema.h"
+#include "store/reader.h"
+#include "store/writer.h"
+
+namespace gpuscope {
+namespace {
+
+std::string temp_db(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(p);
+  return p.string();
+}
+
+TEST(Schema, DocsPageMatchesTheCode) {
+  std::string path = std::string(GPUSCOPE_SOURCE_DIR) + "/docs/schema.md";
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string expected = schema::markdown();
+  if (ss.str() != expected) {
+    std::ofstream(path + ".actual") << expected;
+    FAIL() << "docs/schema.md is stale; regenerate with `gpuscope schema --markdown > docs/schema.md` (wrote "
+           << path << ".actual)";
+  }
+}
+
+TEST(Schema, EveryRowStructMatchesItsTable) {
+  std::string path = temp_db("rows");
+  store::Writer w(path);
+  w.begin();
+  w.add(store::KernelRow{});
+  w.add(store::MemcpyRow{});
+  w.add(store::MemsetRow{});
+  w.add(store::ApiCallRow{});
+  w.add(store::SyncRow{});
+  w.add(store::MemoryEventRow{});
+  w.add(store::GraphLaunchRow{});
+  w.add(store::RangeRow{});
+  w.add(store::OpRow{});
+  w.add(store::ExternalCorrelationRow{});
+  w.add(store::StepRow{});
+  w.add(store::CounterRow{});
+  w.add(store::MessageRow{});
+  w.put(store::ProcessRow{});
+  w.put(store::ThreadRow{});
+  w.put(store::DeviceRow{});
+  w.commit();
+  EXPECT_EQ(w.rows_written(), 16);
+  std::filesystem::remove(path);
+}
+
+TEST(Schema, ReaderRefusesNewerSchema) {
+  std::string path = temp_db("newer");
+  {
+    store::Writer w(path);
+    w.begin();
+    w.set_meta("schema_version", std::to_string(schema::kVersion + 1));
+    w.commit();
+  }
+  try {
+    store::Reader r(path);
+    FAIL() << "opened a newer schema";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("newer gpuscope"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Schema, ReaderRefusesWhatIsNotARecording) {
+  std::string empty = temp_db("empty");
+  std::ofstream(empty).close();
+  EXPECT_THROW(store::Reader r(empty), Error);
+  std::string text = temp_db("text");
+  std::ofstream(text) << "hello, not sqlite\n";
+  try {
+    store::Reader r(text);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a gpuscope recording"), std::string::npos) << e.what();
+  }
+  std::string other = temp_db("other");
+  {
+    store::Connection c(other, store::Connection::Mode::kCreate);
+    c.exec("CREATE TABLE t(x)");
+  }
+  EXPECT_THROW(store::Reader r(other), Error);
+  EXPECT_THROW(store::Writer w(other), Error);
+  EXPECT_THROW(store::Reader r("/nonexistent/x.db"), Error);
+  for (auto& p : {empty, text, other}) std::filesystem::remove(p);
+}
+
+TEST(Schema, StringsAreInternedOnceAcrossWriters) {
+  std::string path = temp_db("intern");
+  {
+    store::Writer a(path), b(path);
+    a.begin();
+    int64_t id1 = a.intern("aten::mm");
+    a.commit();
+    b.begin();
+    int64_t id2 = b.intern("aten::mm");
+    int64_t id3 = b.intern("other");
+    b.commit();
+    EXPECT_EQ(id1, id2);
+    EXPECT_NE(id1, id3);
+  }
+  store::Reader r(path);
+  EXPECT_EQ(r.count("string"), 2);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace gpuscope
