@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Overhead of gpuscope against no profiler and torch.profiler, on the
+compute-bound and launch-bound samples. Runs are alternated (plain, gpuscope,
+torch.profiler, plain, ...) and the result is the median of per-round ratios of
+median step times, as launch-bound timings drift ±15 % between runs.
+Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--out results.json]"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--gpuscope", required=True)
+ap.add_argument("--rounds", type=int, default=3)
+ap.add_argument("--python", default=sys.executable)
+ap.add_argument("--out")
+ap.add_argument("--extra", default="", help="extra gpuscope record options, e.g. '--trace cuda,nvtx,memory'")
+args = ap.parse_args()
+here = os.path.dirname(os.path.abspath(__file__))
+samples = os.path.join(here, "..", "samples", "torch")
+loops = {"compute_bound": ["--steps", "40"], "launch_bound": ["--steps", "300"]}
+tmp = tempfile.mkdtemp(prefix="gpuscope_overhead_")
+
+
+def median_step(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    for line in r.stdout.splitlines():
+        if line.startswith("GPUSCOPE_SAMPLE "):
+            return json.loads(line[len("GPUSCOPE_SAMPLE "):])["median_step_ms"]
+    raise RuntimeError(f"no result from {cmd}: rc {r.returncode}\n{r.stderr[-2000:]}")
+
+
+results = {}
+for loop, loop_args in loops.items():
+    script = [args.python, os.path.join(samples, loop + ".py")] + loop_args
+    runs = {"plain": [], "gpuscope": [], "torch.profiler": []}
+    for i in range(args.rounds):
+        runs["plain"].append(median_step(script))
+        db = os.path.join(tmp, f"{loop}_{i}.db")
+        runs["gpuscope"].append(median_step([args.gpuscope, "record", "--force", "-o", db] + args.extra.split() + ["--"] + script))
+        runs["torch.profiler"].append(median_step(script + ["--profile", os.path.join(tmp, f"{loop}_{i}.json")]))
+        print(loop, i, {k: v[-1] for k, v in runs.items()}, flush=True)
+    ratio = lambda name: statistics.median(r / p for r, p in zip(runs[name], runs["plain"]))
+    results[loop] = {
+        "median_step_ms": {k: statistics.median(v) for k, v in runs.items()},
+        "overhead_pct": {"gpuscope": round(100 * (ratio("gpuscope") - 1), 2),
+                         "torch.profiler": round(100 * (ratio("torch.profiler") - 1), 2)},
+        "runs": runs,
+    }
+    print(loop, json.dumps(results[loop]["overhead_pct"]), flush=True)
+print(json.dumps(results, indent=1))
+if args.out:
+    json.dump(results, open(args.out, "w"), indent=1)

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Everything that needs the GPU machine, in one run. Expects the CPU-built
+# binaries in .carry/ (bin/gpuscope, bin/known_work, bin/nvtx_loop,
+# lib/libgpuscope_collector.so) and writes logs and small recordings to $OUT.
+# Usage (on the GPU machine): OUT=/some/dir tests/gpu/run_all.sh [stage...]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/gpuscope_gpu_out}
+W=/tmp/gpuscope_gpu_work
+mkdir -p "$OUT" "$W"
+GS=$PWD/.carry/bin/gpuscope
+export PYTHONUNBUFFERED=1
+stages=${*:-"env known_work profiler_compare multi_proc recordings overhead"}
+log() { echo "=== $* ($(date +%T))"; }
+
+for stage in $stages; do
+case $stage in
+env)
+  log env
+  nvidia-smi -L; python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)'
+  ;;
+known_work)
+  log known_work
+  $GS record --force -o "$W/known_work.db" -- .carry/bin/known_work --expect "$W/known_work.json"
+  echo "record rc=$?"
+  python3 tests/gpu/check_known_work.py "$W/known_work.db" "$W/known_work.json"; echo "check rc=$?"
+  cp "$W/known_work.db" "$OUT/"
+  ;;
+profiler_compare)
+  log profiler_compare compute_bound
+  $GS record --force -o "$W/cb.db" -- python3 samples/torch/compute_bound.py --steps 20 | tail -1
+  python3 samples/torch/compute_bound.py --steps 20 --profile "$W/cb_prof.json" | tail -1
+  python3 tests/gpu/compare_profiler.py "$W/cb.db" "$W/cb_prof.json"; echo "compare rc=$?"
+  log profiler_compare train_mlp
+  $GS record --force -o "$W/mlp.db" -- python3 samples/torch/train_mlp.py --steps 20 | tail -1
+  python3 samples/torch/train_mlp.py --steps 20 --profile "$W/mlp_prof.json" | tail -1
+  python3 tests/gpu/compare_profiler.py "$W/mlp.db" "$W/mlp_prof.json"; echo "compare rc=$?"
+  $GS info "$W/mlp.db" | tail -25
+  sqlite3 "$W/mlp.db" "select key, value from collector_stat" 2>/dev/null || python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select key, value from collector_stat').fetchall())" "$W/mlp.db"
+  ;;
+multi_proc)
+  log multi_proc
+  $GS record --force -o "$W/mp.db" -- python3 samples/torch/multi_proc.py | tail -1
+  python3 - "$W/mp.db" <<'PY'
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+rows = con.execute("select p.pid, p.cupti_status, (select count(*) from kernel k where k.pid=p.pid) from process p").fetchall()
+print("processes:", rows)
+gpu = [r for r in rows if r[2] > 0]
+print("ok  " if len(gpu) >= 2 else "FAIL", f"{len(gpu)} processes with kernels in one database")
+PY
+  ;;
+recordings)
+  log recordings
+  $GS record --force -o "$OUT/mlp_h200.db" -- python3 samples/torch/train_mlp.py --steps 10 | tail -1
+  python3 samples/torch/train_mlp.py --steps 5 --profile "$W/tp.json" | tail -1 && gzip -c "$W/tp.json" > "$OUT/torch_profiler_mlp.json.gz"
+  $GS record --force -o "$W/cupti_taken.db" -- python3 samples/torch/train_mlp.py --steps 5 --profile "$W/tp2.json" 2>&1 | tail -4
+  echo "cupti-taken run rc=${PIPESTATUS[0]}"
+  ls -la "$OUT"
+  ;;
+overhead)
+  log overhead
+  python3 bench/overhead.py --gpuscope "$GS" --rounds 3 --out "$OUT/overhead.json" 2>&1 | grep -v '^ ' | tail -12
+  ;;
+esac
+done
+log done
