@@ -4,6 +4,7 @@
 #include "collector/collector.h"
 
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -38,10 +39,32 @@ void on_fork_child() {
   g_forked_child.store(true, std::memory_order_relaxed);
 }
 
+std::atomic<bool> g_exit_done{false};
+
+// Runs at exit, possibly twice (registered at start and again once the writer
+// runs; the later registration runs first, before the CUDA runtime's own exit
+// handler unloads modules whose kernel names CUPTI records point into). CUPTI
+// is flushed on this thread, as NVIDIA's injection sample does; the writer then
+// drains without calling CUPTI.
 void on_exit() {
-  if (getpid() != g_owner_pid) return;
+  if (getpid() != g_owner_pid || g_exit_done.exchange(true)) return;
   g_enabled.store(false, std::memory_order_relaxed);
-  writer_thread::stop();
+  cupti_source::flush(true);
+  cupti_source::stop();
+  if (!writer_thread::stop(10000))
+    std::fprintf(stderr, "gpuscope: the writer did not finish within 10 s; the recording may miss its end\n");
+}
+
+void register_late_exit_hook() { std::atexit(on_exit); }
+
+void print_crash_trace(int sig) {
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  const char msg[] = "gpuscope: crash trace (GPUSCOPE_CRASH_TRACE)\n";
+  [[maybe_unused]] auto w = write(2, msg, sizeof msg - 1);
+  backtrace_symbols_fd(frames, n, 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
 }
 
 void on_signal(int sig) {
@@ -97,10 +120,12 @@ void ensure_started() {
   g_started = true;
   g_owner_pid = getpid();
   g_config = load_config();
-  writer_thread::start(g_config);
+  writer_thread::start(g_config, register_late_exit_hook);
   g_enabled.store(true, std::memory_order_release);
   install_signal_handlers();
   std::atexit(on_exit);
+  if (std::getenv("GPUSCOPE_CRASH_TRACE"))
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT}) signal(sig, print_crash_trace);
 }
 
 }  // namespace gpuscope::collector

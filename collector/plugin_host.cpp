@@ -90,7 +90,13 @@ void host_emit_counter(uint64_t ts, int32_t device, const char* name, double val
   emit_counter(ts, device, name ? name : "", value);
 }
 
+// Messages a plugin emits while its init runs (under g_load_mutex): the last
+// one is why it declined, if it did.
+std::atomic<bool> g_in_init{false};
+std::string g_declined_why;
+
 void host_emit_message(uint32_t severity, const char* text) {
+  if (g_in_init.load() && text) g_declined_why = text;
   emit_message(now_ns(), severity, text ? text : "");
 }
 
@@ -144,7 +150,14 @@ void load(PluginSpec& spec) {
     emit_message(now_ns(), 2, std::string(spec.file) + " has no gpuscope_plugin_init");
     return;
   }
-  if (init(&g_host) != 0) std::fprintf(stderr, "gpuscope: %s declined to load; see `gpuscope info`\n", spec.file);
+  g_declined_why.clear();
+  g_in_init.store(true);
+  int rc = init(&g_host);
+  g_in_init.store(false);
+  // The plugin says why through emit_message; repeat that one line here.
+  if (rc != 0)
+    std::fprintf(stderr, "gpuscope: %s declined to load: %s; recording without it\n", spec.file,
+                 g_declined_why.empty() ? "no reason given" : g_declined_why.c_str());
 }
 
 bool all_done() {
@@ -187,9 +200,12 @@ void start_plugin_watcher() {
     }
   }
   if (all_done() || (!any_target && !is_python())) return;
-  // Linked programs have the target already, but its static initializers may not
-  // have run yet when our constructor does: the first poll waits a moment.
-  std::thread([] {
+  // Not from this constructor: the collector's own static initializers run
+  // after it. A program linked against the target starts its first ops right
+  // after start-up, so its first poll comes after 1 ms, not 20.
+  std::thread([first_wait_us = any_target ? 1000 : 20000] {
+    usleep(first_wait_us);
+    load_plugins_if_ready();
     while (!all_done()) {
       usleep(20000);
       load_plugins_if_ready();

@@ -29,6 +29,8 @@ int g_wake[2] = {-1, -1};
 int g_done[2] = {-1, -1};
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_finished{false};
+std::atomic<bool> g_signal_stop{false};
+void (*on_first_tick)() = [] {};
 
 struct State {
   Config config;
@@ -103,10 +105,13 @@ void write_process_and_stats(State& s, uint64_t now) {
   w.put_stat(pid, "flushes", ++s.flushes);
 }
 
-// One tick: gather everything, write it, commit.
+// One tick: gather everything, write it, commit. The final tick leaves CUPTI
+// alone: the exiting thread has flushed it (see collector.cpp, on_exit).
 void tick(State& s, bool final_tick) {
   uint64_t now = now_ns();
-  cupti_source::flush(final_tick);
+  if (!final_tick && !g_stop.load()) cupti_source::flush(false);
+  // Stopped by a signal, no thread flushed CUPTI: a handler cannot call it safely.
+  if (final_tick && g_signal_stop.load()) cupti_source::flush(true);
   s.writer->begin();
   cupti_source::drain(decode_cupti, &s);
   drain_rings(s);
@@ -153,13 +158,15 @@ void run(State* s) {
   const char* local_rank = std::getenv("LOCAL_RANK");
   if (s->config.nvml && (!local_rank || std::string(local_rank) == "0")) s->nvml_on = s->nvml.start();
   try {
+    bool first = true;
     while (!g_stop.load()) {
       pollfd p{g_wake[0], POLLIN, 0};
       poll(&p, 1, kTickMs);
       if (g_stop.load()) break;
       tick(*s, false);
+      if (first) on_first_tick();
+      first = false;
     }
-    cupti_source::stop();
     tick(*s, true);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuscope: recording stopped: %s\n", e.what());
@@ -175,7 +182,8 @@ void run(State* s) {
 
 }  // namespace
 
-void start(const Config& config) {
+void start(const Config& config, void (*first_tick)()) {
+  on_first_tick = first_tick;
   if (pipe(g_wake) != 0 || pipe(g_done) != 0) return;
   auto* s = new State;  // lives to process exit: the writer may outlive static destructors
   s->config = config;
@@ -183,16 +191,24 @@ void start(const Config& config) {
   g_thread = std::thread(run, s);
 }
 
-void stop() {
-  if (!g_thread.joinable()) return;
+bool stop(int timeout_ms) {
+  if (!g_thread.joinable()) return true;
   g_stop.store(true);
   char byte = 1;
   [[maybe_unused]] auto n = write(g_wake[1], &byte, 1);
+  // Never hold the job's exit hostage: past the timeout the thread is left behind.
+  pollfd p{g_done[0], POLLIN, 0};
+  if (!g_finished.load() && poll(&p, 1, timeout_ms) <= 0 && !g_finished.load()) {
+    g_thread.detach();
+    return false;
+  }
   g_thread.join();
+  return true;
 }
 
 void stop_from_signal(int timeout_ms) {
   if (g_wake[1] < 0 || g_finished.load()) return;
+  g_signal_stop.store(true);
   g_stop.store(true);
   char byte = 1;
   [[maybe_unused]] auto n = write(g_wake[1], &byte, 1);

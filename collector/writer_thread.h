@@ -6,9 +6,11 @@
 
 namespace gpuscope::collector::writer_thread {
 
-void start(const Config& config);
-// Final flush and close; returns when the database is complete. Safe to call twice.
-void stop();
+// first_tick runs on the writer thread after its first commit.
+void start(const Config& config, void (*first_tick)());
+// Final drain and close; returns true once the database is complete, false when
+// the writer did not finish within timeout_ms (it is then left behind). Idempotent.
+bool stop(int timeout_ms);
 // Async-signal-safe: asks the writer to finish and waits up to timeout_ms.
 void stop_from_signal(int timeout_ms);
 

@@ -11,7 +11,27 @@ mkdir -p "$OUT" "$W"
 GS=$PWD/.carry/bin/gpuscope
 export PYTHONUNBUFFERED=1
 stages=${*:-"env known_work profiler_compare multi_proc recordings overhead"}
+export GPUSCOPE_CRASH_TRACE=1
 log() { echo "=== $* ($(date +%T))"; }
+
+# guard SECONDS cmd...: runs cmd; if it outlives SECONDS, prints the stacks of
+# its process tree (cuda-gdb) and kills it, so one hang cannot eat the session.
+guard() {
+  local t=$1; shift
+  "$@" &
+  local pid=$! waited=0
+  while kill -0 $pid 2>/dev/null && [ $waited -lt $t ]; do sleep 1; waited=$((waited + 1)); done
+  if kill -0 $pid 2>/dev/null; then
+    echo "HANG: still running after ${t}s: $*"
+    for q in $(pgrep -P $pid) $(for c in $(pgrep -P $pid); do pgrep -P $c; done); do
+      echo "--- pid $q: $(tr '\0' ' ' < /proc/$q/cmdline | head -c 150)"
+      for t2 in /proc/$q/task/*; do echo "  task ${t2##*/} $(cat $t2/comm) $(cut -d' ' -f3 $t2/stat) wchan=$(cat $t2/wchan 2>/dev/null)"; done
+      timeout 100 cuda-gdb -batch -p $q -ex 'thread apply all bt 15' 2>&1 | grep -E '^#|^Thread' | head -120
+    done
+    kill -9 $pid $(pgrep -P $pid) 2>/dev/null
+  fi
+  wait $pid
+}
 
 for stage in $stages; do
 case $stage in
@@ -21,18 +41,18 @@ env)
   ;;
 known_work)
   log known_work
-  $GS record --force -o "$W/known_work.db" -- .carry/bin/known_work --expect "$W/known_work.json"
+  guard 60 $GS record --force -o "$W/known_work.db" -- .carry/bin/known_work --expect "$W/known_work.json"
   echo "record rc=$?"
   python3 tests/gpu/check_known_work.py "$W/known_work.db" "$W/known_work.json"; echo "check rc=$?"
   cp "$W/known_work.db" "$OUT/"
   ;;
 profiler_compare)
   log profiler_compare compute_bound
-  $GS record --force -o "$W/cb.db" -- python3 samples/torch/compute_bound.py --steps 20 | tail -1
+  guard 120 $GS record --force -o "$W/cb.db" -- python3 samples/torch/compute_bound.py --steps 20 | tail -1
   python3 samples/torch/compute_bound.py --steps 20 --profile "$W/cb_prof.json" | tail -1
   python3 tests/gpu/compare_profiler.py "$W/cb.db" "$W/cb_prof.json"; echo "compare rc=$?"
   log profiler_compare train_mlp
-  $GS record --force -o "$W/mlp.db" -- python3 samples/torch/train_mlp.py --steps 20 | tail -1
+  guard 120 $GS record --force -o "$W/mlp.db" -- python3 samples/torch/train_mlp.py --steps 20 | tail -1
   python3 samples/torch/train_mlp.py --steps 20 --profile "$W/mlp_prof.json" | tail -1
   python3 tests/gpu/compare_profiler.py "$W/mlp.db" "$W/mlp_prof.json"; echo "compare rc=$?"
   $GS info "$W/mlp.db" | tail -25
@@ -40,7 +60,7 @@ profiler_compare)
   ;;
 multi_proc)
   log multi_proc
-  $GS record --force -o "$W/mp.db" -- python3 samples/torch/multi_proc.py | tail -1
+  guard 120 $GS record --force -o "$W/mp.db" -- python3 samples/torch/multi_proc.py | tail -1
   python3 - "$W/mp.db" <<'PY'
 import sqlite3, sys
 con = sqlite3.connect(sys.argv[1])
@@ -52,15 +72,15 @@ PY
   ;;
 recordings)
   log recordings
-  $GS record --force -o "$OUT/mlp_h200.db" -- python3 samples/torch/train_mlp.py --steps 10 | tail -1
+  guard 120 $GS record --force -o "$OUT/mlp_h200.db" -- python3 samples/torch/train_mlp.py --steps 10 | tail -1
   python3 samples/torch/train_mlp.py --steps 5 --profile "$W/tp.json" | tail -1 && gzip -c "$W/tp.json" > "$OUT/torch_profiler_mlp.json.gz"
-  $GS record --force -o "$W/cupti_taken.db" -- python3 samples/torch/train_mlp.py --steps 5 --profile "$W/tp2.json" 2>&1 | tail -4
+  guard 120 $GS record --force -o "$W/cupti_taken.db" -- python3 samples/torch/train_mlp.py --steps 5 --profile "$W/tp2.json" 2>&1 | tail -4
   echo "cupti-taken run rc=${PIPESTATUS[0]}"
   ls -la "$OUT"
   ;;
 overhead)
   log overhead
-  python3 bench/overhead.py --gpuscope "$GS" --rounds 3 --out "$OUT/overhead.json" 2>&1 | grep -v '^ ' | tail -12
+  python3 bench/overhead.py --gpuscope "$GS" --rounds 2 --out "$OUT/overhead.json" 2>&1 | grep -v '^ ' | tail -12
   ;;
 esac
 done
