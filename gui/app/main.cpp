@@ -1,0 +1,91 @@
+// gpuscope-view: the desktop timeline viewer. `gpuscope view` runs this binary.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QStyleFactory>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "model/format.h"
+#include "view/main_window.h"
+#include "view/screenshot.h"
+
+namespace {
+
+bool wants_screenshot(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--screenshot") == 0 || std::strncmp(argv[i], "--screenshot=", 13) == 0)
+      return true;
+  return false;
+}
+
+int fail(const QString& message) {
+  std::fprintf(stderr, "gpuscope view: %s\n", message.toLocal8Bit().constData());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A screenshot needs no display: render offscreen when there is none.
+  if (wants_screenshot(argc, argv) && !std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") &&
+      !std::getenv("QT_QPA_PLATFORM"))
+    setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("gpuscope-view"));
+  QApplication::setOrganizationName(QStringLiteral("gpuscope"));
+  QApplication::setApplicationVersion(QStringLiteral(GPUSCOPE_VERSION));
+  // One style everywhere, so screenshots look alike across machines.
+  QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      QStringLiteral("Timeline viewer for gpuscope recordings (run.db) and torch.profiler traces (.json, .json.gz)."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument(QStringLiteral("recording"), QStringLiteral("run.db or trace.json[.gz] to open"));
+  QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Render offscreen into this PNG and exit."), QStringLiteral("out.png"));
+  QCommandLineOption range(QStringLiteral("range"), QStringLiteral("Visible time range A:B for the screenshot, e.g. 1.2:1.5 (seconds) or 100ms:250ms; default: all."), QStringLiteral("A:B"));
+  QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Screenshot size WxH (default 1400x860)."), QStringLiteral("WxH"));
+  QCommandLineOption force(QStringLiteral("force"), QStringLiteral("Overwrite an existing screenshot."));
+  QCommandLineOption timeline_only(QStringLiteral("timeline-only"), QStringLiteral("Screenshot only the timeline (used by tests)."));
+  parser.addOptions({screenshot, range, size, force, timeline_only});
+  parser.process(app);
+
+  const QStringList args = parser.positionalArguments();
+  if (args.size() > 1) return fail(QStringLiteral("one recording at a time (got %1)").arg(args.size()));
+  if (parser.isSet(screenshot)) {
+    gpuscope::gui::ScreenshotOptions o;
+    if (args.isEmpty()) return fail(QStringLiteral("--screenshot needs a recording"));
+    o.input = args.first();
+    o.output = parser.value(screenshot);
+    o.force = parser.isSet(force);
+    o.timeline_only = parser.isSet(timeline_only);
+    if (parser.isSet(size)) {
+      const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+      bool ok1 = false, ok2 = false;
+      if (wh.size() == 2) o.size = QSize(wh[0].toInt(&ok1), wh[1].toInt(&ok2));
+      if (!ok1 || !ok2 || o.size.width() < 400 || o.size.height() < 200 || o.size.width() > 16384 || o.size.height() > 16384)
+        return fail(QStringLiteral("--size %1: expected WxH, at least 400x200").arg(parser.value(size)));
+    }
+    if (parser.isSet(range)) {
+      const QStringList ab = parser.value(range).split(QLatin1Char(':'));
+      if (ab.size() != 2 || !gpuscope::gui::parse_time(ab[0].toStdString(), o.range_start) ||
+          !gpuscope::gui::parse_time(ab[1].toStdString(), o.range_end) || o.range_end <= o.range_start)
+        return fail(QStringLiteral("--range %1: expected A:B with A < B, e.g. 1.2:1.5 or 100ms:250ms").arg(parser.value(range)));
+      o.has_range = true;
+    }
+    QString error;
+    int rc = gpuscope::gui::take_screenshot(o, &error);
+    if (rc != 0) return fail(error);
+    return 0;
+  }
+  if (parser.isSet(range) || parser.isSet(size) || parser.isSet(timeline_only))
+    return fail(QStringLiteral("--range, --size and --timeline-only go with --screenshot"));
+
+  gpuscope::gui::MainWindow window;
+  window.show();
+  if (!args.isEmpty()) window.openFile(args.first());
+  return app.exec();
+}

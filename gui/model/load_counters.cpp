@@ -1,0 +1,117 @@
+// Counter rows (NVML samples, GPU memory over time) and step markers.
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "model/recording_loader.h"
+#include "store/reader.h"
+
+namespace gpuscope::gui {
+namespace {
+
+std::string unit_of(const std::string& name) {
+  auto ends = [&](const char* tail) {
+    std::string t(tail);
+    return name.size() >= t.size() && name.compare(name.size() - t.size(), t.size(), t) == 0;
+  };
+  if (ends("_pct")) return "%";
+  if (ends("_w")) return "W";
+  if (ends("_mhz")) return "MHz";
+  if (ends("_c")) return "°C";
+  if (name.find("memory") != std::string::npos || ends("_bytes")) return "B";
+  return "";
+}
+
+std::shared_ptr<Track> counter_track(std::string title, std::string group, int64_t order,
+                                     std::vector<CounterSample> samples, std::string unit) {
+  auto t = std::make_shared<Track>();
+  t->type = TrackType::kCounter;
+  t->title = std::move(title);
+  t->group_key = std::move(group);
+  t->sort_key = (int64_t{1} << 50) + order;  // below the streams and threads
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const CounterSample& a, const CounterSample& b) { return a.ts < b.ts; });
+  t->samples = std::move(samples);
+  t->counter_lod.build(t->samples);
+  t->unit = std::move(unit);
+  return t;
+}
+
+}  // namespace
+
+std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
+  store::Reader r(ctx.database);
+  const RecordingInfo& info = *ctx.info;
+  auto batch = std::make_shared<LoadBatch>();
+  batch->stage = "counters";
+  int64_t rows = 0;
+
+  auto st = r.query("SELECT pid, number, start, \"end\" FROM step ORDER BY start, pid");
+  while (st.step()) {
+    batch->steps.push_back({st.int64(0), st.int64(1), st.int64(2), st.int64(3)});
+    ++rows;
+  }
+
+  // counter: one row per (device, name); host counters per (process, name).
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<CounterSample>> series;
+  auto c = r.query("SELECT pid, device, name_id, ts, value FROM counter");
+  while (c.step()) {
+    int64_t device = c.is_null(1) ? -1 : c.int64(1);
+    int64_t pid = device >= 0 ? -1 : c.int64(0);
+    series[{device, pid, c.int64(2)}].push_back({c.int64(3), c.real(4)});
+    ++rows;
+  }
+  int64_t order = 0;
+  for (auto& [key, samples] : series) {
+    auto [device, pid, name_id] = key;
+    std::string name = info.strings->at(static_cast<size_t>(name_id));
+    std::string group = device >= 0 ? "gpu:" + std::to_string(device) : "proc:" + std::to_string(pid);
+    batch->tracks.push_back(counter_track(name, group, order++, std::move(samples), unit_of(name)));
+  }
+
+  // memory_event: the torch allocator reports its totals; raw CUDA allocations
+  // are summed here.
+  struct Mem {
+    std::vector<CounterSample> allocated, reserved, cuda;
+    int64_t cuda_total = 0;
+  };
+  std::map<std::pair<int64_t, int64_t>, Mem> mem;  // (device, pid)
+  auto m = r.query(
+      "SELECT pid, device, ts, op, source, bytes, total_allocated, total_reserved FROM memory_event "
+      "ORDER BY ts, id");
+  while (m.step()) {
+    Mem& x = mem[{m.int64(1), m.int64(0)}];
+    int64_t ts = m.int64(2);
+    if (m.int64(4) == 2) {
+      if (!m.is_null(6)) x.allocated.push_back({ts, static_cast<double>(m.int64(6))});
+      if (!m.is_null(7)) x.reserved.push_back({ts, static_cast<double>(m.int64(7))});
+    } else {
+      x.cuda_total += (m.int64(3) == 2 ? -1 : 1) * m.int64(5);
+      x.cuda.push_back({ts, static_cast<double>(x.cuda_total)});
+    }
+    ++rows;
+  }
+  for (auto& [key, x] : mem) {
+    auto [device, pid] = key;
+    std::string group = "gpu:" + std::to_string(device);
+    std::string who = mem.size() > 1 ? " · pid " + std::to_string(pid) : "";
+    if (!x.allocated.empty())
+      batch->tracks.push_back(counter_track("torch allocated" + who, group, order++,
+                                            std::move(x.allocated), "B"));
+    if (!x.reserved.empty())
+      batch->tracks.push_back(counter_track("torch reserved" + who, group, order++,
+                                            std::move(x.reserved), "B"));
+    if (!x.cuda.empty())
+      batch->tracks.push_back(
+          counter_track("CUDA memory" + who, group, order++, std::move(x.cuda), "B"));
+  }
+  for (const auto& t : batch->tracks)
+    if (t->group_key.rfind("gpu:", 0) == 0) {
+      int64_t d = std::stoll(t->group_key.substr(4));
+      batch->groups.push_back(device_group(d, ""));
+    }
+  ctx.rows(rows, batch->stage);
+  return batch;
+}
+
+}  // namespace gpuscope::gui

@@ -1,0 +1,156 @@
+#include "model/recording_loader.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <thread>
+
+#include "common/error.h"
+#include "model/importer.h"
+#include "store/reader.h"
+
+namespace gpuscope::gui {
+
+void LoadContext::rows(int64_t n, const std::string& stage) {
+  int64_t done = rows_done.fetch_add(n, std::memory_order_relaxed) + n;
+  sink.on_progress(done, info ? info->total_rows : 0, stage);
+}
+
+TrackGroup device_group(int64_t device, const std::string& device_name) {
+  TrackGroup g;
+  g.key = "gpu:" + std::to_string(device);
+  g.title = "GPU " + std::to_string(device) + (device_name.empty() ? "" : " · " + device_name);
+  g.sort_key = device;  // GPUs before processes
+  return g;
+}
+
+TrackGroup process_group(const ProcessInfo* p, int64_t pid) {
+  TrackGroup g;
+  g.key = "proc:" + std::to_string(pid);
+  g.title = "Process " + std::to_string(pid);
+  if (p) {
+    std::string exe = p->exe.substr(p->exe.find_last_of('/') + 1);
+    if (!exe.empty()) g.title += " · " + exe;
+    if (p->rank >= 0) g.title += " · rank " + std::to_string(p->rank);
+  }
+  g.sort_key = (int64_t{1} << 40) + pid;
+  return g;
+}
+
+namespace {
+
+const char* const kCopyKinds[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                  "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+const char* const kSyncTypes[] = {"unknown", "cudaEventSynchronize", "cudaStreamWaitEvent",
+                                  "cudaStreamSynchronize", "cudaDeviceSynchronize"};
+
+std::shared_ptr<RecordingInfo> read_info(const std::string& path, const std::string& database) {
+  store::Reader r(database);
+  auto info = std::make_shared<RecordingInfo>();
+  info->path = path;
+  info->database = database;
+  auto strings = std::make_shared<StringTable>(r.strings());
+  info->memcpy_name_base = static_cast<uint32_t>(strings->size());
+  for (const char* k : kCopyKinds) strings->push_back(std::string("Memcpy ") + k);
+  info->memset_name = static_cast<uint32_t>(strings->size());
+  strings->push_back("Memset");
+  info->sync_name_base = static_cast<uint32_t>(strings->size());
+  for (const char* k : kSyncTypes) strings->push_back(std::string("sync: ") + k);
+  info->strings = std::move(strings);
+
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  auto proc = r.query("SELECT pid, exe, cmdline, host, rank, start, \"end\" FROM process ORDER BY pid");
+  while (proc.step()) {
+    ProcessInfo p;
+    p.pid = proc.int64(0);
+    p.exe = proc.text(1);
+    p.cmdline = proc.text(2);
+    p.host = proc.text(3);
+    p.rank = proc.is_null(4) ? -1 : proc.int64(4);
+    p.start = proc.int64(5);
+    p.end = proc.int64(6);
+    lo = std::min(lo, p.start);
+    hi = std::max(hi, p.end);
+    info->processes.push_back(std::move(p));
+  }
+  if (lo <= hi) {
+    info->t_min = lo;
+    info->t_max = hi;
+  } else {
+    info->t_min = 0;
+    info->t_max = 1'000'000'000;
+  }
+  auto dev = r.query("SELECT id, name FROM device ORDER BY id");
+  while (dev.step()) info->groups.push_back(device_group(dev.int64(0), std::string(dev.text(1))));
+  for (const auto& p : info->processes) info->groups.push_back(process_group(&p, p.pid));
+  for (const char* t : {"kernel", "memcpy", "memset", "api_call", "sync", "op", "range", "counter",
+                        "memory_event", "step"})
+    info->total_rows += r.count(t);
+  return info;
+}
+
+}  // namespace
+
+TempDatabase::~TempDatabase() {
+  if (path.empty()) return;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((path + suffix).c_str());
+  // Imports live alone in a folder of their own (see importer.cpp).
+  std::remove(path.substr(0, path.find_last_of('/')).c_str());
+}
+
+std::string database_for(const std::string& path, bool& temp) {
+  temp = false;
+  if (!looks_like_trace_json(path)) return path;
+  temp = true;
+  return import_to_temp_database(path);
+}
+
+bool load_recording(const std::string& path, LoadSink& sink, const std::atomic<bool>* cancel,
+                    bool findings) {
+  bool temp = false;
+  std::string database = database_for(path, temp);
+  std::shared_ptr<TempDatabase> cleanup;
+  if (temp) {
+    cleanup = std::make_shared<TempDatabase>();
+    cleanup->path = database;
+  }
+  auto info = read_info(path, database);
+  info->temp = cleanup;
+  sink.on_info(info);
+
+  LoadContext ctx{database, info, sink, cancel};
+  std::exception_ptr gpu_error, cpu_error;
+  // GPU streams and CPU threads are the two big parts; they read different
+  // tables, so they run side by side, each with its own connection.
+  std::thread gpu([&] {
+    try {
+      if (auto b = load_gpu_part(ctx)) sink.on_batch(b);
+    } catch (...) {
+      gpu_error = std::current_exception();
+    }
+  });
+  std::thread cpu([&] {
+    try {
+      if (auto b = load_cpu_part(ctx)) sink.on_batch(b);
+    } catch (...) {
+      cpu_error = std::current_exception();
+    }
+  });
+  std::exception_ptr counter_error;
+  try {
+    if (auto b = load_counter_part(ctx)) sink.on_batch(b);
+  } catch (...) {
+    counter_error = std::current_exception();
+  }
+  gpu.join();
+  cpu.join();
+  for (auto& e : {gpu_error, cpu_error, counter_error})
+    if (e) std::rethrow_exception(e);
+  if (findings && !ctx.cancelled()) {
+    sink.on_progress(info->total_rows, info->total_rows, "analyzing");
+    sink.on_findings(std::make_shared<FindingsResult>(analyze_findings(database)));
+  }
+  return !ctx.cancelled();
+}
+
+}  // namespace gpuscope::gui

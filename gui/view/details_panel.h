@@ -1,0 +1,38 @@
+// Every field of the selected event, its launch/GPU-work links, or for a
+// dragged range its duration and per-row busy time.
+#pragma once
+
+#include <QWidget>
+
+#include "model/details.h"
+#include "model/timeline.h"
+
+class QLabel;
+class QPushButton;
+class QTreeWidget;
+
+namespace gpuscope::gui {
+
+class DetailsPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit DetailsPanel(QWidget* parent = nullptr);
+  void clear();
+  void showEventDetails(const Timeline& tl, DetailsSource* source, const EventRef& ref);
+  void showRange(const Timeline& tl, int64_t a, int64_t b);
+  // The linked event the "Go to" button selects.
+  const EventRef& linkTarget() const { return link_; }
+  // All shown rows as "name: value" lines (tests, copy).
+  QString text() const;
+
+ signals:
+  void followRequested();
+
+ private:
+  QLabel* title_;
+  QTreeWidget* tree_;
+  QPushButton* go_;
+  EventRef link_;
+};
+
+}  // namespace gpuscope::gui

@@ -1,0 +1,384 @@
+#include "view/main_window.h"
+
+#include <QAction>
+#include <QDateTime>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "model/format.h"
+#include "model/search.h"
+#include "view/details_panel.h"
+#include "view/search_bar.h"
+#include "view/tables_panel.h"
+#include "view/timeline_view.h"
+
+namespace gpuscope::gui {
+namespace {
+
+constexpr int kMaxRecent = 10;
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle(QStringLiteral("gpuscope"));
+  setAcceptDrops(true);
+  resize(1400, 860);
+
+  auto* central = new QWidget(this);
+  auto* layout = new QVBoxLayout(central);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  search_ = new SearchBar(central);
+  view_ = new TimelineView(central);
+  layout->addWidget(search_);
+  layout->addWidget(view_, 1);
+  setCentralWidget(central);
+
+  details_ = new DetailsPanel(this);
+  auto* details_dock = new QDockWidget(QStringLiteral("Details"), this);
+  details_dock->setObjectName(QStringLiteral("details"));
+  details_dock->setWidget(details_);
+  addDockWidget(Qt::RightDockWidgetArea, details_dock);
+
+  findings_ = new FindingsPanel(this);
+  kernel_model_ = new NameSummaryModel(this);
+  op_model_ = new NameSummaryModel(this);
+  memcpy_model_ = new MemcpySummaryModel(this);
+  kernel_table_ = new SummaryTable(kernel_model_, NameSummaryModel::kName, this);
+  op_table_ = new SummaryTable(op_model_, NameSummaryModel::kName, this);
+  memcpy_table_ = new SummaryTable(memcpy_model_, MemcpySummaryModel::kDirection, this);
+  tabs_ = new QTabWidget(this);
+  tabs_->addTab(findings_, QStringLiteral("Findings"));
+  tabs_->addTab(kernel_table_, QStringLiteral("Kernels"));
+  tabs_->addTab(op_table_, QStringLiteral("Ops"));
+  tabs_->addTab(memcpy_table_, QStringLiteral("Memcpys"));
+  auto* tables_dock = new QDockWidget(QStringLiteral("Analysis"), this);
+  tables_dock->setObjectName(QStringLiteral("analysis"));
+  tables_dock->setWidget(tabs_);
+  addDockWidget(Qt::BottomDockWidgetArea, tables_dock);
+  resizeDocks({details_dock}, {380}, Qt::Horizontal);
+  resizeDocks({tables_dock}, {240}, Qt::Vertical);
+
+  status_ = new QLabel(this);
+  progress_ = new QProgressBar(this);
+  progress_->setMaximumWidth(260);
+  progress_->setRange(0, 1000);
+  progress_->hide();
+  statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(progress_);
+  findings_->setStatus(have_analyzer() ? QString() : QStringLiteral("analyzer not built"));
+
+  connect(view_, &TimelineView::selectionChanged, this, &MainWindow::onSelection);
+  connect(view_, &TimelineView::rangeChanged, this, &MainWindow::onRange);
+  connect(details_, &DetailsPanel::followRequested, this, [this] { view_->select(details_->linkTarget(), true); });
+  connect(search_, &SearchBar::searchChanged, this, &MainWindow::onSearch);
+  connect(search_, &SearchBar::nextRequested, this, [this] { stepMatch(true); });
+  connect(search_, &SearchBar::prevRequested, this, [this] { stepMatch(false); });
+  connect(kernel_table_, &SummaryTable::rowActivated, this, [this](int r) {
+    const auto& s = kernel_model_->row(r);
+    activateSummary(EventKind::kKernel, s.name, -1, s.longest);
+  });
+  connect(op_table_, &SummaryTable::rowActivated, this, [this](int r) {
+    const auto& s = op_model_->row(r);
+    activateSummary(EventKind::kOp, s.name, -1, s.longest);
+  });
+  connect(memcpy_table_, &SummaryTable::rowActivated, this, [this](int r) {
+    const auto& s = memcpy_model_->row(r);
+    activateSummary(EventKind::kMemcpy, 0, s.copy_kind, s.longest);
+  });
+  connect(findings_, &FindingsPanel::findingActivated, this, &MainWindow::onFinding);
+  buildMenus();
+}
+
+MainWindow::~MainWindow() {
+  loader_.reset();  // joins the worker before the timeline goes
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
+  file->addAction(QStringLiteral("&Open…"), QKeySequence::Open, this, &MainWindow::showOpenDialog);
+  recent_menu_ = file->addMenu(QStringLiteral("Open &Recent"));
+  file->addSeparator();
+  file->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
+  view->addAction(QStringLiteral("&Fit all"), QKeySequence(Qt::Key_0), view_, &TimelineView::fitAll);
+  view->addAction(QStringLiteral("&Zoom to selection"), QKeySequence(Qt::Key_F), view_, &TimelineView::zoomToSelection);
+  view->addAction(QStringLiteral("F&ind…"), QKeySequence::Find, search_, &SearchBar::focusSearch);
+  for (QAction* a : view->actions()) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  // Fit/zoom keys belong to the timeline (it handles them itself); the menu shows them.
+  view->actions().at(0)->setShortcut({});
+  view->actions().at(1)->setShortcut({});
+  view->actions().at(2)->setShortcutContext(Qt::WindowShortcut);
+  refreshRecentMenu();
+}
+
+QStringList MainWindow::recentFiles() const {
+  return QSettings().value(QStringLiteral("recent")).toStringList();
+}
+
+void MainWindow::addRecent(const QString& path) {
+  QStringList recent = recentFiles();
+  const QString abs = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(abs);
+  recent.prepend(abs);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  QSettings().setValue(QStringLiteral("recent"), recent);
+  refreshRecentMenu();
+}
+
+void MainWindow::refreshRecentMenu() {
+  if (!recent_menu_) return;
+  recent_menu_->clear();
+  const QStringList recent = recentFiles();
+  for (const QString& f : recent)
+    recent_menu_->addAction(f, this, [this, f] { openFile(f); });
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::showOpenDialog() {
+  const QString dir = path_.isEmpty() ? QString() : QFileInfo(path_).absolutePath();
+  QString f = QFileDialog::getOpenFileName(
+      this, QStringLiteral("Open recording"), dir,
+      QStringLiteral("Recordings (*.db *.json *.json.gz);;gpuscope databases (*.db);;torch.profiler traces (*.json *.json.gz);;All files (*)"));
+  if (!f.isEmpty()) openFile(f);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+  if (e->mimeData()->hasUrls() && !e->mimeData()->urls().isEmpty() && e->mimeData()->urls().first().isLocalFile())
+    e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+  const auto urls = e->mimeData()->urls();
+  if (urls.isEmpty() || !urls.first().isLocalFile()) return;
+  e->acceptProposedAction();
+  openFile(urls.first().toLocalFile());
+}
+
+void MainWindow::openFile(const QString& path) {
+  const int gen = ++generation_;
+  loader_ = std::make_unique<Loader>();
+  load_started_ms_ = QDateTime::currentMSecsSinceEpoch();
+  status_->setText(QStringLiteral("Opening %1…").arg(path));
+  progress_->setValue(0);
+  progress_->show();
+  auto* l = loader_.get();
+  connect(l, &Loader::opened, this, [this, gen, path](std::shared_ptr<const RecordingInfo> info) {
+    if (gen != generation_) return;
+    path_ = path;
+    addRecent(path);
+    install(std::move(info));
+  });
+  connect(l, &Loader::batchReady, this, [this, gen](std::shared_ptr<const LoadBatch> b) {
+    if (gen == generation_) addBatch(std::move(b));
+  });
+  connect(l, &Loader::progress, this, [this, gen](qint64 done, qint64 total, const QString& stage) {
+    if (gen != generation_) return;
+    progress_->setValue(total > 0 ? static_cast<int>(1000 * std::min(done, total) / total) : 0);
+    progress_->setFormat(stage + QStringLiteral(" %p%"));
+  });
+  connect(l, &Loader::findingsReady, this, [this, gen](std::shared_ptr<const FindingsResult> f) {
+    if (gen == generation_) setFindings(*f);
+  });
+  connect(l, &Loader::finished, this, [this, gen] {
+    if (gen != generation_) return;
+    progress_->hide();
+    const double secs = static_cast<double>(QDateTime::currentMSecsSinceEpoch() - load_started_ms_) / 1000.0;
+    status_->setText(QStringLiteral("%1: %2 events, loaded in %3 s")
+                         .arg(path_)
+                         .arg(q(format_count(timeline_ ? timeline_->event_count() : 0)))
+                         .arg(secs, 0, 'f', 2));
+    emit loadFinished();
+  });
+  connect(l, &Loader::failed, this, [this, gen](const QString& reason) {
+    if (gen == generation_) failed(reason);
+  });
+  if (have_analyzer()) findings_->setStatus(QStringLiteral("analyzing…"));
+  l->start(path, have_analyzer());
+}
+
+bool MainWindow::openBlocking(const QString& path, QString* error, bool findings) {
+  ++generation_;
+  loader_.reset();
+  auto tl = std::make_unique<Timeline>();
+  FindingsResult f;
+  try {
+    Loader::load_blocking(path.toStdString(), *tl, findings ? &f : nullptr);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  path_ = path;
+  // install() makes a fresh timeline from the info; then the loaded batches move over.
+  timeline_ = std::move(tl);
+  try {
+    details_source_ = std::make_unique<DetailsSource>(timeline_->info()->database, timeline_->strings());
+  } catch (const std::exception&) {
+    details_source_.reset();
+  }
+  highlight_.clear();
+  highlight_source_ = HighlightSource::kNone;
+  view_->setTimeline(timeline_.get());
+  kernel_model_->set(timeline_->kernel_summary(), timeline_->strings());
+  op_model_->set(timeline_->op_summary(), timeline_->strings());
+  memcpy_model_->set(timeline_->memcpy_summary());
+  if (findings) setFindings(f);
+  setWindowTitle(QFileInfo(path).fileName() + QStringLiteral(" — gpuscope"));
+  status_->setText(QStringLiteral("%1: %2 events").arg(path, q(format_count(timeline_->event_count()))));
+  return true;
+}
+
+void MainWindow::install(std::shared_ptr<const RecordingInfo> info) {
+  view_->setTimeline(nullptr);
+  details_->clear();
+  highlight_.clear();
+  highlight_source_ = HighlightSource::kNone;
+  kernel_model_->set({}, nullptr);
+  op_model_->set({}, nullptr);
+  memcpy_model_->set({});
+  findings_->model()->set({});
+  auto tl = std::make_unique<Timeline>();
+  tl->reset(info);
+  timeline_ = std::move(tl);
+  try {
+    details_source_ = std::make_unique<DetailsSource>(info->database, info->strings);
+  } catch (const std::exception&) {
+    details_source_.reset();
+  }
+  view_->setTimeline(timeline_.get());
+  setWindowTitle(QFileInfo(path_).fileName() + QStringLiteral(" — gpuscope"));
+}
+
+void MainWindow::addBatch(std::shared_ptr<const LoadBatch> batch) {
+  if (!timeline_) return;
+  const bool kernels = batch->has_kernel_summary, ops = batch->has_op_summary,
+             memcpys = batch->has_memcpy_summary;
+  timeline_->add(std::move(batch));
+  view_->timelineChanged();
+  if (kernels) kernel_model_->set(timeline_->kernel_summary(), timeline_->strings());
+  if (ops) op_model_->set(timeline_->op_summary(), timeline_->strings());
+  if (memcpys) memcpy_model_->set(timeline_->memcpy_summary());
+  // A running search covers the new tracks too.
+  if (highlight_source_ == HighlightSource::kSearch) onSearch(search_->pattern(), search_->regex());
+}
+
+void MainWindow::setFindings(const FindingsResult& f) {
+  findings_->model()->set(f.findings);
+  findings_->setStatus(q(f.status));
+}
+
+void MainWindow::failed(const QString& reason) {
+  progress_->hide();
+  status_->setText(QStringLiteral("Could not open: %1").arg(reason));
+  // Window-modal but not blocking: the viewer keeps running (and tests can find it).
+  auto* box = new QMessageBox(QMessageBox::Critical, QStringLiteral("Cannot open recording"), reason,
+                              QMessageBox::Ok, this);
+  box->setObjectName(QStringLiteral("openErrorDialog"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+  emit loadFailed(reason);
+}
+
+void MainWindow::setHighlight(HighlightSource source) {
+  highlight_source_ = highlight_.empty() ? HighlightSource::kNone : source;
+  view_->setHighlight(highlight_.empty() ? nullptr : &highlight_);
+}
+
+void MainWindow::onSelection() {
+  const EventRef& ref = view_->selected();
+  if (!timeline_) return;
+  if (!ref.valid()) {
+    if (view_->hasRangeSelection())
+      details_->showRange(*timeline_, view_->rangeStart(), view_->rangeEnd());
+    else
+      details_->clear();
+    if (highlight_source_ == HighlightSource::kOp) {
+      highlight_.clear();
+      setHighlight(HighlightSource::kNone);
+    }
+    return;
+  }
+  details_->showEventDetails(*timeline_, details_source_.get(), ref);
+  if (ref.event().kind == EventKind::kOp) {
+    // An op's kernels light up across the GPU rows.
+    highlight_.select_refs(timeline_->gpu_work_of_op(ref));
+    setHighlight(HighlightSource::kOp);
+  } else if (highlight_source_ == HighlightSource::kOp) {
+    highlight_.clear();
+    setHighlight(HighlightSource::kNone);
+  }
+}
+
+void MainWindow::onRange(qint64 a, qint64 b) {
+  if (!timeline_) return;
+  if (b > a)
+    details_->showRange(*timeline_, a, b);
+  else if (!view_->selected().valid())
+    details_->clear();
+}
+
+void MainWindow::onSearch(const QString& pattern, bool regex) {
+  if (!timeline_ || !timeline_->strings()) return;
+  if (pattern.isEmpty()) {
+    if (highlight_source_ == HighlightSource::kSearch) {
+      highlight_.clear();
+      setHighlight(HighlightSource::kNone);
+    }
+    search_->setResult(QString());
+    return;
+  }
+  QString error;
+  const std::vector<bool> mask = match_names(*timeline_->strings(), pattern, regex, &error);
+  if (!error.isEmpty()) {
+    search_->setResult(QStringLiteral("bad regex: ") + error);
+    return;
+  }
+  highlight_.select(*timeline_, [&mask](const Event& e) { return e.name < mask.size() && mask[e.name]; });
+  setHighlight(HighlightSource::kSearch);
+  search_->setResult(highlight_.empty() ? QStringLiteral("no match")
+                                        : QStringLiteral("%1 matches").arg(q(format_count(static_cast<int64_t>(highlight_.count())))));
+}
+
+void MainWindow::stepMatch(bool forward) {
+  if (highlight_.empty()) return;
+  const EventRef& cur = view_->selected();
+  const int64_t t = static_cast<int64_t>(forward ? view_->viewStart() : view_->viewEnd());
+  EventRef next = forward ? highlight_.next(cur, t) : highlight_.prev(cur, t);
+  if (!next.valid()) next = forward ? highlight_.next({}, INT64_MIN) : highlight_.prev({}, INT64_MAX);  // wrap
+  if (!next.valid()) return;
+  view_->select(next, true);
+  search_->setResult(QStringLiteral("%1 / %2").arg(highlight_.rank(next)).arg(highlight_.count()));
+}
+
+void MainWindow::activateSummary(EventKind kind, uint32_t name, int aux, const EventRef& longest) {
+  if (!timeline_) return;
+  highlight_.select(*timeline_, [&](const Event& e) {
+    return e.kind == kind && (aux >= 0 ? e.aux == aux : e.name == name);
+  });
+  setHighlight(HighlightSource::kTable);
+  if (longest.valid()) view_->select(longest, true);
+}
+
+void MainWindow::onFinding(int row) {
+  const FindingItem& f = findings_->model()->row(row);
+  if (f.evidence.empty()) return;
+  int64_t a = f.evidence.front().first, b = f.evidence.front().second;
+  const double pad = std::max(static_cast<double>(b - a) * 0.15, 1000.0);
+  view_->setRange(static_cast<double>(a) - pad, static_cast<double>(b) + pad);
+  view_->setRangeSelection(a, b);
+}
+
+}  // namespace gpuscope::gui

@@ -1,0 +1,63 @@
+#include "view/screenshot.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QPixmap>
+
+#include "view/main_window.h"
+#include "view/timeline_view.h"
+
+namespace gpuscope::gui {
+
+int take_screenshot(const ScreenshotOptions& o, QString* error) {
+  if (QFileInfo::exists(o.output) && !o.force) {
+    *error = o.output + QStringLiteral(": exists; pass --force to overwrite");
+    return 2;
+  }
+  if (!o.output.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive)) {
+    *error = o.output + QStringLiteral(": the screenshot must be a .png file");
+    return 2;
+  }
+  MainWindow w;
+  QString reason;
+  if (!w.openBlocking(o.input, &reason)) {
+    *error = reason;
+    return 2;
+  }
+  w.resize(o.size);
+  w.show();
+  QApplication::processEvents();  // lay out at the final size
+  TimelineView* view = w.timelineView();
+  if (o.has_range)
+    view->setRange(static_cast<double>(o.range_start), static_cast<double>(o.range_end));
+  else
+    view->fitAll();
+  QApplication::processEvents();
+  QImage image;
+  if (o.timeline_only) {
+    image = QImage(view->size(), QImage::Format_ARGB32_Premultiplied);
+    view->render(image);
+  } else {
+    image = w.grab().toImage();
+  }
+  // Write next to the target, then rename: no partial file on failure.
+  const QFileInfo out(o.output);
+  const QString tmp = out.absolutePath() + QStringLiteral("/.") + out.fileName() + QStringLiteral(".tmp.png");
+  if (!image.save(tmp, "PNG")) {
+    QFile::remove(tmp);
+    *error = o.output + QStringLiteral(": cannot write the image");
+    return 2;
+  }
+  QFile::remove(o.output);
+  if (!QFile::rename(tmp, o.output)) {
+    QFile::remove(tmp);
+    *error = o.output + QStringLiteral(": cannot write the image");
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace gpuscope::gui

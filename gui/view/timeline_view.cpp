@@ -1,0 +1,366 @@
+#include "view/timeline_view.h"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuscope::gui {
+namespace {
+
+constexpr double kMinSpanNs = 20;       // deepest zoom: 20 ns across the view
+constexpr double kWheelStep = 0.85;     // zoom per wheel notch
+constexpr double kKeyZoomStep = 0.80;   // W / S
+constexpr double kKeyPanFraction = 0.15;  // A / D, of the view width
+constexpr int kClickSlop = 4;           // px a press may move and still be a click
+
+}  // namespace
+
+TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+  setFocusPolicy(Qt::StrongFocus);
+  setMouseTracking(false);
+  setMinimumSize(400, 200);
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  vbar_ = new QScrollBar(Qt::Vertical, this);
+  vbar_->setCursor(Qt::ArrowCursor);
+  connect(vbar_, &QScrollBar::valueChanged, this, [this](int v) {
+    scroll_y_ = v;
+    update();
+  });
+}
+
+TimelineView::~TimelineView() = default;
+
+void TimelineView::setTimeline(const Timeline* timeline) {
+  timeline_ = timeline;
+  highlight_ = nullptr;
+  selected_ = {};
+  range_a_ = range_b_ = 0;
+  user_navigated_ = false;
+  collapsed_.clear();
+  scroll_y_ = 0;
+  elide_cache_.clear();
+  relayout();
+  fitAll();
+  user_navigated_ = false;
+}
+
+void TimelineView::timelineChanged() {
+  elide_cache_.clear();
+  relayout();
+  // Until the user moves, follow the data as it arrives.
+  if (!user_navigated_) {
+    fitAll();
+    user_navigated_ = false;
+  }
+  changed();
+}
+
+void TimelineView::relayout() {
+  rows_.clear();
+  int y = 0;
+  if (timeline_) {
+    const auto& groups = timeline_->groups();
+    collapsed_.resize(groups.size(), false);
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (groups[g].tracks.empty()) continue;
+      rows_.push_back({static_cast<int>(g), nullptr, y, kGroupHeight});
+      y += kGroupHeight;
+      if (collapsed_[g]) continue;
+      for (const Track* t : groups[g].tracks) {
+        int h = t->type == TrackType::kCounter
+                    ? kCounterHeight
+                    : std::max<int>(1, static_cast<int>(t->lanes.size())) * kLaneHeight;
+        h += 2 * kTrackPad;
+        rows_.push_back({static_cast<int>(g), t, y, h});
+        y += h;
+      }
+    }
+  }
+  content_height_ = y;
+  updateScrollBar();
+}
+
+int TimelineView::viewportHeight() const { return std::max(0, height() - kRulerHeight); }
+
+int TimelineView::timelineWidth() const {
+  return std::max(1, width() - kHeaderWidth - vbar_->sizeHint().width());
+}
+
+void TimelineView::updateScrollBar() {
+  int max = std::max(0, content_height_ - viewportHeight());
+  vbar_->setRange(0, max);
+  vbar_->setPageStep(std::max(1, viewportHeight()));
+  vbar_->setSingleStep(kLaneHeight);
+  scroll_y_ = std::clamp(scroll_y_, 0, max);
+  vbar_->setValue(scroll_y_);
+  const int w = vbar_->sizeHint().width();
+  vbar_->setGeometry(width() - w, kRulerHeight, w, viewportHeight());
+}
+
+void TimelineView::resizeEvent(QResizeEvent*) {
+  updateScrollBar();
+  clampView();
+}
+
+void TimelineView::changed() {
+  update();
+  emit viewChanged();
+}
+
+void TimelineView::clampView() {
+  if (!timeline_) return;
+  const double span_all = std::max<double>(static_cast<double>(timeline_->t_max() - timeline_->t_min()), kMinSpanNs);
+  const double w = timelineWidth();
+  ns_per_px_ = std::clamp(ns_per_px_, kMinSpanNs / w, 4 * span_all / w);
+  const double span = ns_per_px_ * w;
+  // Keep some of the recording on screen.
+  const double lo = static_cast<double>(timeline_->t_min()) - span * 0.9;
+  const double hi = static_cast<double>(timeline_->t_max()) - span * 0.1;
+  t0_ = std::clamp(t0_, lo, std::max(lo, hi));
+}
+
+void TimelineView::setRange(double t0, double t1) {
+  if (t1 <= t0) t1 = t0 + kMinSpanNs;
+  t0_ = t0;
+  ns_per_px_ = (t1 - t0) / timelineWidth();
+  clampView();
+  user_navigated_ = true;
+  changed();
+}
+
+void TimelineView::fitAll() {
+  if (!timeline_) return;
+  const double lo = static_cast<double>(timeline_->t_min());
+  const double hi = static_cast<double>(timeline_->t_max());
+  const double pad = std::max(1.0, (hi - lo) * 0.01);
+  setRange(lo - pad, hi + pad);
+}
+
+void TimelineView::zoomBy(double factor, double anchor_x) {
+  const double t_anchor = timeAt(anchor_x);
+  ns_per_px_ *= factor;
+  clampView();
+  t0_ = t_anchor - (anchor_x - kHeaderWidth) * ns_per_px_;
+  clampView();
+  user_navigated_ = true;
+  changed();
+}
+
+void TimelineView::panByPixels(double dx) {
+  t0_ += dx * ns_per_px_;
+  clampView();
+  user_navigated_ = true;
+  changed();
+}
+
+void TimelineView::zoomToSelection() {
+  double a, b;
+  if (hasRangeSelection()) {
+    a = static_cast<double>(range_a_);
+    b = static_cast<double>(range_b_);
+  } else if (selected_.valid()) {
+    a = static_cast<double>(selected_.event().start);
+    b = static_cast<double>(selected_.event().end);
+  } else {
+    return;
+  }
+  const double pad = std::max((b - a) * 0.1, kMinSpanNs);
+  setRange(a - pad, b + pad);
+}
+
+void TimelineView::select(const EventRef& ref, bool reveal) {
+  selected_ = ref;
+  if (ref.valid() && reveal) {
+    int row = rowOf(ref.track);
+    if (row < 0) {  // its group is collapsed
+      for (size_t g = 0; g < timeline_->groups().size(); ++g)
+        for (const Track* t : timeline_->groups()[g].tracks)
+          if (t == ref.track) collapsed_[g] = false;
+      relayout();
+      row = rowOf(ref.track);
+    }
+    if (row >= 0) {
+      const int lane_y = rows_[static_cast<size_t>(row)].y + kTrackPad + static_cast<int>(ref.lane) * kLaneHeight;
+      if (lane_y < scroll_y_ || lane_y + kLaneHeight > scroll_y_ + viewportHeight()) {
+        scroll_y_ = std::max(0, lane_y - viewportHeight() / 3);
+        updateScrollBar();
+      }
+    }
+    const Event& e = ref.event();
+    const double a = static_cast<double>(e.start), b = static_cast<double>(e.end);
+    // Show the event at about 60 % of the width, or centred if it is tiny.
+    const double span = std::max((b - a) / 0.6, std::min(viewEnd() - viewStart(), 1e6));
+    if (b - a > 0.8 * (viewEnd() - viewStart()) || a < viewStart() || b > viewEnd() ||
+        (b - a) / ns_per_px_ < 2)
+      setRange((a + b) / 2 - span / 2, (a + b) / 2 + span / 2);
+  }
+  update();
+  emit selectionChanged();
+}
+
+void TimelineView::setRangeSelection(int64_t a, int64_t b) {
+  range_a_ = std::min(a, b);
+  range_b_ = std::max(a, b);
+  update();
+  emit rangeChanged(range_a_, range_b_);
+}
+
+void TimelineView::clearRangeSelection() {
+  range_a_ = range_b_ = 0;
+  update();
+  emit rangeChanged(0, 0);
+}
+
+void TimelineView::setHighlight(const Highlight* h) {
+  highlight_ = h;
+  update();
+}
+
+void TimelineView::setGroupCollapsed(int group, bool collapsed) {
+  if (group < 0 || static_cast<size_t>(group) >= collapsed_.size()) return;
+  collapsed_[static_cast<size_t>(group)] = collapsed;
+  relayout();
+  update();
+}
+
+bool TimelineView::groupCollapsed(int group) const {
+  return group >= 0 && static_cast<size_t>(group) < collapsed_.size() &&
+         collapsed_[static_cast<size_t>(group)];
+}
+
+int TimelineView::rowAt(int y) const {
+  const int cy = y - kRulerHeight + scroll_y_;
+  if (y < kRulerHeight) return -1;
+  auto it = std::upper_bound(rows_.begin(), rows_.end(), cy, [](int v, const Row& r) { return v < r.y; });
+  if (it == rows_.begin()) return -1;
+  --it;
+  return cy < it->y + it->height ? static_cast<int>(it - rows_.begin()) : -1;
+}
+
+int TimelineView::rowOf(const Track* t) const {
+  for (size_t i = 0; i < rows_.size(); ++i)
+    if (rows_[i].track == t) return static_cast<int>(i);
+  return -1;
+}
+
+QPoint TimelineView::eventPosition(const EventRef& ref) const {
+  if (!ref.valid()) return {-1, -1};
+  int row = rowOf(ref.track);
+  if (row < 0) return {-1, -1};
+  const Event& e = ref.event();
+  const double mid = (static_cast<double>(e.start) + static_cast<double>(e.end)) / 2;
+  const int x = static_cast<int>(std::lround(std::clamp(xOf(mid), -1e6, 1e6)));
+  const int y = rows_[static_cast<size_t>(row)].y + kTrackPad + static_cast<int>(ref.lane) * kLaneHeight +
+                kLaneHeight / 2 - scroll_y_ + kRulerHeight;
+  if (x < kHeaderWidth || x >= kHeaderWidth + timelineWidth() || y < kRulerHeight || y >= height())
+    return {-1, -1};
+  return {x, y};
+}
+
+EventRef TimelineView::eventAt(const QPoint& pos) const {
+  if (pos.x() < kHeaderWidth) return {};
+  int r = rowAt(pos.y());
+  if (r < 0 || !rows_[static_cast<size_t>(r)].track) return {};
+  const Row& row = rows_[static_cast<size_t>(r)];
+  if (row.track->type != TrackType::kEvents) return {};
+  const int ly = pos.y() - kRulerHeight + scroll_y_ - row.y - kTrackPad;
+  if (ly < 0) return {};
+  const uint32_t lane = static_cast<uint32_t>(ly / kLaneHeight);
+  const int64_t t = static_cast<int64_t>(timeAt(pos.x()));
+  const int64_t slop = static_cast<int64_t>(3 * ns_per_px_);
+  return Timeline::hit(row.track, lane, t, slop);
+}
+
+void TimelineView::wheelEvent(QWheelEvent* e) {
+  const QPoint d = e->angleDelta();
+  if (e->modifiers() & Qt::ShiftModifier) {
+    vbar_->setValue(vbar_->value() - d.y());
+  } else if (d.y() != 0) {
+    zoomBy(std::pow(kWheelStep, d.y() / 120.0), e->position().x());
+  }
+  if (d.x() != 0) panByPixels(-d.x() / 2.0);
+  e->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;
+  setFocus(Qt::MouseFocusReason);
+  press_pos_ = last_pos_ = e->position().toPoint();
+  moved_ = false;
+  // Group headers toggle on click.
+  int r = rowAt(press_pos_.y());
+  if (r >= 0 && !rows_[static_cast<size_t>(r)].track && press_pos_.x() < kHeaderWidth) {
+    int g = rows_[static_cast<size_t>(r)].group;
+    setGroupCollapsed(g, !groupCollapsed(g));
+    drag_ = Drag::kNone;
+    return;
+  }
+  const bool range = press_pos_.y() < kRulerHeight || (e->modifiers() & Qt::ShiftModifier);
+  drag_ = range ? Drag::kRange : Drag::kPan;
+  press_t_ = timeAt(press_pos_.x());
+  if (range) setCursor(Qt::IBeamCursor);
+  else setCursor(Qt::ClosedHandCursor);
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* e) {
+  const QPoint pos = e->position().toPoint();
+  if ((pos - press_pos_).manhattanLength() > kClickSlop) moved_ = true;
+  if (drag_ == Drag::kPan) {
+    const QPoint d = pos - last_pos_;
+    t0_ -= d.x() * ns_per_px_;
+    clampView();
+    if (d.y() != 0) vbar_->setValue(vbar_->value() - d.y());
+    user_navigated_ = true;
+    changed();
+  } else if (drag_ == Drag::kRange && moved_) {
+    setRangeSelection(static_cast<int64_t>(press_t_), static_cast<int64_t>(timeAt(pos.x())));
+  }
+  last_pos_ = pos;
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;
+  unsetCursor();
+  const Drag was = drag_;
+  drag_ = Drag::kNone;
+  if (was == Drag::kNone || moved_) return;
+  // A click: select what is under the cursor (or nothing).
+  if (was == Drag::kRange) clearRangeSelection();
+  select(eventAt(e->position().toPoint()));
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* e) {
+  const QPoint cursor = mapFromGlobal(QCursor::pos());
+  const double anchor = rect().contains(cursor) && cursor.x() >= kHeaderWidth
+                            ? cursor.x()
+                            : kHeaderWidth + timelineWidth() / 2.0;
+  switch (e->key()) {
+    case Qt::Key_W: zoomBy(kKeyZoomStep, anchor); break;
+    case Qt::Key_S: zoomBy(1 / kKeyZoomStep, anchor); break;
+    case Qt::Key_A: panByPixels(-kKeyPanFraction * timelineWidth()); break;
+    case Qt::Key_D: panByPixels(kKeyPanFraction * timelineWidth()); break;
+    case Qt::Key_F: zoomToSelection(); break;
+    case Qt::Key_0:
+    case Qt::Key_Home: fitAll(); break;
+    case Qt::Key_Escape:
+      clearRangeSelection();
+      select({});
+      break;
+    default: QWidget::keyPressEvent(e); return;
+  }
+  e->accept();
+}
+
+void TimelineView::paintEvent(QPaintEvent*) {
+  if (canvas_.size() != size()) canvas_ = QImage(size(), QImage::Format_ARGB32_Premultiplied);
+  render(canvas_);
+  QPainter p(this);
+  p.drawImage(0, 0, canvas_);
+}
+
+}  // namespace gpuscope::gui

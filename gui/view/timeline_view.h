@@ -1,0 +1,153 @@
+// The timeline: a ruler, then per group (GPU, process) its tracks, each with
+// lanes of events or a counter plot. Paints only the visible rows, and for
+// lanes with more than about one event per pixel paints the level-of-detail
+// columns instead of events. Navigation as in Perfetto: wheel zooms at the
+// cursor, drag pans, W/S zoom, A/D pan; Shift+drag or a drag on the ruler
+// selects a time range.
+#pragma once
+
+#include <QImage>
+#include <QWidget>
+
+#include <unordered_map>
+#include <vector>
+
+#include "model/highlight.h"
+#include "model/timeline.h"
+
+class QFontMetrics;
+class QPainter;
+class QScrollBar;
+
+namespace gpuscope::gui {
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+ public:
+  static constexpr int kHeaderWidth = 210;
+  static constexpr int kRulerHeight = 28;
+  static constexpr int kGroupHeight = 22;
+  static constexpr int kLaneHeight = 17;
+  static constexpr int kCounterHeight = 40;
+  static constexpr int kTrackPad = 3;
+
+  explicit TimelineView(QWidget* parent = nullptr);
+  ~TimelineView() override;
+
+  // The view keeps a pointer; call timelineChanged() after the timeline grows.
+  void setTimeline(const Timeline* timeline);
+  void timelineChanged();
+
+  // Visible time window, ns since origin.
+  double viewStart() const { return t0_; }
+  double viewEnd() const { return t0_ + ns_per_px_ * timelineWidth(); }
+  double nsPerPixel() const { return ns_per_px_; }
+  void setRange(double t0, double t1);
+  void fitAll();
+  void zoomBy(double factor, double anchor_x);  // factor < 1 zooms in
+  void panByPixels(double dx);
+  void zoomToSelection();
+  bool userNavigated() const { return user_navigated_; }
+
+  void select(const EventRef& ref, bool reveal = false);
+  const EventRef& selected() const { return selected_; }
+  void setRangeSelection(int64_t a, int64_t b);
+  void clearRangeSelection();
+  bool hasRangeSelection() const { return range_a_ < range_b_; }
+  int64_t rangeStart() const { return range_a_; }
+  int64_t rangeEnd() const { return range_b_; }
+
+  // Events drawn bright over a dimmed timeline; nullptr clears. Not owned.
+  void setHighlight(const Highlight* h);
+
+  void setGroupCollapsed(int group, bool collapsed);
+  bool groupCollapsed(int group) const;
+
+  // Widget position of the middle of an event, or (-1, -1) when not on screen.
+  QPoint eventPosition(const EventRef& ref) const;
+  EventRef eventAt(const QPoint& pos) const;
+  int timelineWidth() const;
+  double xOf(double t) const { return kHeaderWidth + (t - t0_) / ns_per_px_; }
+  double timeAt(double x) const { return t0_ + (x - kHeaderWidth) * ns_per_px_; }
+
+  // Renders the whole widget as it would paint into `image` (sized like the
+  // widget); used by paintEvent, --screenshot and the benchmark.
+  void render(QImage& image);
+
+ signals:
+  void selectionChanged();
+  void rangeChanged(qint64 start, qint64 end);
+  void viewChanged();
+
+ protected:
+  void paintEvent(QPaintEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+  void wheelEvent(QWheelEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
+
+ private:
+  struct Row {
+    int group = -1;
+    const Track* track = nullptr;  // null: the group's header
+    int y = 0, height = 0;         // in content coordinates (before scrolling)
+  };
+  void relayout();
+  void clampView();
+  void updateScrollBar();
+  int rowAt(int y) const;  // index into rows_, -1 if none
+  int rowOf(const Track* t) const;
+  int viewportHeight() const;
+  void changed();  // repaint + viewChanged
+
+  // Painting (timeline_paint.cpp).
+  struct Box {  // an event wide enough to draw as a box
+    double x0, x1;
+    int y, h;
+    QRgb color;
+    uint32_t name;
+    bool outline;
+  };
+  void paintLanes(QImage& img);
+  void paintLane(QImage& img, const Track* track, uint32_t lane, int y, QRgb bg);
+  void paintCounter(QImage& img, const Track* track, int y, int h);
+  void writeLine(QImage& img, int y, int rows, const std::vector<QRgb>& line);
+  void paintBoxes(QPainter& p);
+  void paintHeaders(QPainter& p, int width, int height);
+  void paintRuler(QPainter& p, int width);
+  void paintOverlays(QPainter& p, int width, int height);
+  void paintArrow(QPainter& p, const EventRef& from, const EventRef& to);
+  const QString& elided(uint32_t name, int width, const QFontMetrics& fm);
+
+  const Timeline* timeline_ = nullptr;
+  const Highlight* highlight_ = nullptr;
+  std::vector<Row> rows_;
+  std::vector<bool> collapsed_;
+  int content_height_ = 0;
+  int scroll_y_ = 0;
+  QScrollBar* vbar_ = nullptr;
+
+  double t0_ = 0, ns_per_px_ = 1e6;
+  bool user_navigated_ = false;
+  EventRef selected_;
+  int64_t range_a_ = 0, range_b_ = 0;
+
+  enum class Drag { kNone, kPan, kRange };
+  Drag drag_ = Drag::kNone;
+  QPoint press_pos_, last_pos_;
+  double press_t_ = 0;
+  bool moved_ = false;
+
+  QImage canvas_;
+  std::unordered_map<uint64_t, QString> elide_cache_;
+  // Scratch for the level-of-detail walk, reused across lanes and frames.
+  ColumnAccum accum_;
+  std::vector<uint32_t> wide_;
+  std::vector<QRgb> line_;
+  std::vector<double> lo_, hi_;
+  std::vector<Box> boxes_;
+};
+
+}  // namespace gpuscope::gui
