@@ -1,0 +1,32 @@
+// The caching allocator's events, through the hook torch.profiler uses:
+// allocators call c10::reportMemoryUsageToProfiler (and, on CUDA
+// out-of-memory, reportOutOfMemoryToProfiler), which forward to the
+// MemoryReportingInfoBase found in the thread's PROFILER_STATE debug info.
+// Ours sits there only while a top-level op runs: torch.profiler refuses to
+// start on a thread whose slot is taken, and users start it between ops.
+// So allocations (which happen inside ops) are all seen, and frees done
+// outside any op (Python dropping its last reference) are not.
+#pragma once
+
+#include <c10/util/ThreadLocalDebugInfo.h>
+
+#include <memory>
+
+namespace gpuscope::torch_plugin {
+
+// Reads GPUSCOPE_TORCH_MEMORY (0 turns the hook off) and
+// GPUSCOPE_TORCH_CPU_MEMORY (1 also asks the CPU allocator to report).
+void memory_reporter_init();
+
+// What a top-level op's start changed, for its end to undo.
+struct MemoryScope {
+  std::shared_ptr<c10::ThreadLocalDebugInfo> saved;
+  bool pushed = false;
+};
+
+// At the start of a top-level op: installs the reporter on this thread unless
+// the slot is taken (torch.profiler recording). At its end: restores.
+void memory_reporter_enter(MemoryScope& scope);
+void memory_reporter_exit(MemoryScope& scope);
+
+}  // namespace gpuscope::torch_plugin

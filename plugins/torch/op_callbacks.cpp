@@ -1,0 +1,235 @@
+#include "op_callbacks.h"
+
+#include <ATen/record_function.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "host.h"
+#include "input_format.h"
+#include "memory_reporter.h"
+#include "range_names.h"
+
+namespace gpuscope::torch_plugin {
+namespace {
+
+constexpr uint32_t kArenaBytes = 64 * 1024;
+constexpr uint32_t kMaxShapesBytes = 2048;
+constexpr uint32_t kMaxDtypesBytes = 1024;
+constexpr uint32_t kMinTextBytes = 128;
+constexpr int kExternalIdThreadShift = 40;  // 2^40 ops per thread before ids could repeat
+
+struct OpFrame {
+  const at::RecordFunction* fn;
+  uint64_t start;
+  uint64_t external_id;  // 0 when none was pushed
+  uint32_t text_offset;  // shapes then dtypes, in the thread's arena
+  uint32_t shapes_len;
+  uint32_t dtypes_len;
+  bool backward;
+};
+
+struct RangeFrame {
+  const at::RecordFunction* fn;
+  uint64_t start;
+  RangeInfo info;
+  bool nested_optimizer_step;
+};
+
+struct ThreadState {
+  std::vector<OpFrame> ops;
+  std::vector<RangeFrame> ranges;
+  std::unique_ptr<char[]> arena{new char[kArenaBytes]};
+  uint32_t arena_used = 0;
+  uint64_t external_id_base = 0;
+  uint64_t external_id_next = 0;
+  uint32_t optimizer_steps_open = 0;
+  MemoryScope memory;  // the allocator hook, installed for the top-level op
+};
+
+std::atomic<uint64_t> g_thread_count{0};
+CallbackOptions g_options;
+StepTracker* g_tracker = nullptr;
+
+void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
+  if (const gpuscope_host_api* h = host(); h && h->enabled()) h->emit_step(start, end, number, source);
+}
+
+// Thread states live on the heap behind a trivially destructible pointer; a
+// thread_local reaper frees them at thread exit, after which callbacks on
+// that thread (from other libraries' thread-exit code) do nothing.
+thread_local ThreadState* t_state = nullptr;
+thread_local bool t_reaped = false;
+struct Reaper {
+  ~Reaper() {
+    delete t_state;
+    t_state = nullptr;
+    t_reaped = true;
+  }
+  void arm() {}
+};
+thread_local Reaper t_reaper;
+
+ThreadState* state() {
+  if (t_state || t_reaped) return t_state;
+  t_state = new ThreadState;
+  t_state->ops.reserve(64);
+  t_state->ranges.reserve(16);
+  t_state->external_id_base = (g_thread_count.fetch_add(1) + 1) << kExternalIdThreadShift;
+  t_reaper.arm();
+  return t_state;
+}
+
+void start_range(ThreadState& ts, const at::RecordFunction& fn, const char* name, uint64_t now) {
+  RangeFrame frame{&fn, now, classify_range(name), false};
+  if (frame.info.kind == RangeKind::kOptimizerStep) frame.nested_optimizer_step = ts.optimizer_steps_open++ > 0;
+  ts.ranges.push_back(frame);
+  g_tracker->note_activity(now);
+}
+
+void end_range(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
+  // Python's record_function opens and closes ranges from inside helper ops,
+  // so ranges are kept apart from ops and matched by their RecordFunction.
+  for (size_t i = ts.ranges.size(); i-- > 0;) {
+    if (ts.ranges[i].fn != &fn) continue;
+    RangeFrame frame = ts.ranges[i];
+    ts.ranges.erase(ts.ranges.begin() + static_cast<std::ptrdiff_t>(i));
+    if (frame.info.kind == RangeKind::kOptimizerStep && ts.optimizer_steps_open) --ts.optimizer_steps_open;
+    const char* name = fn.name();
+    host()->emit_range(frame.start, end, range_source(frame.info.kind), static_cast<uint32_t>(i), name,
+                       static_cast<uint32_t>(std::strlen(name)));
+    g_tracker->on_range_end(classify_range(name), frame.start, end, frame.nested_optimizer_step);
+    return;
+  }
+}
+
+void start_op(ThreadState& ts, const at::RecordFunction& fn, const char* name, at::RecordScope scope) {
+  const gpuscope_host_api* h = host();
+  OpFrame frame{};
+  frame.fn = &fn;
+  frame.backward = scope == at::RecordScope::BACKWARD_FUNCTION || (!ts.ops.empty() && ts.ops.back().backward) ||
+                   is_engine_backward(name);
+  if (ts.ops.empty()) memory_reporter_enter(ts.memory);
+  frame.text_offset = ts.arena_used;
+  uint32_t room = kArenaBytes - ts.arena_used;
+  if (g_options.shapes && fn.needsInputs() && room >= 2 * kMinTextBytes) {
+    char* text = ts.arena.get() + ts.arena_used;
+    uint32_t shapes_cap = std::min(kMaxShapesBytes, room / 2);
+    uint32_t dtypes_cap = std::min(kMaxDtypesBytes, room - shapes_cap);
+    FormattedInputs f = format_inputs(fn.inputs(), text, shapes_cap, text + shapes_cap, dtypes_cap);
+    // Close the gap so the arena holds shapes then dtypes back to back.
+    std::memmove(text + f.shapes_len, text + shapes_cap, f.dtypes_len);
+    frame.shapes_len = f.shapes_len;
+    frame.dtypes_len = f.dtypes_len;
+    ts.arena_used += f.shapes_len + f.dtypes_len;
+  }
+  if (g_options.external_ids) {
+    frame.external_id = ts.external_id_base | (++ts.external_id_next & ((uint64_t{1} << kExternalIdThreadShift) - 1));
+    h->push_external_id(frame.external_id);
+  }
+  frame.start = h->now_ns();
+  if (ts.ops.empty()) g_tracker->note_activity(frame.start);
+  if (scope == at::RecordScope::BACKWARD_FUNCTION) g_tracker->on_backward_op_start(fn.seqNr(), frame.start);
+  ts.ops.push_back(frame);
+}
+
+void end_op(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
+  size_t i = ts.ops.size();
+  while (i > 0 && ts.ops[i - 1].fn != &fn) --i;
+  if (i == 0) return;  // started before the plugin loaded, or on another thread
+  const OpFrame& frame = ts.ops[i - 1];
+  const gpuscope_host_api* h = host();
+  if (frame.external_id) h->pop_external_id();
+  at::RecordScope scope = fn.scope();
+  const char* name = fn.name();
+  const char* text = ts.arena.get() + frame.text_offset;
+  gpuscope_op op{};
+  op.start_ns = frame.start;
+  op.end_ns = end;
+  op.seq_nr = fn.seqNr();
+  op.external_id = frame.external_id;
+  op.depth = static_cast<uint32_t>(i - 1);
+  op.scope = static_cast<uint16_t>(scope);
+  op.backward = frame.backward ? 1 : 0;
+  op.name = name;
+  op.name_len = static_cast<uint32_t>(std::strlen(name));
+  if (frame.shapes_len) {
+    op.shapes = text;
+    op.shapes_len = frame.shapes_len;
+    op.dtypes = text + frame.shapes_len;
+    op.dtypes_len = frame.dtypes_len;
+  }
+  h->emit_op(&op);
+  if (scope == at::RecordScope::BACKWARD_FUNCTION) g_tracker->on_backward_op_end(end);
+  // Frames above this one never ended (an op left by an exception torch
+  // swallowed): drop them with it.
+  ts.arena_used = frame.text_offset;
+  ts.ops.resize(i - 1);
+  if (ts.ops.empty()) memory_reporter_exit(ts.memory);
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  const gpuscope_host_api* h = host();
+  if (!h->enabled()) return nullptr;  // forked DataLoader workers, or after exit
+  try {
+    ThreadState* ts = state();
+    if (!ts) return nullptr;
+    at::RecordScope scope = fn.scope();
+    const char* name = fn.name();
+    if (!name) return nullptr;
+    if (scope == at::RecordScope::USER_SCOPE) {
+      start_range(*ts, fn, name, h->now_ns());
+    } else if (!is_record_function_plumbing(name)) {
+      start_op(*ts, fn, name, scope);
+    }
+  } catch (...) {
+    // Never let an exception reach torch: it would log it on the job's stderr.
+  }
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  const gpuscope_host_api* h = host();
+  if (!h->enabled()) return;
+  try {
+    uint64_t end = h->now_ns();
+    ThreadState* ts = t_state;
+    if (!ts) return;
+    if (fn.scope() == at::RecordScope::USER_SCOPE) {
+      if (!ts->ranges.empty()) end_range(*ts, fn, end);
+    } else if (!ts->ops.empty()) {
+      end_op(*ts, fn, end);
+    }
+  } catch (...) {
+  }
+}
+
+}  // namespace
+
+StepTracker& step_tracker() {
+  static StepTracker tracker(emit_step);
+  return tracker;
+}
+
+bool register_callbacks(const CallbackOptions& options, std::string& why) {
+  g_options = options;
+  g_tracker = &step_tracker();
+  try {
+    // Dtype tags, build features and the mobile interpreter are not ops of
+    // the training job; everything else is.
+    at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
+                              .needsInputs(options.shapes)
+                              .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                                       at::RecordScope::TORCHSCRIPT_FUNCTION, at::RecordScope::CUSTOM_CLASS,
+                                       at::RecordScope::USER_SCOPE, at::RecordScope::STATIC_RUNTIME_OP,
+                                       at::RecordScope::STATIC_RUNTIME_MODEL}));
+  } catch (const std::exception& e) {
+    why = std::string("at::addGlobalCallback failed: ") + e.what();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace gpuscope::torch_plugin

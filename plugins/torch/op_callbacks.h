@@ -1,0 +1,23 @@
+// The RecordFunction global callbacks: every op, autograd function and
+// annotation range of the process passes through them. Per-thread stacks pair
+// starts with ends; an op is emitted when it ends, with the shapes and dtypes
+// captured at its start.
+#pragma once
+
+#include <string>
+
+#include "step_tracker.h"
+
+namespace gpuscope::torch_plugin {
+
+struct CallbackOptions {
+  bool shapes = true;        // box op inputs to record shapes and dtypes
+  bool external_ids = false; // push CUPTI external correlation ids around ops
+};
+
+// Adds the global callbacks; false with `why` when torch refused.
+bool register_callbacks(const CallbackOptions& options, std::string& why);
+
+StepTracker& step_tracker();
+
+}  // namespace gpuscope::torch_plugin

@@ -1,0 +1,123 @@
+// libgpuscope_torch.so's entry points. The collector loads it once libtorch is
+// in the process and calls gpuscope_plugin_init from its watcher thread.
+#include <dlfcn.h>
+
+#include <torch/csrc/api/include/torch/version.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "build_info.h"
+#include "gpuscope/plugin.h"
+#include "host.h"
+#include "memory_reporter.h"
+#include "op_callbacks.h"
+
+// Exported by libtorch_cpu (it backs torch.__config__.show()) but declared in
+// no installed header. Weak, so a libtorch without it still loads the plugin.
+namespace caffe2 {
+const std::map<std::string, std::string>& GetBuildOptions() __attribute__((weak));
+}
+
+#ifndef GPUSCOPE_TORCH_BUILT_FOR
+#define GPUSCOPE_TORCH_BUILT_FOR TORCH_VERSION
+#endif
+
+namespace gpuscope::torch_plugin {
+namespace {
+
+const gpuscope_host_api* g_host = nullptr;
+std::atomic<bool> g_finished{false};
+
+bool env_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, "0") == 0;
+}
+
+// Only a CUDA build of torch launches GPU work; its CUDA library is loaded
+// together with libtorch_cpu, so it is there by the time we are.
+bool torch_cuda_loaded() {
+  for (const char* lib : {"libtorch_cuda.so", "libtorch_hip.so"}) {
+    if (void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD)) {
+      dlclose(h);
+      return true;
+    }
+  }
+  return false;
+}
+
+void finish() {
+  if (g_finished.exchange(true)) return;
+  if (!g_host || !g_host->enabled()) return;
+  // exit() runs thread_local destructors before atexit handlers, so the
+  // calling thread's record buffer is already retired: write the last step
+  // from a short-lived thread of its own.
+  try {
+    std::thread([] { step_tracker().finish(); }).join();
+  } catch (...) {
+  }
+}
+
+int init(const gpuscope_host_api* h) {
+  if (!h || h->abi_version != GPUSCOPE_PLUGIN_ABI_VERSION || h->size < sizeof(gpuscope_host_api)) {
+    if (h && h->emit_message)
+      h->emit_message(GPUSCOPE_ERROR, "libgpuscope_torch.so: the collector speaks another plugin ABI version");
+    return 1;
+  }
+  g_host = h;
+  set_host(h);
+
+  TorchBuild build;
+  if (caffe2::GetBuildOptions) build = torch_build_from_options(caffe2::GetBuildOptions());
+  const char* built_for = GPUSCOPE_TORCH_BUILT_FOR;
+  if (build.known && !same_torch_release(built_for, build.version)) {
+    h->emit_message(GPUSCOPE_ERROR, version_mismatch_message(built_for, build.version).c_str());
+    return 1;
+  }
+  h->set_meta("torch_version", build.known ? build.version.c_str() : built_for);
+  h->set_meta("torch_cuda_version", build.cuda_version.empty() ? "none" : build.cuda_version.c_str());
+  h->set_meta("torch_git_version", build.git_version.empty() ? "unknown" : build.git_version.c_str());
+  h->set_meta("torch_build", build.summary.c_str());
+  h->set_meta("torch_plugin_built_for", built_for);
+
+  memory_reporter_init();
+  CallbackOptions options;
+  options.shapes = !env_off("GPUSCOPE_TORCH_SHAPES");
+  options.external_ids = h->trace_enabled("cuda") && torch_cuda_loaded();
+  std::string why;
+  if (!register_callbacks(options, why)) {
+    h->emit_message(GPUSCOPE_ERROR, ("libgpuscope_torch.so: " + why).c_str());
+    return 1;
+  }
+  // Registered after the collector's own exit hook, so it runs first and the
+  // last step reaches the database before the writer stops.
+  std::atexit(finish);
+  return 0;
+}
+
+}  // namespace
+
+const gpuscope_host_api* host() { return g_host; }
+void set_host(const gpuscope_host_api* h) { g_host = h; }
+
+}  // namespace gpuscope::torch_plugin
+
+extern "C" __attribute__((visibility("default"))) int gpuscope_plugin_init(const gpuscope_host_api* host) {
+  try {
+    return gpuscope::torch_plugin::init(host);
+  } catch (const std::exception& e) {
+    if (host && host->emit_message)
+      host->emit_message(GPUSCOPE_ERROR, (std::string("libgpuscope_torch.so: ") + e.what()).c_str());
+  } catch (...) {
+  }
+  return 1;
+}
+
+extern "C" __attribute__((visibility("default"))) void gpuscope_plugin_shutdown(void) {
+  gpuscope::torch_plugin::finish();
+}

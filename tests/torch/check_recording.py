@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Records one sample under `gpuscope record` with the torch plugin and checks
+the database with SQL. One case per CTest test:
+
+  check_recording.py CASE --gpuscope BIN --python PY --samples DIR --trainer BIN --mismatch-plugin SO
+
+Prints one line per check and exits 1 on any failure."""
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+ap = argparse.ArgumentParser()
+ap.add_argument("case")
+ap.add_argument("--gpuscope", required=True)
+ap.add_argument("--python", required=True)
+ap.add_argument("--samples", required=True)
+ap.add_argument("--trainer", required=True)
+ap.add_argument("--mismatch-plugin", required=True)
+args = ap.parse_args()
+TMP = tempfile.mkdtemp(prefix="gpuscope_torch_test_")
+TORCH_SAMPLES = os.path.join(args.samples, "torch")
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def record(name, command, env=None, trace=None, timeout=90):
+    """Runs `gpuscope record -o TMP/name.db -- command`; returns (result, db)."""
+    db = os.path.join(TMP, name + ".db")
+    argv = [args.gpuscope, "record", "-o", db]
+    if trace:
+        argv += ["--trace", trace]
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    try:
+        result = subprocess.run(argv + ["--"] + command, capture_output=True, text=True, timeout=timeout,
+                                env=full_env, cwd=TMP)
+    except subprocess.TimeoutExpired:
+        check(False, "%s finished within %d s (no hang)" % (name, timeout))
+        raise SystemExit(1)
+    if result.returncode != 0:
+        sys.stdout.write(result.stdout[-3000:])
+        sys.stdout.write(result.stderr[-3000:])
+    return result, db
+
+
+def q(db, sql, *params):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def q1(db, sql, *params):
+    rows = q(db, sql, *params)
+    return rows[0][0] if rows else None
+
+
+def op_rows(db, name):
+    return q(db, """SELECT sh.value, dt.value FROM op o JOIN string n ON n.id = o.name_id
+                    LEFT JOIN string sh ON sh.id = o.shapes_id LEFT JOIN string dt ON dt.id = o.dtypes_id
+                    WHERE n.value = ?""", name)
+
+
+def train_mlp(workers, extra=()):
+    return [args.python, os.path.join(TORCH_SAMPLES, "train_mlp.py"), "--device", "cpu", "--steps", "20",
+            "--warmup", "0", "--batch", str(BATCH), "--sleep-ms", str(SLEEP_MS), "--workers", str(workers)] + list(extra)
+
+
+# train_mlp.py: its Dataset sleeps --sleep-ms per item and each step fetches one
+# batch, so the DataLoader waits STEPS * BATCH * SLEEP_MS in all.
+STEPS, BATCH, SLEEP_MS = 20, 16, 5
+
+
+def common_training_checks(db, loader_iter):
+    steps = q(db, "SELECT number, source FROM step ORDER BY number")
+    check(len(steps) == STEPS, "%d steps found (got %d)" % (STEPS, len(steps)))
+    check([n for n, _ in steps] == list(range(len(steps))), "steps numbered from 0 without gaps")
+    check({s for _, s in steps} == {2}, "steps come from optimizer steps (source 2)")
+    loader = q(db, """SELECT n.value, r.end - r.start FROM range r JOIN string n ON n.id = r.name_id
+                      WHERE r.source = 3""")
+    check(len(loader) == STEPS, "%d DataLoader ranges (got %d)" % (STEPS, len(loader)))
+    check(all(loader_iter in name for name, _ in loader), "DataLoader ranges name %s" % loader_iter)
+    optimizer = dict(q(db, """SELECT n.value, count(*) FROM range r JOIN string n ON n.id = r.name_id
+                              WHERE r.source = 4 GROUP BY n.value"""))
+    check(optimizer.get("Optimizer.step#Adam.step") == STEPS, "one Optimizer.step range per step: %s" % optimizer)
+    check(optimizer.get("Optimizer.zero_grad#Adam.zero_grad") == STEPS, "one zero_grad range per step")
+    # Every step holds exactly one DataLoader wait.
+    per_step = q(db, """SELECT count(r.id) FROM step s LEFT JOIN range r
+                        ON r.source = 3 AND r.pid = s.pid AND r.start >= s.start AND r.end <= s.end
+                        GROUP BY s.id""")
+    check(per_step and all(c == 1 for (c,) in per_step), "each step contains one DataLoader wait")
+    return loader
+
+
+@case
+def dataloader_workers0():
+    result, db = record("workers0", train_mlp(0))
+    check(result.returncode == 0, "train_mlp.py --workers 0 exits 0 (got %d)" % result.returncode)
+    check("GPUSCOPE_SAMPLE" in result.stdout, "the job's stdout passes through")
+    loader = common_training_checks(db, "_SingleProcessDataLoaderIter.__next__")
+    injected_ns = STEPS * BATCH * SLEEP_MS * 1e6
+    total_ns = sum(d for _, d in loader)
+    check(abs(total_ns - injected_ns) <= 0.10 * injected_ns,
+          "DataLoader time %.1f ms within 10%% of the %.1f ms slept" % (total_ns / 1e6, injected_ns / 1e6))
+    linear = op_rows(db, "aten::linear")
+    addmm = op_rows(db, "aten::addmm")
+    check(len(linear) == 4 * STEPS, "aten::linear: 4 layers x %d steps (got %d)" % (STEPS, len(linear)))
+    check(len(addmm) == 4 * STEPS, "aten::addmm: 4 layers x %d steps (got %d)" % (STEPS, len(addmm)))
+    first_layer = "[[%d,256],[512,256],[512]]" % BATCH
+    check((first_layer, '["float","float","float"]') in linear,
+          "aten::linear of the first layer has shapes %s and float dtypes" % first_layer)
+    check(all(s and d and json.loads(s) and json.loads(d) for s, d in linear + addmm),
+          "every linear/addmm has shapes and dtypes as JSON")
+    check(any(json.loads(s)[1] == [BATCH, 256] and json.loads(d)[:3] == ["float"] * 3 for s, d in addmm),
+          "aten::addmm of the first layer takes the [%d,256] batch as float" % BATCH)
+    backward = q1(db, "SELECT count(*) FROM op WHERE backward = 1")
+    bwd_nodes = q1(db, """SELECT count(*) FROM op o JOIN string n ON n.id = o.name_id
+                          WHERE n.value = 'AddmmBackward0' AND o.backward = 1 AND o.seq_nr IS NOT NULL""")
+    check(backward > 0 and bwd_nodes == 4 * STEPS, "backward ops flagged, AddmmBackward0 with sequence numbers")
+    fwd_seq = q1(db, """SELECT count(*) FROM op o JOIN string n ON n.id = o.name_id
+                        WHERE n.value = 'aten::linear' AND o.backward = 0 AND o.seq_nr IS NOT NULL""")
+    check(fwd_seq == 4 * STEPS, "forward aten::linear ops carry sequence numbers")
+    plumbing = q1(db, """SELECT count(*) FROM op o JOIN string n ON n.id = o.name_id
+                         WHERE n.value LIKE 'profiler::_record_function%'""")
+    check(plumbing == 0, "record_function helper ops are left out")
+    depth_ok = q1(db, "SELECT count(*) FROM op WHERE depth > 0") > 0 and q1(db, "SELECT min(depth) FROM op") == 0
+    check(depth_ok, "op nesting depth recorded")
+    meta = dict(q(db, "SELECT key, value FROM meta"))
+    check(meta.get("torch_version", "")[:1].isdigit(), "meta torch_version = %s" % meta.get("torch_version"))
+    check("torch_build" in meta and "torch_cuda_version" in meta and "torch_git_version" in meta,
+          "meta torch_build, torch_cuda_version, torch_git_version present")
+    check(q1(db, "SELECT value FROM collector_stat WHERE key = 'dropped_cpu_records'") == 0, "no record dropped")
+    check(q1(db, "SELECT count(*) FROM message WHERE severity >= 2") == 0, "no warnings stored")
+
+
+@case
+def dataloader_workers2():
+    result, db = record("workers2", train_mlp(2), timeout=60)
+    check(result.returncode == 0, "train_mlp.py --workers 2 (fork) exits 0 without hang (got %d)" % result.returncode)
+    common_training_checks(db, "_MultiProcessingDataLoaderIter.__next__")
+    check(q1(db, "SELECT count(*) FROM process") == 1, "forked workers do not record")
+    check(len(op_rows(db, "aten::addmm")) == 4 * STEPS, "the trainer's ops are all there")
+
+
+@case
+def torchrun_gloo():
+    # --redirects/--tee 1: Debian's torch 1.13 under Python 3.11 cannot parse
+    # the default "0" (an IntFlag change); 1 works with every version.
+    command = [args.python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+               "--redirects", "1", "--tee", "1", os.path.join(TORCH_SAMPLES, "ddp_gloo.py"), "--device", "cpu"]
+    result, db = record("torchrun", command, timeout=100)
+    check(result.returncode == 0, "torchrun job exits 0 (got %d)" % result.returncode)
+    ranks = q(db, """SELECT p.rank, p.world_size, (SELECT count(*) FROM op o WHERE o.pid = p.pid),
+                            (SELECT count(*) FROM step s WHERE s.pid = p.pid)
+                     FROM process p WHERE p.rank IS NOT NULL ORDER BY p.rank""")
+    check([r[0] for r in ranks] == [0, 1], "one database holds rank 0 and rank 1: %s" % ranks)
+    check(all(r[1] == 2 for r in ranks), "both tagged with world size 2")
+    check(all(r[2] > 0 for r in ranks), "both ranks have ops")
+    check(all(r[3] == 7 for r in ranks), "both ranks have 7 steps (2 warmup + 5)")
+
+
+@case
+def libtorch_trainer():
+    result, db = record("trainer", [args.trainer, "--steps", "10", "--device", "cpu"])
+    check(result.returncode == 0, "libtorch_trainer exits 0 (got %d)" % result.returncode)
+    check(q1(db, "SELECT count(*) FROM op") > 0, "ops recorded in a process without Python")
+    check(len(op_rows(db, "aten::addmm")) >= 3 * 8, "aten::addmm recorded")
+    steps = q(db, "SELECT number, source FROM step ORDER BY number")
+    # No optimizer or profiler markers in C++: backward passes close the steps.
+    check(len(steps) >= 8, "steps found from backward passes (%d of 10)" % len(steps))
+    check([n for n, _ in steps] == list(range(len(steps))), "steps numbered from 0 without gaps")
+
+
+@case
+def trace_without_torch():
+    result, db = record("notorch", train_mlp(0, ["--steps", "2"]), trace="cuda,nvtx")
+    check(result.returncode == 0, "job exits 0")
+    check(q1(db, "SELECT count(*) FROM op") == 0, "--trace without torch: no ops")
+    check(q1(db, "SELECT count(*) FROM meta WHERE key = 'torch_version'") == 0, "--trace without torch: plugin not loaded")
+
+
+@case
+def version_mismatch():
+    result, db = record("mismatch", train_mlp(0, ["--steps", "2"]),
+                        env={"GPUSCOPE_TORCH_PLUGIN": args.mismatch_plugin})
+    check(result.returncode == 0, "the job runs on (exit 0, got %d)" % result.returncode)
+    check("GPUSCOPE_SAMPLE" in result.stdout, "the job finished")
+    said = [l for l in result.stderr.splitlines() if l.startswith("gpuscope:") and "torch" in l and "load" in l]
+    check(len(said) == 1 and "built for torch 0.0.1" in said[0], "one line says why: %s" % said)
+    check(q1(db, "SELECT count(*) FROM op") == 0, "recorded without the plugin")
+    check(q1(db, "SELECT count(*) FROM message WHERE text LIKE '%built for torch 0.0.1%'") == 1,
+          "the reason is stored in message")
+
+
+@case
+def cpu_memory():
+    result, db = record("memory", train_mlp(0, ["--steps", "3", "--sleep-ms", "0"]),
+                        env={"GPUSCOPE_TORCH_CPU_MEMORY": "1"})
+    check(result.returncode == 0, "job exits 0")
+    rows = q(db, """SELECT op, count(*), min(bytes), max(total_allocated), min(device), max(device)
+                    FROM memory_event WHERE source = 2 GROUP BY op ORDER BY op""")
+    ops = {r[0]: r for r in rows}
+    check(1 in ops and ops[1][1] > 100, "allocations reported by the torch allocator hook: %s" % rows)
+    check(2 in ops and ops[2][1] > 100, "frees reported")
+    check(all(r[2] > 0 for r in rows), "sizes are positive for both")
+    check(all(r[4] == -1 and r[5] == -1 for r in rows), "CPU memory has device -1")
+    bad = q1(db, "SELECT count(*) FROM memory_event WHERE source = 2 AND op = 1 AND total_allocated < bytes")
+    check(ops.get(1) and ops[1][3] > 0 and bad == 0, "allocated bytes over time include each allocation")
+
+
+@case
+def profiler_steps():
+    trace = os.path.join(TMP, "profile.json")
+    result, db = record("profiler", train_mlp(0, ["--steps", "3", "--sleep-ms", "0", "--profile", trace]))
+    check(result.returncode == 0, "job under torch.profiler exits 0 (got %d)" % result.returncode)
+    events = []
+    if check(os.path.exists(trace), "torch.profiler still writes its trace"):
+        with open(trace) as f:
+            doc = json.load(f)
+        events = doc if isinstance(doc, list) else doc.get("traceEvents", [])  # torch 1.13 writes a bare list
+    # Kineto writes cat "cpu_op"; Debian's torch (no Kineto) the legacy format without cat.
+    ops = [e for e in events if e.get("ph") == "X" and e.get("cat") in (None, "cpu_op")]
+    check(len(ops) > 100, "torch.profiler still records ops (%d)" % len(ops))
+    # Steps are the ProfilerStep#N ranges as torch opened them (torch 1.13
+    # numbers the first two #0), and the optimizer rule stops once they appear:
+    # only the first optimizer step, which ends inside ProfilerStep#0, remains.
+    marks = q(db, """SELECT CAST(substr(n.value, 14) AS INTEGER), r.start, r.end FROM range r
+                     JOIN string n ON n.id = r.name_id WHERE r.source = 5 ORDER BY r.start""")
+    steps = q(db, "SELECT number, start, end FROM step WHERE source = 1 ORDER BY start")
+    check(len(marks) >= 3 and steps == marks, "one step per ProfilerStep#N range, same bounds and number: %s" % steps)
+    check(q1(db, "SELECT count(*) FROM step WHERE source = 2") <= 1, "optimizer steps stop once ProfilerStep appears")
+
+
+if __name__ == "__main__":
+    fn = CASES.get(args.case)
+    if not fn:
+        sys.exit("unknown case %s; known: %s" % (args.case, ", ".join(sorted(CASES))))
+    try:
+        fn()
+    finally:
+        if not failures:
+            shutil.rmtree(TMP, ignore_errors=True)
+    if failures:
+        print("%d check(s) failed; files kept in %s" % (len(failures), TMP))
+        sys.exit(1)
