@@ -1,0 +1,72 @@
+// `gpuscope export RUN.db --chrome F --perfetto F --tensorboard DIR`: a
+// recording (or an imported trace) as files Perfetto UI, chrome://tracing,
+// TensorBoard and Holistic Trace Analysis open as their own.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "cli/commands.h"
+#include "common/error.h"
+#include "export/exporters.h"
+#include "store/reader.h"
+
+namespace gpuscope::cli {
+namespace {
+
+struct ExportArgs {
+  std::string db, chrome, perfetto, tensorboard, run;
+  bool force = false, quiet = false;
+};
+
+void report(const char* what, const formats::ExportStats& s) {
+  for (const auto& f : s.files)
+    std::fprintf(stderr, "gpuscope: wrote %s\n", f.c_str());
+  std::fprintf(stderr, "gpuscope: %s: %llu events, %.1f MB%s in %.2f s (%.2f M events/s)\n", what,
+               (unsigned long long)s.events, double(s.bytes) / 1e6,
+               s.bytes != s.raw_bytes ? (" (" + std::to_string(s.raw_bytes / 1000000) + " MB uncompressed)").c_str()
+                                      : "",
+               s.seconds, s.seconds > 0 ? double(s.events) / 1e6 / s.seconds : 0.0);
+}
+
+void run_export(const ExportArgs& a) {
+  if (a.chrome.empty() && a.perfetto.empty() && a.tensorboard.empty())
+    throw Error("export: give at least one of --chrome FILE, --perfetto FILE, --tensorboard DIR");
+  store::Reader db(a.db);
+  formats::ExportOptions opt;
+  opt.force = a.force;
+  opt.progress = !a.quiet;
+  if (!a.chrome.empty()) report("chrome", formats::export_chrome(db, a.chrome, opt));
+  if (!a.perfetto.empty()) report("perfetto", formats::export_perfetto(db, a.perfetto, opt));
+  if (!a.tensorboard.empty()) {
+    std::string run = a.run.empty() ? std::filesystem::path(a.db).stem().string() : a.run;
+    report("tensorboard", formats::export_tensorboard(db, a.tensorboard, run, opt));
+    if (!a.quiet)
+      std::fprintf(stderr, "gpuscope: open it with: tensorboard --logdir %s  (needs pip install torch-tb-profiler)\n",
+                   a.tensorboard.c_str());
+  }
+}
+
+}  // namespace
+
+static void add_export_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "export", "Export a recording to Chrome trace JSON, Perfetto protobuf or a TensorBoard log directory");
+  static ExportArgs args;
+  cmd->add_option("recording", args.db, "A gpuscope database")->required();
+  cmd->add_option("--chrome", args.chrome,
+                  "Chrome trace JSON in torch.profiler's dialect (chrome://tracing, Perfetto UI, HTA); "
+                  "a name ending in .gz is gzip-compressed");
+  cmd->add_option("--perfetto", args.perfetto, "Perfetto protobuf trace (.pftrace) for ui.perfetto.dev");
+  cmd->add_option("--tensorboard", args.tensorboard,
+                  "Log directory for TensorBoard's PyTorch profiler plugin: writes LOGDIR/RUN/<host>_<pid>.<ms>.pt.trace.json.gz");
+  cmd->add_option("--run", args.run, "Run name under the TensorBoard log directory (default: the database's stem)");
+  cmd->add_flag("-f,--force", args.force, "Overwrite existing outputs");
+  cmd->add_flag("-q,--quiet", args.quiet, "No progress line");
+  cmd->callback([] { run_export(args); });
+}
+
+namespace {
+CommandRegistrar registrar(50, add_export_command);
+}  // namespace
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,91 @@
+// What every exporter needs from a recording besides the event rows:
+// processes, threads, devices, the time origin, correlation look-ups, and
+// cached renderings of interned strings. Rows themselves are streamed by the
+// exporters, so memory grows with distinct names, never with events.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/reader.h"
+
+namespace gpuscope::formats {
+
+struct ProcessInfo {
+  int64_t pid = 0;
+  std::string host, exe, cmdline;
+  int64_t rank = INT64_MIN, world_size = INT64_MIN, start_utc_ns = 0;
+  int index = 0;  // position in pid order
+};
+
+struct ThreadInfo {
+  int64_t pid = 0, tid = 0;
+  std::string name;
+};
+
+struct DeviceInfo {
+  int64_t id = 0;
+  std::string name, uuid;
+  int64_t sm_count = 0, total_memory = 0, compute_major = 0, compute_minor = 0;
+  int64_t memory_bandwidth = 0, core_clock_khz = 0;
+};
+
+class ExportModel {
+ public:
+  // `only_pid` restricts every query to one process (TensorBoard writes a file per process).
+  ExportModel(store::Reader& reader, std::optional<int64_t> only_pid = std::nullopt);
+
+  store::Reader& reader() { return r_; }
+  const std::vector<ProcessInfo>& processes() const { return processes_; }
+  const std::vector<ThreadInfo>& threads() const { return threads_; }
+  const std::vector<DeviceInfo>& devices() const { return devices_; }
+  // meta origin_utc_ns, or nullopt when the recording has none.
+  std::optional<int64_t> origin_utc_ns() const { return origin_utc_; }
+  std::string meta(std::string_view key, std::string_view fallback = {}) { return r_.meta(key, fallback); }
+
+  // " WHERE pid=N" / " AND pid=N" (with a table alias prefix) or "" for all processes.
+  std::string where_pid(const char* alias = "") const;
+  std::string and_pid(const char* alias = "") const;
+
+  std::string_view str(int64_t id) { return r_.str(id); }
+  // The string as a JSON literal (escaped, valid UTF-8), cached per id.
+  const std::string& json_string(int64_t id);
+  // A column holding JSON text (shapes, dtypes): verbatim when it is valid
+  // JSON, otherwise as a JSON string literal. Cached per id.
+  const std::string& json_value(int64_t id);
+
+  // Flow ids unique across processes of one file.
+  uint64_t flow_id(int64_t pid, int64_t correlation) const;
+  // Device of a CUDA context, from the kernels/copies seen on it (0 if unknown).
+  int64_t context_device(int64_t pid, int64_t context);
+  int64_t sm_count(int64_t device) const;
+
+  // distributedInfo of the file: the first process's rank and world size
+  // unless set here (per-process files of an unranked multi-process run).
+  void set_distributed(int64_t rank, int64_t world_size) { dist_ = {rank, world_size}; }
+  std::pair<int64_t, int64_t> distributed() const;
+
+  // temp.api_corr(pid, correlation, tid, start): the API call behind each
+  // correlation, for flow arrows. Created on first call.
+  void ensure_api_correlations();
+
+ private:
+  store::Reader& r_;
+  std::optional<int64_t> only_pid_;
+  std::vector<ProcessInfo> processes_;
+  std::vector<ThreadInfo> threads_;
+  std::vector<DeviceInfo> devices_;
+  std::optional<int64_t> origin_utc_;
+  std::vector<std::string> json_strings_, json_values_;
+  std::vector<uint8_t> have_string_, have_value_;
+  std::map<int64_t, int> process_index_;
+  std::map<std::pair<int64_t, int64_t>, int64_t> context_device_;
+  bool context_loaded_ = false, api_corr_ = false;
+  std::optional<std::pair<int64_t, int64_t>> dist_;
+};
+
+}  // namespace gpuscope::formats

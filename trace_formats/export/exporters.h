@@ -1,0 +1,41 @@
+// Exporters from a gpuscope database to the formats other viewers open:
+// Chrome trace JSON in torch.profiler's dialect, Perfetto protobuf, and the
+// TensorBoard PyTorch-profiler log directory. All stream rows from SQLite and
+// write through a temporary file renamed at the end.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/reader.h"
+
+namespace gpuscope::formats {
+
+struct ExportOptions {
+  bool force = false;
+  bool progress = false;
+  std::optional<int64_t> only_pid;  // one process only
+};
+
+struct ExportStats {
+  uint64_t events = 0;       // trace events written (Chrome: JSON events; Perfetto: slices, instants, counter values)
+  uint64_t bytes = 0;        // bytes in the file (compressed size for .gz)
+  uint64_t raw_bytes = 0;    // bytes before compression
+  double seconds = 0;
+  std::vector<std::string> files;
+};
+
+// Chrome Trace Event JSON (".gz" suffix: gzip). Opens in chrome://tracing and
+// Perfetto UI; Holistic Trace Analysis and TensorBoard read it as torch.profiler output.
+ExportStats export_chrome(store::Reader& db, const std::string& path, const ExportOptions& opt);
+
+// Perfetto's native protobuf trace (perfetto.protos.Trace).
+ExportStats export_perfetto(store::Reader& db, const std::string& path, const ExportOptions& opt);
+
+// LOGDIR/<run>/<host>_<pid>.<ms>.pt.trace.json.gz, one file per process.
+ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, const std::string& run,
+                               const ExportOptions& opt);
+
+}  // namespace gpuscope::formats

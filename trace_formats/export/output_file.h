@@ -1,0 +1,41 @@
+// An output file written under a temporary name and renamed into place by
+// commit(); destroyed uncommitted, it leaves nothing behind. Names ending in
+// ".gz" are gzip-compressed on the way out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gpuscope::formats {
+
+class OutputFile {
+ public:
+  // Throws Error when `path` exists and !force, or cannot be created.
+  OutputFile(std::string path, bool force);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void write(std::string_view data);
+  // Flushes, closes and renames over `path`. Returns the bytes written (compressed size for .gz).
+  uint64_t commit();
+
+  const std::string& path() const { return path_; }
+  bool gzip() const { return gzip_; }
+  // Bytes handed to write() so far (before compression).
+  uint64_t bytes_in() const { return bytes_in_; }
+
+ private:
+  void write_raw(const char* data, size_t n);
+  void deflate_some(const char* data, size_t n, bool finish);
+
+  struct Z;
+  std::string path_, tmp_;
+  int fd_ = -1;
+  bool gzip_ = false, committed_ = false;
+  Z* z_ = nullptr;
+  uint64_t bytes_in_ = 0, bytes_out_ = 0;
+};
+
+}  // namespace gpuscope::formats

@@ -1,0 +1,80 @@
+// TensorBoard's PyTorch profiler plugin (torch-tb-profiler) treats every
+// folder under the logdir holding `<worker>.<number>.pt.trace.json[.gz]` files
+// as a run and every file as one worker (process). We write one Chrome export
+// per process there, each with its own distributedInfo rank.
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include "common/error.h"
+#include "export/chrome_writer.h"
+#include "export/exporters.h"
+
+namespace gpuscope::formats {
+
+namespace {
+
+// Host names may hold dots and other bytes the plugin's file-name pattern or
+// a file system would trip over.
+std::string safe_name(std::string_view s, std::string_view fallback) {
+  std::string out;
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    out += ok ? c : '_';
+  }
+  return out.empty() ? std::string(fallback) : out;
+}
+
+}  // namespace
+
+ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, const std::string& run,
+                               const ExportOptions& opt) {
+  namespace fs = std::filesystem;
+  auto t0 = std::chrono::steady_clock::now();
+  if (run.empty() || run == "." || run == ".." || run.find('/') != std::string::npos)
+    throw Error(run + ": not a usable run name (use --run NAME)");
+  ExportModel all(db);
+  std::vector<ProcessInfo> procs = all.processes();
+  if (opt.only_pid) {
+    std::erase_if(procs, [&](const ProcessInfo& p) { return p.pid != *opt.only_pid; });
+  }
+  if (procs.empty()) throw Error(db.db().path() + ": no processes to export");
+  fs::path dir = fs::path(logdir) / run;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dir.string() + ": cannot create: " + ec.message());
+
+  int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count();
+  std::string host_meta = db.meta("host");
+  ExportStats stats;
+  std::vector<std::string> written;
+  try {
+    for (const auto& p : procs) {
+      int64_t ms = p.start_utc_ns > 0 ? p.start_utc_ns / 1'000'000
+                   : all.origin_utc_ns() ? *all.origin_utc_ns() / 1'000'000 : now_ms;
+      std::string worker = safe_name(p.host.empty() ? host_meta : p.host, "host") + "_" + std::to_string(p.pid);
+      std::string path = (dir / (worker + "." + std::to_string(ms) + ".pt.trace.json.gz")).string();
+      ExportModel model(db, p.pid);
+      model.set_distributed(p.rank != INT64_MIN ? p.rank : p.index,
+                            p.world_size != INT64_MIN ? p.world_size : static_cast<int64_t>(all.processes().size()));
+      OutputFile out(path, opt.force);
+      Progress progress("exporting " + path, opt.progress);
+      ChromeWriter w(model, out, progress, opt.progress ? chrome_row_total(model) : 0);
+      w.write_all();
+      progress.done();
+      stats.events += w.events();
+      stats.raw_bytes += out.bytes_in();
+      stats.bytes += out.commit();
+      written.push_back(path);
+    }
+  } catch (...) {
+    for (const auto& f : written) fs::remove(f, ec);
+    throw;
+  }
+  stats.files = written;
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return stats;
+}
+
+}  // namespace gpuscope::formats

@@ -1,0 +1,321 @@
+#include "import/json_cursor.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace gpuscope::formats::json {
+
+namespace {
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min() + 1;  // kMin itself is store::kNull
+
+int64_t saturate(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2e18) return kMax;
+  if (v <= -9.2e18) return kMin;
+  return static_cast<int64_t>(v);
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// True when any byte of w is '"' or '\\' (classic has-zero-byte trick).
+inline bool has_quote_or_backslash(uint64_t w) {
+  constexpr uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+  return (((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+}
+
+}  // namespace
+
+int64_t Number::to_int64() const {
+  if (is_integer) {
+    const char* s = text.data();
+    const char* e = s + text.size();
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(s, e, v);
+    if (ec == std::errc() && ptr == e) return v == std::numeric_limits<int64_t>::min() ? kMin : v;
+  }
+  return saturate(to_double());
+}
+
+double Number::to_double() const {
+  double v = 0;
+  std::from_chars(text.data(), text.data() + text.size(), v);
+  return v;
+}
+
+int64_t Number::us_to_ns() const {
+  // Exact path for [-]digits[.digits] without an exponent.
+  const char* s = text.data();
+  const char* e = s + text.size();
+  bool neg = s < e && *s == '-';
+  if (neg) ++s;
+  uint64_t whole = 0;
+  int digits = 0;
+  while (s < e && *s >= '0' && *s <= '9') {
+    whole = whole * 10 + static_cast<uint64_t>(*s - '0');
+    if (++digits > 15) return saturate(to_double() * 1000.0);
+    ++s;
+  }
+  int64_t frac = 0;
+  if (s < e && *s == '.') {
+    ++s;
+    int n = 0;
+    while (s < e && *s >= '0' && *s <= '9') {
+      if (n < 3) frac = frac * 10 + (*s - '0');
+      else if (n == 3 && *s >= '5') frac += 1;  // round half up on the 4th decimal
+      ++n;
+      ++s;
+    }
+    for (; n < 3; ++n) frac *= 10;
+  }
+  if (s != e) return saturate(to_double() * 1000.0);  // exponent
+  int64_t v = static_cast<int64_t>(whole) * 1000 + frac;
+  return neg ? -v : v;
+}
+
+void Cursor::fail(std::string what) const { throw SyntaxError{offset(), std::move(what)}; }
+
+void Cursor::more() const {
+  if (final_) throw SyntaxError{offset(), "unexpected end of data (truncated JSON)"};
+  throw NeedMore{};
+}
+
+Kind Cursor::peek_kind() {
+  switch (peek()) {
+    case '"': return Kind::kString;
+    case '{': return Kind::kObject;
+    case '[': return Kind::kArray;
+    case 't': return Kind::kTrue;
+    case 'f': return Kind::kFalse;
+    case 'n': return Kind::kNull;
+    default: return Kind::kNumber;
+  }
+}
+
+bool Cursor::next_member(char close) {
+  char c = peek();
+  if (c == ',') {
+    ++p;
+    return true;
+  }
+  if (c == close) {
+    ++p;
+    return false;
+  }
+  fail(std::string("expected ',' or '") + close + "'");
+}
+
+void Cursor::skip_string() {
+  ++p;  // opening quote
+  for (;;) {
+    while (end_ - p >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      if (has_quote_or_backslash(w)) break;
+      p += 8;
+    }
+    while (p < end_ && *p != '"' && *p != '\\') ++p;
+    if (p >= end_) more();
+    if (*p == '"') {
+      ++p;
+      return;
+    }
+    // Backslash: validate the escape, skip it.
+    if (end_ - p < 2) more();
+    char c = p[1];
+    if (c == 'u') {
+      if (end_ - p < 6) more();
+      for (int i = 2; i < 6; ++i)
+        if (hex_value(p[i]) < 0) fail("bad \\u escape in string");
+      p += 6;
+    } else if (std::strchr("\"\\/bfnrt", c) && c != 0) {
+      p += 2;
+    } else {
+      fail("bad escape in string");
+    }
+  }
+}
+
+void Cursor::decode_escape(std::string& out) {
+  // p at the backslash; the whole escape is known to be in the window.
+  char c = p[1];
+  switch (c) {
+    case '"': out += '"'; break;
+    case '\\': out += '\\'; break;
+    case '/': out += '/'; break;
+    case 'b': out += '\b'; break;
+    case 'f': out += '\f'; break;
+    case 'n': out += '\n'; break;
+    case 'r': out += '\r'; break;
+    case 't': out += '\t'; break;
+    case 'u': {
+      uint32_t cp = 0;
+      for (int i = 2; i < 6; ++i) cp = cp * 16 + static_cast<uint32_t>(hex_value(p[i]));
+      p += 6;
+      // A surrogate pair becomes one code point; a lone surrogate becomes U+FFFD.
+      if (cp >= 0xD800 && cp < 0xDC00 && end_ - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+        uint32_t lo = 0;
+        bool ok = true;
+        for (int i = 2; i < 6; ++i) {
+          int h = hex_value(p[i]);
+          if (h < 0) ok = false;
+          lo = lo * 16 + static_cast<uint32_t>(h < 0 ? 0 : h);
+        }
+        if (ok && lo >= 0xDC00 && lo < 0xE000) {
+          p += 6;
+          append_utf8(out, 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00));
+          return;
+        }
+      }
+      if (cp >= 0xD800 && cp < 0xE000) cp = 0xFFFD;
+      append_utf8(out, cp);
+      return;
+    }
+  }
+  p += 2;
+}
+
+std::string_view Cursor::string(Scratch& scratch) {
+  skip_ws();
+  if (*p != '"') fail("expected a string");
+  const char* start = p + 1;
+  skip_string();  // validates and finds the end (or throws NeedMore)
+  const char* stop = p - 1;
+  if (!std::memchr(start, '\\', static_cast<size_t>(stop - start)))
+    return {start, static_cast<size_t>(stop - start)};
+  std::string& out = scratch.next();
+  const char* save = p;
+  p = start;
+  while (p < stop) {
+    const char* bs = static_cast<const char*>(std::memchr(p, '\\', static_cast<size_t>(stop - p)));
+    if (!bs) {
+      out.append(p, stop);
+      break;
+    }
+    out.append(p, bs);
+    p = bs;
+    decode_escape(out);
+  }
+  p = save;
+  return out;
+}
+
+Number Cursor::number() {
+  skip_ws();
+  const char* start = p;
+  Number n;
+  if (p < end_ && *p == '-') ++p;
+  const char* digits = p;
+  while (p < end_ && *p >= '0' && *p <= '9') ++p;
+  if (p == digits) {
+    if (p >= end_) more();
+    fail("expected a value");
+  }
+  if (p < end_ && *p == '.') {
+    n.is_integer = false;
+    const char* f = ++p;
+    while (p < end_ && *p >= '0' && *p <= '9') ++p;
+    if (p == f && p < end_) fail("bad number");
+  }
+  if (p < end_ && (*p == 'e' || *p == 'E')) {
+    n.is_integer = false;
+    ++p;
+    if (p < end_ && (*p == '+' || *p == '-')) ++p;
+    const char* x = p;
+    while (p < end_ && *p >= '0' && *p <= '9') ++p;
+    if (p == x && p < end_) fail("bad number");
+  }
+  // A number touching the window's end may continue in the next one.
+  if (p >= end_) more();
+  n.text = {start, static_cast<size_t>(p - start)};
+  return n;
+}
+
+bool Cursor::bare_word() {
+  if (strict_) return false;
+  skip_ws();
+  static constexpr std::string_view words[] = {"N/A", "NaN", "nan", "-nan", "Infinity",
+                                               "-Infinity", "inf", "-inf"};
+  for (std::string_view w : words) {
+    size_t avail = static_cast<size_t>(end_ - p);
+    size_t k = std::min(avail, w.size());
+    if (std::memcmp(p, w.data(), k) != 0) continue;
+    if (avail <= w.size()) more();  // need the byte after the word too
+    char after = p[w.size()];
+    if ((after >= 'a' && after <= 'z') || (after >= 'A' && after <= 'Z') || after == '/') continue;
+    p += w.size();
+    return true;
+  }
+  return false;
+}
+
+void Cursor::skip(int depth) {
+  if (depth > kMaxDepth) fail("nesting deeper than 256 levels");
+  skip_ws();
+  switch (*p) {
+    case '"':
+      skip_string();
+      return;
+    case '{':
+      ++p;
+      if (consume('}')) return;
+      do {
+        if (peek() != '"') fail("expected a member name");
+        skip_string();
+        expect(':');
+        skip(depth + 1);
+      } while (next_member('}'));
+      return;
+    case '[':
+      ++p;
+      if (consume(']')) return;
+      do skip(depth + 1);
+      while (next_member(']'));
+      return;
+    case 't':
+    case 'f':
+    case 'n': {
+      std::string_view w = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+      size_t avail = static_cast<size_t>(end_ - p);
+      if (std::memcmp(p, w.data(), std::min(avail, w.size())) != 0) {
+        if (bare_word()) return;
+        fail("expected a value");
+      }
+      if (avail < w.size()) more();
+      p += w.size();
+      return;
+    }
+    default:
+      if (bare_word()) return;
+      number();
+  }
+}
+
+}  // namespace gpuscope::formats::json

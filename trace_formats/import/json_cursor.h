@@ -1,0 +1,116 @@
+// A small, strict JSON tokenizer over one buffer window. The importer parses one
+// array element at a time; when the window ends inside a value and more input
+// may follow, the cursor throws NeedMore and the caller refills the window and
+// restarts that element from its first byte. Nothing is allocated per token:
+// strings come back as views into the window unless they hold escapes.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+
+namespace gpuscope::formats::json {
+
+struct NeedMore {};
+
+struct SyntaxError {
+  uint64_t offset;  // byte offset in the (decompressed) input
+  std::string what;
+};
+
+// Holds decoded strings (those with escapes) for the element being parsed.
+class Scratch {
+ public:
+  std::string& next() {
+    if (used_ == pool_.size()) pool_.emplace_back();
+    std::string& s = pool_[used_++];
+    s.clear();
+    return s;
+  }
+  void reset() { used_ = 0; }
+
+ private:
+  std::deque<std::string> pool_;  // deque: references stay valid as it grows
+  size_t used_ = 0;
+};
+
+struct Number {
+  std::string_view text;
+  bool is_integer = true;  // no fraction, no exponent
+
+  // Integer value, truncating fractions; saturates on overflow.
+  int64_t to_int64() const;
+  double to_double() const;
+  // Microseconds (as Chrome trace `ts`/`dur`) to integer nanoseconds, exact for
+  // up to three decimals, rounded beyond.
+  int64_t us_to_ns() const;
+};
+
+enum class Kind { kString, kNumber, kTrue, kFalse, kNull, kObject, kArray };
+
+class Cursor {
+ public:
+  static constexpr int kMaxDepth = 256;
+
+  Cursor(const char* begin, const char* end, bool final, uint64_t base_offset)
+      : p(begin), end_(end), begin_(begin), final_(final), base_(base_offset) {}
+
+  const char* p;
+
+  // Next non-space byte without consuming it.
+  char peek() {
+    skip_ws();
+    return *p;
+  }
+  Kind peek_kind();
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    ++p;
+  }
+  bool consume(char c) {
+    if (peek() != c) return false;
+    ++p;
+    return true;
+  }
+  // After a member/element: true if another follows (a ','), false at `close`.
+  bool next_member(char close);
+
+  std::string_view string(Scratch& scratch);
+  Number number();
+  // Skips any value; returns its text. Validates it strictly.
+  std::string_view skip_value() {
+    skip_ws();
+    const char* start = p;
+    skip(0);
+    return {start, static_cast<size_t>(p - start)};
+  }
+  // Lenient scalars seen in real torch traces: bare N/A, NaN, Infinity. Returns
+  // true (and consumes them) when one is next; always false once set_strict().
+  bool bare_word();
+  void set_strict() { strict_ = true; }
+
+  uint64_t offset() const { return base_ + static_cast<uint64_t>(p - begin_); }
+  [[noreturn]] void fail(std::string what) const;
+  [[noreturn]] void more() const;
+
+ private:
+  void skip_ws() {
+    for (;;) {
+      while (p < end_ && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+      if (p < end_) return;
+      more();
+    }
+  }
+  void skip(int depth);
+  void skip_string();
+  void decode_escape(std::string& out);
+
+  const char* end_;
+  const char* begin_;
+  bool final_;
+  bool strict_ = false;
+  uint64_t base_;
+};
+
+}  // namespace gpuscope::formats::json

@@ -1,0 +1,231 @@
+#include "import/trace_event.h"
+
+#include <cstring>
+
+namespace gpuscope::formats {
+
+namespace {
+
+using json::Cursor;
+using json::Kind;
+using json::Scratch;
+
+// An integer-valued member; strings, bare words and other shapes leave it absent.
+void read_int(Cursor& c, int64_t& out) {
+  Kind k = c.peek_kind();
+  if (k == Kind::kNumber) {
+    if (c.bare_word()) return;
+    out = c.number().to_int64();
+  } else if (k == Kind::kTrue || k == Kind::kFalse) {
+    out = k == Kind::kTrue;
+    c.skip_value();
+  } else {
+    c.skip_value();
+  }
+}
+
+void read_text(Cursor& c, Scratch& s, std::string_view& out) {
+  if (c.peek_kind() == Kind::kString)
+    out = c.string(s);
+  else
+    c.skip_value();
+}
+
+void read_id(Cursor& c, Scratch& s, TraceId& id) {
+  Kind k = c.peek_kind();
+  if (k == Kind::kNumber) {
+    if (c.bare_word()) return;
+    id.present = true;
+    id.is_number = true;
+    id.number = c.number().to_int64();
+  } else if (k == Kind::kString) {
+    id.present = true;
+    id.text = c.string(s);
+  } else {
+    c.skip_value();
+  }
+}
+
+void read_time(Cursor& c, int64_t& out) {
+  if (c.peek_kind() == Kind::kNumber && !c.bare_word())
+    out = c.number().us_to_ns();
+  else
+    c.skip_value();
+}
+
+// [x, y, z] of integers; anything else leaves `out` unchanged.
+void read_dim3(Cursor& c, std::array<int64_t, 3>& out) {
+  if (c.peek_kind() != Kind::kArray) {
+    c.skip_value();
+    return;
+  }
+  c.expect('[');
+  if (c.consume(']')) return;
+  size_t i = 0;
+  std::array<int64_t, 3> v{kAbsent, 1, 1};
+  do {
+    int64_t x = kAbsent;
+    read_int(c, x);
+    if (i < 3) v[i] = x;
+    ++i;
+  } while (c.next_member(']'));
+  if (i >= 1 && v[0] != kAbsent) out = v;
+}
+
+void read_args(Cursor& c, Scratch& s, TraceEvent& ev) {
+  if (c.peek_kind() != Kind::kObject) {
+    c.skip_value();
+    return;
+  }
+  c.expect('{');
+  if (c.consume('}')) return;
+  do {
+    std::string_view key = c.string(s);
+    c.expect(':');
+    bool known = true;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") read_text(c, s, ev.arg_name);
+        else if (key == "Addr") read_int(c, ev.addr);
+        else if (key == "grid") read_dim3(c, ev.grid);
+        else if (key == "cbid") read_int(c, ev.cbid);
+        else known = false;
+        break;
+      case 5:
+        if (key == "bytes") read_int(c, ev.bytes);
+        else if (key == "Bytes") read_int(c, ev.mem_bytes);
+        else if (key == "block") read_dim3(c, ev.block);
+        else if (key == "event") read_int(c, ev.event_id);
+        else if (key == "color") read_int(c, ev.color);
+        else known = false;
+        break;
+      case 6:
+        if (key == "device") read_int(c, ev.device);
+        else if (key == "stream") read_int(c, ev.stream);
+        else if (key == "labels") read_text(c, s, ev.arg_labels);
+        else if (key == "source") read_text(c, s, ev.source);
+        else if (key == "domain") read_text(c, s, ev.domain);
+        else known = false;
+        break;
+      case 4 + 4:
+        if (key == "unclosed") {
+          int64_t v = 0;
+          read_int(c, v);
+          ev.unclosed = v != 0 && v != kAbsent;
+        } else if (key == "graph id") read_int(c, ev.graph_id);
+        else if (key == "category") read_int(c, ev.nvtx_category);
+        else known = false;
+        break;
+      case 4 + 3:
+        if (key == "context") read_int(c, ev.context);
+        else known = false;
+        break;
+      case 9:
+        if (key == "Device Id") read_int(c, ev.device_id);
+        else known = false;
+        break;
+      case 10:
+        if (key == "Input Dims" || key == "Input dims") {
+          ev.input_dims = c.skip_value();
+        } else if (key == "Input type") {
+          ev.input_type = c.skip_value();
+        } else if (key == "sort_index") read_int(c, ev.sort_index);
+        else if (key == "src device") read_int(c, ev.src_device);
+        else if (key == "dst device") read_int(c, ev.dst_device);
+        else if (key == "range kind") read_text(c, s, ev.range_kind);
+        else known = false;
+        break;
+      case 11:
+        if (key == "correlation") read_int(c, ev.correlation);
+        else if (key == "External id" || key == "external id") read_int(c, ev.external_id);
+        else if (key == "Device Type") read_int(c, ev.device_type);
+        else if (key == "return code") read_int(c, ev.return_code);
+        else if (key == "step source") read_text(c, s, ev.step_source);
+        else known = false;
+        break;
+      case 13:
+        if (key == "Fwd thread id") read_int(c, ev.fwd_tid);
+        else if (key == "shared memory") read_int(c, ev.shared_memory);
+        else if (key == "graph node id") read_int(c, ev.graph_node_id);
+        else known = false;
+        break;
+      case 14:
+        if (key == "Total Reserved") read_int(c, ev.total_reserved);
+        else known = false;
+        break;
+      case 15:
+        if (key == "Sequence number") read_int(c, ev.seq_nr);
+        else if (key == "Total Allocated") read_int(c, ev.total_allocated);
+        else known = false;
+        break;
+      case 20:
+        if (key == "registers per thread") read_int(c, ev.registers);
+        else if (key == "static shared memory") read_int(c, ev.static_smem);
+        else known = false;
+        break;
+      case 21:
+        if (key == "dynamic shared memory") read_int(c, ev.dynamic_smem);
+        else known = false;
+        break;
+      default:
+        known = false;
+    }
+    if (!known) {
+      // Counter events keep every numeric member; other events skip it.
+      if (ev.ph == "C" && c.peek_kind() == Kind::kNumber && !c.bare_word()) {
+        if (ev.counters.size() < 64) ev.counters.emplace_back(key, c.number().to_double());
+        else c.skip_value();
+      } else {
+        c.skip_value();
+      }
+    }
+  } while (c.next_member('}'));
+}
+
+}  // namespace
+
+std::string_view ascii_lower(std::string_view s, char* buf, size_t cap) {
+  size_t n = std::min(s.size(), cap);
+  for (size_t i = 0; i < n; ++i) {
+    char ch = s[i];
+    buf[i] = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : ch;
+  }
+  return {buf, n};
+}
+
+void parse_trace_event(Cursor& c, Scratch& s, TraceEvent& ev) {
+  ev.clear();
+  c.expect('{');
+  if (c.consume('}')) return;
+  // `args` may come before `ph`; counter values need to know the phase, so
+  // the args object is parsed after the other members when it comes first.
+  const char* args_at = nullptr;
+  do {
+    std::string_view key = c.string(s);
+    c.expect(':');
+    if (key == "ph") read_text(c, s, ev.ph);
+    else if (key == "cat") read_text(c, s, ev.cat);
+    else if (key == "name") read_text(c, s, ev.name);
+    else if (key == "pid") read_id(c, s, ev.pid);
+    else if (key == "tid") read_id(c, s, ev.tid);
+    else if (key == "ts") read_time(c, ev.ts);
+    else if (key == "dur") read_time(c, ev.dur);
+    else if (key == "args") {
+      if (ev.ph.empty()) {
+        c.peek();
+        args_at = c.p;
+        c.skip_value();
+      } else {
+        read_args(c, s, ev);
+      }
+    } else c.skip_value();
+  } while (c.next_member('}'));
+  if (args_at) {
+    const char* resume = c.p;
+    c.p = args_at;
+    read_args(c, s, ev);
+    c.p = resume;
+  }
+}
+
+}  // namespace gpuscope::formats
