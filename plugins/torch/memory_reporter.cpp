@@ -88,8 +88,17 @@ void memory_reporter_init() {
 
 void memory_reporter_enter(MemoryScope& scope) {
   if (!g_on || c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE)) return;
-  scope.saved = c10::ThreadLocalDebugInfo::current();
-  c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, g_reporter);
+  std::shared_ptr<c10::ThreadLocalDebugInfo> current = c10::ThreadLocalDebugInfo::current();
+  if (scope.cached_node && current == scope.cached_parent) {
+    // A node is immutable (kind, info, parent), so installing the one made
+    // last time is the same as pushing a new one.
+    c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(scope.cached_node);
+  } else {
+    c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, g_reporter);
+    scope.cached_parent = current;
+    scope.cached_node = c10::ThreadLocalDebugInfo::current();
+  }
+  scope.saved = std::move(current);
   scope.pushed = true;
 }
 

@@ -52,6 +52,7 @@ struct ThreadState {
 std::atomic<uint64_t> g_thread_count{0};
 CallbackOptions g_options;
 StepTracker* g_tracker = nullptr;
+uint64_t g_handle = 0;
 
 void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
   if (const gpuscope_host_api* h = host(); h && h->enabled()) h->emit_step(start, end, number, source);
@@ -208,6 +209,8 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 
 }  // namespace
 
+uint64_t registered_callback_handle() { return g_handle; }
+
 StepTracker& step_tracker() {
   static StepTracker tracker(emit_step);
   return tracker;
@@ -219,7 +222,7 @@ bool register_callbacks(const CallbackOptions& options, std::string& why) {
   try {
     // Dtype tags, build features and the mobile interpreter are not ops of
     // the training job; everything else is.
-    at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
+    g_handle = at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
                               .needsInputs(options.shapes)
                               .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
                                        at::RecordScope::TORCHSCRIPT_FUNCTION, at::RecordScope::CUSTOM_CLASS,

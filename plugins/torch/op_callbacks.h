@@ -4,6 +4,7 @@
 // captured at its start.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "step_tracker.h"
@@ -19,5 +20,9 @@ struct CallbackOptions {
 bool register_callbacks(const CallbackOptions& options, std::string& why);
 
 StepTracker& step_tracker();
+
+// The RecordFunction handle of the plugin's callbacks (0 before registration);
+// the cost benchmark switches them off and on with it.
+uint64_t registered_callback_handle();
 
 }  // namespace gpuscope::torch_plugin

@@ -1,0 +1,106 @@
+// Where the torch plugin's per-op time goes, in one process without the
+// collector: at::add of two 4-float tensors, timed with
+//   none       no RecordFunction callback
+//   empty      a global callback that does nothing (what torch itself costs)
+//   inputs     the same, asking for inputs (torch then boxes every op's arguments)
+//   plugin     the plugin's callbacks, host emit functions doing nothing
+// All callbacks are registered once and switched on one at a time; variants
+// alternate round by round and the report takes medians of per-round
+// differences, so a busy machine blurs them alike.
+//   torch_plugin_callback_cost [ops_per_round] [rounds]
+// GPUSCOPE_TORCH_SHAPES=0 measures the plugin without shapes and dtypes.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <vector>
+
+#include "gpuscope/plugin.h"
+#include "op_callbacks.h"
+
+extern "C" int gpuscope_plugin_init(const gpuscope_host_api* host);
+
+namespace {
+
+int host_enabled() { return 1; }
+uint64_t host_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+int host_trace_enabled(const char*) { return 0; }
+uint64_t g_sink = 0;  // keeps the emits from being optimized away
+void host_emit_op(const gpuscope_op* op) { g_sink += op->name_len + op->shapes_len + op->dtypes_len; }
+void host_emit_range(uint64_t, uint64_t, uint32_t, uint32_t, const char*, uint32_t) {}
+void host_emit_step(uint64_t, uint64_t, int64_t, uint32_t) {}
+void host_emit_memory(uint64_t, int32_t, uint32_t, uint64_t, int64_t, int64_t, int64_t) {}
+void host_emit_counter(uint64_t, int32_t, const char*, double) {}
+void host_emit_message(uint32_t, const char* text) { std::fprintf(stderr, "plugin: %s\n", text); }
+void host_set_meta(const char*, const char*) {}
+void host_push(uint64_t) {}
+void host_pop() {}
+
+const gpuscope_host_api kHost = {GPUSCOPE_PLUGIN_ABI_VERSION, sizeof(gpuscope_host_api), host_enabled, host_now,
+                                 host_trace_enabled, host_emit_op, host_emit_range, host_emit_step,
+                                 host_emit_memory, host_emit_counter, host_emit_message, host_set_meta, host_push,
+                                 host_pop};
+
+std::unique_ptr<at::ObserverContext> empty_start(const at::RecordFunction&) { return nullptr; }
+void empty_end(const at::RecordFunction&, at::ObserverContext*) {}
+
+double ns_per_op(const at::Tensor& x, const at::Tensor& y, int ops) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < ops; ++i) at::add(x, y);
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / ops;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int ops = argc > 1 ? std::atoi(argv[1]) : 20000;
+  int rounds = argc > 2 ? std::atoi(argv[2]) : 21;
+  at::set_num_threads(1);
+  at::Tensor x = at::ones({4}), y = at::ones({4});
+
+  if (gpuscope_plugin_init(&kHost) != 0) return 1;
+  at::CallbackHandle handles[4] = {
+      0, at::addGlobalCallback(at::RecordFunctionCallback(empty_start, empty_end)),
+      at::addGlobalCallback(at::RecordFunctionCallback(empty_start, empty_end).needsInputs(true)),
+      gpuscope::torch_plugin::registered_callback_handle()};
+  const char* names[4] = {"none", "empty", "inputs", "plugin"};
+  for (int v = 1; v < 4; ++v) at::disableCallback(handles[v]);
+  ns_per_op(x, y, ops);  // warm up
+
+  std::vector<double> t[4];
+  for (int r = 0; r < rounds; ++r) {
+    for (int k = 0; k < 4; ++k) {
+      int v = r % 2 ? 3 - k : k;
+      if (handles[v]) at::reenableCallback(handles[v]);
+      t[v].push_back(ns_per_op(x, y, ops));
+      if (handles[v]) at::disableCallback(handles[v]);
+    }
+  }
+  auto diff = [&](int a, int b) {
+    std::vector<double> d;
+    for (int r = 0; r < rounds; ++r) d.push_back(t[a][r] - t[b][r]);
+    return median(d);
+  };
+  std::printf("at::add of 4 floats, %d rounds of %d ops, medians (shapes %s)\n", rounds, ops,
+              std::getenv("GPUSCOPE_TORCH_SHAPES") ? std::getenv("GPUSCOPE_TORCH_SHAPES") : "on");
+  for (int v = 0; v < 4; ++v) std::printf("  %-7s %7.1f ns/op\n", names[v], median(t[v]));
+  std::printf("  torch runs a callback:        %+7.1f ns/op (empty - none)\n", diff(1, 0));
+  std::printf("  torch boxes the inputs:       %+7.1f ns/op (inputs - empty)\n", diff(2, 1));
+  std::printf("  the plugin's own work:        %+7.1f ns/op (plugin - inputs)\n", diff(3, 2));
+  std::printf("  plugin in all:                %+7.1f ns/op (plugin - none)\n", diff(3, 0));
+  return g_sink == 0;
+}
