@@ -1,7 +1,5 @@
 #include "input_format.h"
 
-#include <torch/csrc/api/include/torch/version.h>
-
 #include <string_view>
 
 #include "json_buffer.h"
@@ -9,13 +7,18 @@
 namespace gpuscope::torch_plugin {
 namespace {
 
+// Fake and traced tensors (torch.compile) have symbolic sizes, and sizes()
+// throws for them; torch 2.x can say so, 1.13 cannot (try/catch covers it).
+template <class Impl>
+bool symbolic_sizes(const Impl& impl) {
+  if constexpr (requires { impl.has_symbolic_sizes_strides(); })
+    return impl.has_symbolic_sizes_strides();
+  else
+    return false;
+}
+
 bool plain_sizes(const at::Tensor& t) {
-  if (!t.defined() || t.is_nested()) return false;
-#if TORCH_VERSION_MAJOR >= 2
-  // Fake and traced tensors (torch.compile) have symbolic sizes; sizes() throws.
-  if (t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return false;
-#endif
-  return true;
+  return t.defined() && !t.is_nested() && !symbolic_sizes(*t.unsafeGetTensorImpl());
 }
 
 void put_shape(JsonBuffer& out, const at::Tensor& t) {

@@ -165,7 +165,9 @@ void end_op(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
   h->emit_op(&op);
   if (scope == at::RecordScope::BACKWARD_FUNCTION) g_tracker->on_backward_op_end(end);
   // Frames above this one never ended (an op left by an exception torch
-  // swallowed): drop them with it.
+  // swallowed): drop them with it, and their correlation ids too.
+  for (size_t j = i; j < ts.ops.size(); ++j)
+    if (ts.ops[j].external_id) h->pop_external_id();
   ts.arena_used = frame.text_offset;
   ts.ops.resize(i - 1);
   if (ts.ops.empty()) memory_reporter_exit(ts.memory);
