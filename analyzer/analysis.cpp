@@ -1,0 +1,313 @@
+// analyze(): load, find steps, build the context, then summary, hotspots,
+// idle attribution, memory and the rules' findings.
+#include "analyzer/analysis.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "analyzer/context.h"
+#include "analyzer/hotspots.h"
+#include "analyzer/model.h"
+#include "analyzer/rules/rule.h"
+#include "analyzer/steps.h"
+#include "common/error.h"
+#include "store/reader.h"
+
+namespace gpuscope::analyzer {
+
+const char* Breakdown::category(int i) {
+  static const char* names[kCategories] = {"kernel", "memcpy", "memset", "communication",
+                                           "runtime", "dataloader", "cpu_exec", "idle"};
+  return i >= 0 && i < kCategories ? names[i] : "";
+}
+
+int64_t Breakdown::get(int i) const { return const_cast<Breakdown*>(this)->at(i); }
+
+int64_t& Breakdown::at(int i) {
+  switch (i) {
+    case 0: return kernel;
+    case 1: return memcpy;
+    case 2: return memset;
+    case 3: return communication;
+    case 4: return runtime;
+    case 5: return dataloader;
+    case 6: return cpu_exec;
+    default: return idle;
+  }
+}
+
+int64_t Breakdown::total() const {
+  int64_t t = 0;
+  for (int i = 0; i < kCategories; ++i) t += get(i);
+  return t;
+}
+
+const char* step_source_name(StepSource s) {
+  switch (s) {
+    case StepSource::kProfilerStep: return "profiler_step";
+    case StepSource::kOptimizerStep: return "optimizer_step";
+    case StepSource::kNvtxStepTable: return "nvtx_step_table";
+    case StepSource::kRanges: return "ranges";
+    case StepSource::kWholeRecording: return "whole_recording";
+  }
+  return "whole_recording";
+}
+
+const char* idle_cause_name(IdleCause c) {
+  switch (c) {
+    case IdleCause::kDataLoader: return "dataloader";
+    case IdleCause::kHostSync: return "host_sync";
+    case IdleCause::kAllocator: return "allocator";
+    case IdleCause::kCompile: return "compile";
+    case IdleCause::kLaunch: return "launch_overhead";
+    case IdleCause::kCpuCompute: return "cpu_compute";
+    case IdleCause::kOther: return "other";
+  }
+  return "other";
+}
+
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::kLow: return "low";
+    case Severity::kMedium: return "medium";
+    case Severity::kHigh: return "high";
+  }
+  return "low";
+}
+
+void parse_step_range(const std::string& text, Options& o) {
+  auto bad = [&] { return Error("--steps: expected A-B, A-, -B or A with step numbers, got '" + text + "'"); };
+  auto number = [&](const std::string& s) {
+    if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+      throw bad();
+    return std::stoll(s);
+  };
+  size_t dash = text.find('-');
+  if (dash == std::string::npos) {
+    o.first_step = o.last_step = number(text);
+    return;
+  }
+  std::string a = text.substr(0, dash), b = text.substr(dash + 1);
+  if (a.empty() && b.empty()) throw bad();
+  if (!a.empty()) o.first_step = number(a);
+  if (!b.empty()) o.last_step = number(b);
+  if (o.first_step && o.last_step && *o.first_step > *o.last_step) throw bad();
+}
+
+namespace {
+
+std::string join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return s;
+}
+
+void fill_summary(Analysis& a, const Context& c, const Model& m, const StepPlan& plan) {
+  Summary& s = a.summary;
+  s.recording = m.file_name;
+  s.pid = m.pid;
+  s.processes = m.processes;
+  s.device = c.device;
+  s.cupti_status = m.cupti_status;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  auto span = [&](int64_t x, int64_t y) {
+    lo = std::min(lo, x);
+    hi = std::max(hi, y);
+  };
+  for (const auto& st : plan.all) span(st.start, st.end);
+  for (const auto& r : m.ranges) span(r.start, r.end);
+  if (!m.kernels.empty()) span(m.kernels.front().start, m.kernels.back().end());
+  if (!m.apis.empty()) span(m.apis.front().start, m.apis.back().end());
+  s.recording_ns = hi > lo ? hi - lo : 0;
+  s.step_source = plan.source;
+  s.step_source_detail = plan.detail;
+  s.steps = static_cast<int64_t>(c.steps.size());
+  s.steps_recorded = static_cast<int64_t>(plan.all.size());
+  s.warmup_skipped = plan.warmup_skipped;
+  std::vector<double> ms;
+  for (const auto& st : c.steps) ms.push_back(static_cast<double>(st.duration()) / 1e6);
+  if (!c.steps.empty()) {
+    s.first_step = c.steps.front().number;
+    s.last_step = c.steps.back().number;
+    s.wall_ns = c.steps.back().end - c.steps.front().start;
+    double sum = 0;
+    for (double x : ms) sum += x;
+    s.step_ms_mean = sum / static_cast<double>(ms.size());
+    s.step_ms_median = median(ms);
+    s.step_ms_p95 = percentile(ms, 95);
+    s.step_ms_min = *std::min_element(ms.begin(), ms.end());
+    s.step_ms_max = *std::max_element(ms.begin(), ms.end());
+  }
+  int64_t busy = 0;
+  for (size_t i = 0; i < c.steps.size(); ++i) {
+    const Breakdown& b = c.step_breakdown[i];
+    StepInfo info;
+    info.number = c.steps[i].number;
+    info.start_ns = c.steps[i].start;
+    info.end_ns = c.steps[i].end;
+    info.gpu_busy_ns = b.kernel + b.memcpy + b.memset + b.communication;
+    info.outlier = ms.size() >= 3 && ms[i] > kOutlierFactor * s.step_ms_median;
+    info.breakdown = b;
+    if (info.outlier) s.outlier_steps.push_back(info.number);
+    busy += info.gpu_busy_ns;
+    a.steps.push_back(info);
+  }
+  s.gpu_utilization = c.step_ns > 0 ? static_cast<double>(busy) / static_cast<double>(c.step_ns) : 0;
+
+  // Every device the process used, with its own busy time inside the steps.
+  std::map<int64_t, std::vector<Interval>> per_dev;
+  std::map<int64_t, int64_t> kernels;
+  for (const auto& k : m.kernels)
+    if (c.step_set.contains(k.start)) per_dev[k.device].push_back({k.start, k.end()}), kernels[k.device]++;
+  for (const auto& x : m.copies)
+    if (c.step_set.contains(x.start)) per_dev[x.device].push_back({x.start, x.end()});
+  for (auto& [dev, iv] : per_dev) {
+    DeviceSummary d;
+    d.id = dev;
+    if (const DeviceInfo* info = m.device(dev)) {
+      d.name = info->name;
+      d.sm_count = info->sm_count;
+      d.total_memory = info->total_memory;
+    }
+    IntervalSet set = IntervalSet::from(std::move(iv));
+    for (const auto& st : c.steps) d.busy_ns += set.covered(st.start, st.end);
+    d.utilization = c.step_ns > 0 ? static_cast<double>(d.busy_ns) / static_cast<double>(c.step_ns) : 0;
+    d.kernels = kernels[dev];
+    s.devices.push_back(d);
+  }
+
+  const DeviceInfo* dev = m.device(c.device);
+  const double sms = dev && dev->sm_count > 0 ? static_cast<double>(dev->sm_count) : 0;
+  double weighted = 0, total = 0, tc = 0;
+  for (uint32_t i : c.kernels) {
+    const KernelRec& k = m.kernels[i];
+    total += k.dur;
+    if (sms > 0) weighted += k.dur * std::min(1.0, static_cast<double>(k.blocks) / sms);
+    if (c.kc(k.name).has(kTensorCore)) tc += k.dur;
+  }
+  s.sm_efficiency = total > 0 && sms > 0 ? weighted / total : 0;
+  s.tensor_core_share = total > 0 ? tc / total : 0;
+  s.kernels = static_cast<int64_t>(c.kernels.size());
+  for (uint32_t i : c.copies) (m.copies[i].memset ? s.memsets : s.memcpys)++;
+  s.api_calls = static_cast<int64_t>(c.apis.size());
+  s.ops = static_cast<int64_t>(c.ops.size());
+  a.breakdown = c.breakdown;
+}
+
+void fill_idle(Analysis& a, const Context& c) {
+  IdleSummary& s = a.idle;
+  for (int i = 0; i < kIdleCauses; ++i) {
+    IdleCauseTotal t;
+    t.cause = static_cast<IdleCause>(i);
+    t.total_ns = c.idle_by_cause[static_cast<size_t>(i)];
+    t.gaps = c.gaps_by_cause[static_cast<size_t>(i)];
+    t.ms_per_step = c.ms_per_step(t.total_ns);
+    t.pct_of_step = c.pct_of_step(t.total_ns);
+    for (const Gap& g : c.largest[static_cast<size_t>(i)])
+      t.largest.push_back({g.start, g.end, std::string("GPU idle (") + idle_cause_name(t.cause) + ")"});
+    s.idle_ns += t.total_ns;
+    s.gaps += t.gaps;
+    s.causes.push_back(t);
+  }
+}
+
+void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& plan, bool device_chosen) {
+  auto& n = a.notes;
+  if (m.processes > 1)
+    n.push_back(std::to_string(m.processes) + " processes recorded; analysed pid " + std::to_string(m.pid) +
+                " (the one with the most GPU work); pick another with --pid");
+  if (plan.source == StepSource::kRanges)
+    n.push_back("no step table (the torch plugin records optimizer steps): steps are the " +
+                std::to_string(plan.all.size()) + " occurrences of the " + plan.detail);
+  if (plan.source == StepSource::kWholeRecording)
+    n.push_back("no steps found (no step table, no repeating NVTX or record_function range): the whole recording is one step");
+  if (plan.warmup_skipped > 0)
+    n.push_back("skipped " + std::to_string(plan.warmup_skipped) +
+                " warm-up step(s): the first step and leading steps longer than 2x the median; choose steps with --steps A-B");
+  if (c.device < 0) {
+    n.push_back("no GPU activity recorded: cupti_status=" + (m.cupti_status.empty() ? std::string("unknown") : m.cupti_status));
+    return;
+  }
+  if (a.summary.devices.size() > 1 && !device_chosen)
+    n.push_back("the process used " + std::to_string(a.summary.devices.size()) + " devices; analysed device " +
+                std::to_string(c.device) + " (the busiest); pick another with --device");
+  if (m.ops.empty()) n.push_back("no torch ops recorded (torch plugin not active): no top ops, no op names or shapes in the evidence");
+  if (m.apis.empty()) n.push_back("no CUDA API calls recorded: launch overhead and host synchronizations cannot be attributed");
+  if (c.dataloader.empty()) n.push_back("no DataLoader ranges recorded: waits for data count as other CPU time");
+  if (!a.memory.torch_allocator && !a.memory.cuda_events) n.push_back("no memory events recorded: memory peaks unknown");
+  if (c.device >= 0 && !m.device(c.device)) n.push_back("no properties recorded for device " + std::to_string(c.device) + ": SM efficiency and memory capacity unknown");
+}
+
+}  // namespace
+
+Analysis analyze(store::Reader& reader, const Options& opt) {
+  LoadOptions lo;
+  lo.pid = opt.pid;
+  lo.device = opt.device;
+  lo.progress = opt.progress;
+  Model m = load_header(reader, lo);
+  StepPlan plan = plan_steps(m, opt);
+  int64_t wlo = INT64_MIN, whi = INT64_MAX;
+  if (!plan.analysed.empty()) {
+    wlo = INT64_MAX;
+    whi = INT64_MIN;
+    for (const auto& s : plan.analysed) wlo = std::min(wlo, s.start), whi = std::max(whi, s.end);
+  }
+  load_events(reader, m, wlo, whi, opt.progress);
+  if (plan.analysed.empty()) plan_whole_recording(plan, m);
+  if (plan.analysed.empty())
+    throw Error(m.path + ": process " + std::to_string(m.pid) + " has no timed events to analyse");
+
+  std::map<int64_t, int64_t> busy;
+  for (const auto& k : m.kernels) busy[k.device] += k.dur;
+  for (const auto& x : m.copies) busy[x.device] += x.dur;
+  int64_t device = -1;
+  if (opt.device) {
+    if (!busy.count(*opt.device)) {
+      std::vector<int64_t> ids;
+      for (auto& [d, t] : busy) ids.push_back(d);
+      throw Error(m.path + ": device " + std::to_string(*opt.device) + " has no GPU activity in the analysed steps" +
+                  (ids.empty() ? std::string(" (no device has any)") : " (devices with activity: " + join(ids) + ")"));
+    }
+    device = *opt.device;
+  } else {
+    int64_t best = -1;
+    for (auto& [d, t] : busy)
+      if (t > best) best = t, device = d;
+  }
+
+  Context c = build_context(m, plan, device);
+  Analysis a;
+  fill_summary(a, c, m, plan);
+  const auto top = static_cast<size_t>(std::max(1, opt.top));
+  a.top_kernels = top_kernels(c, top);
+  a.top_ops = top_ops(c, top);
+  a.copies = copy_stats(c);
+  a.api_calls = api_stats(c, top);
+  fill_idle(a, c);
+  a.memory = memory_summary(c);
+  fill_notes(a, c, m, plan, opt.device.has_value());
+  if (device >= 0) {
+    RuleInput in{c, a};
+    for (const Rule* r : all_rules())
+      if (auto f = r->evaluate(in)) a.findings.push_back(std::move(*f));
+    std::stable_sort(a.findings.begin(), a.findings.end(), [](const Finding& x, const Finding& y) {
+      return x.saving_ms_per_step != y.saving_ms_per_step ? x.saving_ms_per_step > y.saving_ms_per_step : x.id < y.id;
+    });
+  }
+  return a;
+}
+
+std::vector<RuleDoc> rule_docs() {
+  std::vector<RuleDoc> out;
+  for (const Rule* r : all_rules()) {
+    RuleDoc d{std::string(r->id), std::string(r->title), std::string(r->detects), std::string(r->saving_model), {}};
+    for (const auto& t : r->thresholds)
+      d.thresholds.push_back({std::string(t.name), t.value, std::string(t.unit), std::string(t.meaning)});
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace gpuscope::analyzer

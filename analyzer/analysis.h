@@ -1,0 +1,225 @@
+// The public face of gs_analyzer: analyze() turns a recording into value types
+// (summary, step-time breakdown, hotspots, idle attribution, memory, findings)
+// and the to_*() functions render them. The CLI, the viewer and `gpuscope diff`
+// use only this header. Times are ns since meta.origin_ns unless a name says ms.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuscope::store {
+class Reader;
+}
+
+namespace gpuscope::analyzer {
+
+// The JSON report's version (docs/report-json.md); bump when a field changes meaning.
+inline constexpr const char* kReportSchema = "gpuscope-report/1";
+
+struct Options {
+  std::optional<int64_t> first_step, last_step;  // --steps A-B, by step number, inclusive
+  std::optional<int64_t> device;                 // --device N (default: the busiest)
+  std::optional<int64_t> pid;                    // --pid P (default: the process with most GPU work)
+  int top = 10;                                  // rows in the hotspot tables
+  bool progress = false;                         // progress lines on stderr
+};
+
+// Parses "A-B", "A-", "-B" or "A" into options.first_step/last_step; throws Error.
+void parse_step_range(const std::string& text, Options& options);
+
+struct TimeRange {
+  int64_t start_ns = 0, end_ns = 0;
+  std::string label;
+};
+
+// Where each moment of a step went, counted once by priority (first wins):
+// kernel > memcpy > memset > communication > runtime > dataloader > cpu_exec > idle.
+struct Breakdown {
+  int64_t kernel = 0, memcpy = 0, memset = 0, communication = 0, runtime = 0, dataloader = 0,
+          cpu_exec = 0, idle = 0;
+  static constexpr int kCategories = 8;
+  static const char* category(int i);  // "kernel", ..., "idle"
+  int64_t get(int i) const;
+  int64_t& at(int i);
+  int64_t total() const;
+};
+
+enum class StepSource { kProfilerStep, kOptimizerStep, kNvtxStepTable, kRanges, kWholeRecording };
+const char* step_source_name(StepSource s);  // "profiler_step", ..., "whole_recording"
+
+struct StepInfo {
+  int64_t number = 0, start_ns = 0, end_ns = 0;
+  int64_t gpu_busy_ns = 0;
+  bool outlier = false;
+  Breakdown breakdown;
+};
+
+struct DeviceSummary {
+  int64_t id = 0;
+  std::string name;
+  int64_t sm_count = 0, total_memory = 0;
+  int64_t busy_ns = 0;       // GPU activity inside the analysed steps
+  double utilization = 0;    // busy / step time
+  int64_t kernels = 0;
+};
+
+struct Summary {
+  std::string recording;  // file name, without folders
+  int64_t pid = 0;
+  int64_t processes = 0;  // recorded processes (others: --pid)
+  int64_t device = -1;    // analysed device, -1 when there is no GPU activity
+  std::string cupti_status;
+  int64_t recording_ns = 0;  // first to last event of the process
+  int64_t wall_ns = 0;       // first analysed step start to last analysed step end
+  StepSource step_source = StepSource::kWholeRecording;
+  std::string step_source_detail;  // e.g. `NVTX range "train_step"`
+  int64_t steps = 0;               // analysed steps
+  int64_t steps_recorded = 0;
+  int64_t warmup_skipped = 0;
+  int64_t first_step = 0, last_step = 0;
+  double step_ms_mean = 0, step_ms_median = 0, step_ms_p95 = 0, step_ms_min = 0, step_ms_max = 0;
+  std::vector<int64_t> outlier_steps;
+  double gpu_utilization = 0;     // analysed device: GPU busy / step time
+  double sm_efficiency = 0;       // estimated: time-weighted min(1, blocks / SMs)
+  double tensor_core_share = 0;   // share of kernel time in tensor-core kernels (by name)
+  std::vector<DeviceSummary> devices;
+  int64_t kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, ops = 0;  // in analysed steps
+};
+
+struct KernelStat {
+  std::string name, origin;  // origin: cuBLAS, cuDNN, ATen, Triton, NCCL, user
+  bool tensor_core = false;
+  int64_t count = 0, total_ns = 0, min_ns = 0, max_ns = 0;
+  double mean_ns = 0, share = 0;  // share of the device's kernel time
+  std::string grid, block;        // first launch seen, "x,y,z"
+};
+
+struct OpStat {
+  std::string name;
+  int64_t count = 0, self_cpu_ns = 0, cpu_ns = 0, gpu_ns = 0, kernels = 0;
+  std::string shapes, dtypes;  // most frequent input shapes / dtypes (JSON text), may be empty
+};
+
+struct CopyStat {
+  std::string kind;       // "memcpy" or "memset"
+  std::string direction;  // HtoD, DtoH, DtoD, ... ("" for memset)
+  std::string src_kind, dst_kind;  // pageable, pinned, device, ... (dst only for memset)
+  int64_t count = 0, bytes = 0, total_ns = 0;
+  double gb_per_s = 0;
+};
+
+struct ApiStat {
+  std::string name;
+  int64_t count = 0, total_ns = 0, max_ns = 0, failed = 0;
+  double mean_ns = 0;
+};
+
+enum class IdleCause { kDataLoader, kHostSync, kAllocator, kCompile, kLaunch, kCpuCompute, kOther };
+inline constexpr int kIdleCauses = 7;
+const char* idle_cause_name(IdleCause c);  // "dataloader", "host_sync", ...
+
+struct IdleCauseTotal {
+  IdleCause cause = IdleCause::kOther;
+  int64_t total_ns = 0, gaps = 0;
+  double ms_per_step = 0, pct_of_step = 0;
+  std::vector<TimeRange> largest;  // the longest gaps, for the viewer to jump to
+};
+
+struct IdleSummary {
+  int64_t idle_ns = 0, gaps = 0;
+  std::vector<IdleCauseTotal> causes;  // one per IdleCause, in enum order
+};
+
+struct MemoryPoint {
+  int64_t ts_ns = 0;
+  int64_t allocated = -1, reserved = -1, device_used = -1;  // -1: not recorded
+};
+
+struct MemorySummary {
+  bool torch_allocator = false, cuda_events = false;
+  int64_t capacity = 0;  // device total memory, 0 unknown
+  int64_t peak_allocated = -1, peak_reserved = -1, peak_device_used = -1;
+  double peak_fraction = 0;  // largest peak over capacity
+  int64_t cuda_allocs = 0, cuda_frees = 0;  // cudaMalloc/cudaFree-level events in analysed steps
+  int64_t failed_allocs = 0;                // allocation API calls that returned an error
+  double allocs_per_step = 0;
+  std::vector<MemoryPoint> timeline;  // downsampled, max per bucket
+};
+
+struct Metric {
+  std::string name;
+  double value = 0;
+  std::string unit;
+};
+
+struct Contributor {
+  std::string name;
+  double total_ms = 0;  // over the analysed steps
+  int64_t count = 0;
+  std::string detail;
+};
+
+struct Evidence {
+  std::string summary;  // one sentence with the key numbers
+  std::vector<Metric> metrics;
+  std::vector<Contributor> top;
+  std::vector<TimeRange> ranges;
+};
+
+struct Fix {
+  std::string text;
+  std::string code;  // Python, ready to paste
+};
+
+enum class Severity { kLow, kMedium, kHigh };
+const char* severity_name(Severity s);
+
+struct Finding {
+  std::string id, title;
+  Severity severity = Severity::kLow;
+  double saving_ms_per_step = 0, saving_pct = 0;
+  Evidence evidence;
+  Fix fix;
+};
+
+struct Analysis {
+  Summary summary;
+  Breakdown breakdown;  // over all analysed steps
+  std::vector<StepInfo> steps;
+  std::vector<KernelStat> top_kernels;
+  std::vector<OpStat> top_ops;
+  std::vector<CopyStat> copies;
+  std::vector<ApiStat> api_calls;
+  IdleSummary idle;
+  MemorySummary memory;
+  std::vector<Finding> findings;  // ranked by saving, largest first
+  std::vector<std::string> notes; // what is missing or assumed, one line each
+};
+
+// Throws Error("<file>: <problem>") for input it cannot analyse (no events,
+// no steps in --steps, unknown --device or --pid).
+Analysis analyze(store::Reader& reader, const Options& options);
+
+std::string to_text(const Analysis& a);
+std::string to_json(const Analysis& a);
+std::string to_markdown(const Analysis& a);
+std::string to_html(const Analysis& a);
+
+// The rules, for docs/rules.md and `gpuscope analyze --list-rules`.
+struct ThresholdDoc {
+  std::string name;
+  double value = 0;
+  std::string unit, meaning;
+};
+
+struct RuleDoc {
+  std::string id, title, detects, saving_model;
+  std::vector<ThresholdDoc> thresholds;
+};
+
+std::vector<RuleDoc> rule_docs();
+std::string rules_markdown();  // the generated part of docs/rules.md
+
+}  // namespace gpuscope::analyzer

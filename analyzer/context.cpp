@@ -1,0 +1,268 @@
+// Builds the shared analysis context: selections, the priority breakdown (a
+// sweep over cumulative interval unions) and GPU idle gap attribution.
+#include "analyzer/context.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace gpuscope::analyzer {
+namespace {
+
+// Indices of `events` whose start lies inside one of the merged step windows.
+// Events and windows are both sorted by start: one forward walk.
+template <class T, class Pred>
+std::vector<uint32_t> select_in_steps(const std::vector<T>& events, const IntervalSet& steps, Pred keep) {
+  std::vector<uint32_t> out;
+  const auto& w = steps.items();
+  size_t j = 0;
+  for (uint32_t i = 0; i < events.size(); ++i) {
+    int64_t t = events[i].start;
+    while (j < w.size() && w[j].end <= t) ++j;
+    if (j == w.size()) break;
+    if (t >= w[j].start && keep(events[i])) out.push_back(i);
+  }
+  return out;
+}
+
+struct Wait {
+  int64_t start = 0, end = 0;
+  uint32_t api = kNone;
+  bool allocator = false;
+};
+
+// Per-step covered time of `set`, one value per step window.
+std::vector<int64_t> per_step(const IntervalSet& set, const std::vector<StepWindow>& steps) {
+  std::vector<int64_t> out(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) out[i] = set.covered(steps[i].start, steps[i].end);
+  return out;
+}
+
+}  // namespace
+
+uint32_t Context::user_op(uint32_t op) const {
+  if (op == kNone) return op;
+  while (true) {
+    uint32_t parent = m.op_parent[op];
+    if (parent == kNone || !m.str(m.ops[parent].name).starts_with("aten::")) return op;
+    op = parent;
+  }
+}
+
+int Context::step_of(int64_t t) const {
+  auto it = std::upper_bound(steps.begin(), steps.end(), t, [](int64_t v, const StepWindow& s) { return v < s.start; });
+  if (it == steps.begin()) return -1;
+  --it;
+  return t < it->end ? static_cast<int>(it - steps.begin()) : -1;
+}
+
+Context build_context(const Model& m, const StepPlan& plan, int64_t device) {
+  Context c(m, plan);
+  c.device = device;
+  c.steps = plan.analysed;
+  std::vector<Interval> sv;
+  for (const auto& s : c.steps) {
+    sv.push_back({s.start, s.end});
+    c.step_ns += s.duration();
+  }
+  c.step_set = IntervalSet::from(sv);
+  c.n_steps = std::max<double>(1.0, static_cast<double>(c.steps.size()));
+
+  const size_t nstr = m.strings ? m.strings->size() : 0;
+  c.kclass.resize(nstr);
+  std::vector<bool> classified(nstr, false);
+  for (const auto& k : m.kernels) {
+    if (k.name < nstr && !classified[k.name]) {
+      c.kclass[k.name] = classify_kernel(m.str(k.name));
+      classified[k.name] = true;
+    }
+  }
+
+  const auto dev = static_cast<uint16_t>(std::max<int64_t>(device, 0));
+  const bool has_device = device >= 0;
+  c.kernels = select_in_steps(m.kernels, c.step_set, [&](const KernelRec& k) { return has_device && k.device == dev; });
+  c.copies = select_in_steps(m.copies, c.step_set, [&](const CopyRec& x) { return has_device && x.device == dev; });
+  c.apis = select_in_steps(m.apis, c.step_set, [](const ApiRec&) { return true; });
+  c.ops = select_in_steps(m.ops, c.step_set, [](const OpRec&) { return true; });
+  {
+    std::unordered_map<uint32_t, size_t> slot;
+    for (uint32_t i : c.kernels) {
+      auto [it, fresh] = slot.emplace(m.kernels[i].stream, c.kernels_by_stream.size());
+      if (fresh) c.kernels_by_stream.push_back({m.kernels[i].stream, {}});
+      c.kernels_by_stream[it->second].second.push_back(i);
+    }
+  }
+
+  // Category intervals. Kernels, copies, API calls and ops are sorted by start already.
+  std::vector<Interval> compute, comm, memcpy, memset;
+  if (has_device) {
+    for (const auto& k : m.kernels) {
+      if (k.device != dev) continue;
+      (c.kc(k.name).has(kCommunication) ? comm : compute).push_back({k.start, k.end()});
+    }
+    for (const auto& x : m.copies)
+      if (x.device == dev) (x.memset ? memset : memcpy).push_back({x.start, x.end()});
+  }
+  std::vector<Interval> raw;
+  raw.reserve(m.apis.size());
+  for (const auto& a : m.apis) raw.push_back({a.start, a.end()});
+  IntervalSet runtime = IntervalSet::from_sorted(raw);
+  raw.clear();
+  for (const auto& r : m.ranges)
+    if (r.source == 3 || is_dataloader_range_name(m.str(r.name))) raw.push_back({r.start, r.end});
+  c.dataloader = IntervalSet::from(raw);
+  raw.clear();
+  for (const auto& o : m.ops) raw.push_back({o.start, o.end});
+  c.op_busy = IntervalSet::from_sorted(raw);
+  raw.clear();
+  {
+    std::unordered_map<uint32_t, bool> memo;
+    auto compile_name = [&](uint32_t id) {
+      auto it = memo.find(id);
+      if (it == memo.end()) it = memo.emplace(id, is_compile_range_name(m.str(id))).first;
+      return it->second;
+    };
+    for (const auto& r : m.ranges)
+      if (compile_name(r.name)) raw.push_back({r.start, r.end});
+    for (const auto& o : m.ops)
+      if (compile_name(o.name)) raw.push_back({o.start, o.end});
+    c.compiling = IntervalSet::from(raw);
+  }
+  raw = {};
+
+  // Priority sweep: the covered time of the union of the first k categories,
+  // minus that of the first k-1, is what category k adds.
+  std::array<std::vector<int64_t>, Breakdown::kCategories - 1> cov;
+  IntervalSet u = IntervalSet::from_sorted(compute);
+  compute = {};
+  cov[0] = per_step(u, c.steps);
+  u = u.unite(IntervalSet::from_sorted(memcpy));
+  cov[1] = per_step(u, c.steps);
+  u = u.unite(IntervalSet::from_sorted(memset));
+  cov[2] = per_step(u, c.steps);
+  u = u.unite(IntervalSet::from_sorted(comm));
+  cov[3] = per_step(u, c.steps);
+  c.gpu_busy = u;
+  u = u.unite(runtime);
+  runtime = {};
+  cov[4] = per_step(u, c.steps);
+  u = u.unite(c.dataloader);
+  cov[5] = per_step(u, c.steps);
+  u = u.unite(c.op_busy);
+  cov[6] = per_step(u, c.steps);
+  u = {};
+  c.step_breakdown.resize(c.steps.size());
+  for (size_t i = 0; i < c.steps.size(); ++i) {
+    Breakdown& b = c.step_breakdown[i];
+    int64_t prev = 0;
+    for (int k = 0; k < Breakdown::kCategories - 1; ++k) {
+      b.at(k) = cov[static_cast<size_t>(k)][i] - prev;
+      prev = cov[static_cast<size_t>(k)][i];
+    }
+    b.idle = c.steps[i].duration() - prev;
+    for (int k = 0; k < Breakdown::kCategories; ++k) c.breakdown.at(k) += b.get(k);
+  }
+  if (!has_device) return c;
+
+  // Idle attribution inputs.
+  std::vector<Wait> waits;
+  for (const auto& s : m.syncs) {
+    if (s.type == 2) continue;  // cudaStreamWaitEvent: the GPU waits, not the host
+    uint32_t api = m.api_by_corr.find(s.corr);
+    waits.push_back({s.start, s.end, api, api != kNone && api_is_allocator(m.apis[api].cls)});
+  }
+  std::vector<int64_t> launch_starts;
+  for (uint32_t i = 0; i < m.apis.size(); ++i) {
+    const ApiRec& a = m.apis[i];
+    if (api_blocks_host(a.cls)) waits.push_back({a.start, a.end(), i, api_is_allocator(a.cls)});
+    if (a.cls == ApiClass::kLaunch) launch_starts.push_back(a.start);
+    if (api_is_allocator(a.cls)) raw.push_back({a.start, a.end()});
+  }
+  IntervalSet alloc = IntervalSet::from_sorted(raw);
+  std::sort(waits.begin(), waits.end(), [](const Wait& a, const Wait& b) { return a.end < b.end; });
+
+  // The cause of GPU idle time [a, b): what the process's CPU threads were doing.
+  auto cause_of = [&](Gap& g) {
+    const int64_t len = g.length();
+    if (2 * c.dataloader.covered(g.start, g.end) >= len) return IdleCause::kDataLoader;
+    if (2 * c.compiling.covered(g.start, g.end) >= len) return IdleCause::kCompile;
+    if (2 * alloc.covered(g.start, g.end) >= len) return IdleCause::kAllocator;
+    auto lo = std::lower_bound(launch_starts.begin(), launch_starts.end(), g.start);
+    auto hi = std::lower_bound(lo, launch_starts.end(), g.end);
+    g.launches = static_cast<uint32_t>(hi - lo);
+    if (g.launches > 0 && len <= static_cast<int64_t>(g.launches) * kLaunchGapPerLaunchNs) return IdleCause::kLaunch;
+    if (2 * c.op_busy.covered(g.start, g.end) >= len) return IdleCause::kCpuCompute;
+    return IdleCause::kOther;
+  };
+  // A blocking wait that was in progress when the GPU ran dry and returned inside
+  // the gap. Without it the CPU would have run ahead for as long as it waited, so
+  // it explains at most that much of the gap: min(gap, wait).
+  auto blocking_wait = [&](int64_t a, int64_t b) -> const Wait* {
+    auto it = std::lower_bound(waits.begin(), waits.end(), a - kSyncToleranceNs,
+                               [](const Wait& w, int64_t t) { return w.end < t; });
+    const Wait* best = nullptr;
+    for (; it != waits.end() && it->end <= b; ++it)
+      if (it->start < a + kSyncToleranceNs && (!best || it->end - it->start > best->end - best->start)) best = &*it;
+    return best;
+  };
+
+  constexpr size_t kKeepLargest = 8;
+  auto by_length = [](const Gap& a, const Gap& b) { return a.length() > b.length(); };  // min-heap on length
+  c.step_idle.assign(c.steps.size(), {});
+  const auto& busy = c.gpu_busy.items();
+  for (uint32_t si = 0; si < c.steps.size(); ++si) {
+    const StepWindow& s = c.steps[si];
+    auto it = std::upper_bound(busy.begin(), busy.end(), s.start, [](int64_t t, const Interval& iv) { return t < iv.end; });
+    int64_t cursor = s.start;
+    auto record = [&](Gap& g) {
+      const auto k = static_cast<size_t>(g.cause);
+      c.idle_by_cause[k] += g.length();
+      c.gaps_by_cause[k] += 1;
+      c.step_idle[si][k] += g.length();
+      auto& top = c.largest[k];
+      if (top.size() < kKeepLargest || g.length() > top.front().length()) {
+        top.push_back(g);
+        std::push_heap(top.begin(), top.end(), by_length);
+        if (top.size() > kKeepLargest) {
+          std::pop_heap(top.begin(), top.end(), by_length);
+          top.pop_back();
+        }
+      }
+      if (g.cause == IdleCause::kLaunch)
+        c.launch_gap_launches += g.launches;
+      else
+        c.gaps.push_back(g);
+    };
+    auto emit = [&](int64_t a, int64_t b) {
+      if (b <= a) return;
+      Gap g;
+      g.start = a;
+      g.end = b;
+      g.step = si;
+      g.cause = cause_of(g);
+      if (g.cause != IdleCause::kDataLoader && g.cause != IdleCause::kCompile) {
+        if (const Wait* w = blocking_wait(a, b)) {
+          Gap head = g;
+          head.end = std::min(b, a + std::max<int64_t>(w->end - w->start, 1));
+          head.cause = w->allocator ? IdleCause::kAllocator : IdleCause::kHostSync;
+          head.blocker = w->api;
+          head.launches = 0;
+          record(head);
+          if (head.end >= b) return;
+          g.start = head.end;
+          g.launches = 0;
+          g.cause = cause_of(g);
+        }
+      }
+      record(g);
+    };
+    for (; it != busy.end() && it->start < s.end; ++it) {
+      emit(cursor, std::min(it->start, s.end));
+      cursor = std::max(cursor, it->end);
+    }
+    emit(cursor, s.end);
+  }
+  for (auto& top : c.largest) std::sort(top.begin(), top.end(), by_length);
+  return c;
+}
+
+}  // namespace gpuscope::analyzer

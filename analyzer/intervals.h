@@ -1,0 +1,44 @@
+// Sorted, disjoint time intervals and the set algebra the breakdown and the
+// idle attribution are built from. Every operation is linear or logarithmic so
+// that millions of kernels stay cheap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace gpuscope::analyzer {
+
+struct Interval {
+  int64_t start = 0, end = 0;
+};
+
+// Sorted by start, disjoint, each non-empty.
+class IntervalSet {
+ public:
+  IntervalSet() = default;
+  // Takes any intervals (unsorted, overlapping, empty ones ignored) and merges them.
+  static IntervalSet from(std::vector<Interval> raw);
+  // Takes intervals already sorted by start (overlaps allowed), merging in one pass.
+  static IntervalSet from_sorted(const std::vector<Interval>& raw);
+
+  IntervalSet unite(const IntervalSet& other) const;
+  IntervalSet subtract(const IntervalSet& other) const;
+  IntervalSet intersect(const IntervalSet& other) const;
+  IntervalSet clip(int64_t lo, int64_t hi) const;
+
+  // Covered time inside [lo, hi): O(log n).
+  int64_t covered(int64_t lo, int64_t hi) const;
+  int64_t total() const { return prefix_.empty() ? 0 : prefix_.back(); }
+  bool contains(int64_t t) const;
+  const std::vector<Interval>& items() const { return items_; }
+  bool empty() const { return items_.empty(); }
+  size_t size() const { return items_.size(); }
+
+ private:
+  void finish();  // builds prefix sums
+  std::vector<Interval> items_;
+  std::vector<int64_t> prefix_;  // prefix_[i] = covered time of items_[0..i]
+};
+
+}  // namespace gpuscope::analyzer

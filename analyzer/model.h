@@ -1,0 +1,155 @@
+// The analysis model: one process of a recording loaded into compact columns,
+// each sorted by start time. Names stay string ids (the Reader's string table);
+// nothing here holds a per-row heap string. ~24-48 bytes per event.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analyzer/names.h"
+
+namespace gpuscope::store {
+class Reader;
+}
+
+namespace gpuscope::analyzer {
+
+inline constexpr uint32_t kNone = UINT32_MAX;
+
+struct KernelRec {
+  int64_t start = 0;
+  uint32_t dur = 0;  // ns, saturated at 4.29 s
+  uint32_t name = 0, corr = 0, stream = 0;
+  uint32_t blocks = 0;  // grid x*y*z, saturated
+  uint16_t device = 0;
+  int64_t end() const { return start + dur; }
+};
+static_assert(sizeof(KernelRec) == 32);
+
+struct CopyRec {  // memcpy and memset
+  int64_t start = 0, bytes = 0;
+  uint32_t dur = 0, corr = 0, stream = 0;
+  uint16_t device = 0;
+  uint8_t copy_kind = 0, src_kind = 0, dst_kind = 0;  // memset: dst_kind = memory kind
+  bool memset = false;
+  int64_t end() const { return start + dur; }
+};
+static_assert(sizeof(CopyRec) == 40);
+
+struct ApiRec {
+  int64_t start = 0;
+  uint32_t dur = 0, name = 0, corr = 0;
+  ApiClass cls = ApiClass::kOther;
+  bool failed = false;  // return code != 0
+  int64_t end() const { return start + dur; }
+};
+static_assert(sizeof(ApiRec) == 24);
+
+struct SyncRec {
+  int64_t start = 0, end = 0;
+  uint32_t corr = 0;
+  uint8_t type = 0;
+};
+
+struct RangeRec {
+  int64_t start = 0, end = 0;
+  uint32_t name = 0, thread = 0;
+  int32_t depth = -1;  // -1: not a push/pop range
+  uint8_t source = 0;
+};
+
+struct OpRec {
+  int64_t start = 0, end = 0, ext = 0;
+  uint32_t name = 0, shapes = kNone, dtypes = kNone, thread = 0;
+  uint16_t depth = 0;
+  bool backward = false;
+};
+
+struct StepRow {
+  int64_t number = 0, start = 0, end = 0, source = 0;
+};
+
+struct TorchMemRec {
+  int64_t ts = 0, allocated = 0, reserved = 0;
+  uint16_t device = 0;
+};
+
+struct CudaMemRec {
+  int64_t ts = 0, delta = 0;  // + alloc, - free (device memory only)
+  uint16_t device = 0;
+};
+
+struct DeviceInfo {
+  int64_t id = 0;
+  std::string name;
+  int64_t sm_count = 0, total_memory = 0;
+};
+
+// Key -> index. Dense array when the keys are compact (correlation ids are),
+// sorted pairs otherwise.
+class IdMap {
+ public:
+  void build(std::vector<std::pair<uint64_t, uint32_t>> pairs);
+  uint32_t find(uint64_t key) const;
+  bool empty() const { return dense_.empty() && sparse_.empty(); }
+
+ private:
+  std::vector<uint32_t> dense_;
+  std::vector<std::pair<uint64_t, uint32_t>> sparse_;
+};
+
+struct Model {
+  std::string path, file_name;
+  int64_t pid = 0, processes = 0;
+  std::string cupti_status;
+  std::vector<DeviceInfo> devices;
+  const std::vector<std::string>* strings = nullptr;  // owned by the Reader
+
+  std::vector<StepRow> step_rows;  // from the step table, this pid
+  std::vector<RangeRec> ranges;    // every range of this pid (not windowed)
+  int64_t lo = 0, hi = 0;          // the window events were loaded for
+
+  std::vector<KernelRec> kernels;
+  std::vector<std::array<uint32_t, 6>> kernel_config;  // by name id: first grid x,y,z and block x,y,z seen
+  std::vector<CopyRec> copies;
+  std::vector<ApiRec> apis;
+  std::vector<SyncRec> syncs;
+  std::vector<OpRec> ops;
+  std::vector<TorchMemRec> torch_mem;  // whole recording
+  std::vector<CudaMemRec> cuda_mem;    // whole recording
+  std::vector<std::pair<uint32_t, int64_t>> ext_links;  // (correlation, external id), dropped after linking
+
+  IdMap api_by_corr;   // correlation -> apis index
+  IdMap op_by_corr;    // correlation -> ops index (innermost op that launched it)
+  std::vector<uint32_t> op_parent;  // enclosing op on the same thread, kNone at top level
+  std::vector<int64_t> op_self;     // self CPU time, ns
+
+  std::string_view str(uint32_t id) const {
+    if (!strings || id >= strings->size()) return {};
+    return (*strings)[id];
+  }
+  const DeviceInfo* device(int64_t id) const {
+    for (const auto& d : devices)
+      if (d.id == id) return &d;
+    return nullptr;
+  }
+};
+
+struct LoadOptions {
+  std::optional<int64_t> pid, device;
+  bool progress = false;
+};
+
+// Opens the process-level view: picks the pid, reads devices, strings, ranges
+// and step rows. Throws Error naming the file when there is nothing to analyse.
+Model load_header(store::Reader& reader, const LoadOptions& options);
+// Loads the events of model.pid overlapping [lo, hi) on two threads, sorts them
+// and links ops to their kernels and API calls.
+void load_events(store::Reader& reader, Model& model, int64_t lo, int64_t hi, bool progress);
+
+}  // namespace gpuscope::analyzer

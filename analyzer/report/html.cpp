@@ -1,0 +1,185 @@
+// The HTML report: one self-contained file, inline CSS and SVG, no script and
+// no external resource. Every recorded name is escaped.
+#include <algorithm>
+
+#include "analyzer/analysis.h"
+#include "analyzer/report/format.h"
+#include "analyzer/report/svg.h"
+
+namespace gpuscope::analyzer {
+namespace {
+
+using namespace report;
+
+constexpr const char* kStyle = R"(body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;color:#222;padding:0 12px}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}h3{font-size:15px;margin:0}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
+pre{background:#f6f8fa;padding:10px;overflow-x:auto;border-radius:4px}.scope{color:#555}.name{word-break:break-all}
+details{border:1px solid #ddd;border-radius:6px;padding:8px 12px;margin:10px 0}summary{cursor:pointer}
+.sev-high{color:#b00020;font-weight:bold}.sev-medium{color:#b36200;font-weight:bold}.sev-low{color:#555}
+svg{display:block;margin:8px 0}svg .grid{stroke:#eee}svg .axis{font-size:11px;fill:#555}svg .label{font-size:11px;fill:#222}
+svg .series{fill:none;stroke-width:1.5}svg .median{stroke:#e15759;stroke-dasharray:4 3}svg .capacity{stroke:#b00020;stroke-dasharray:6 3}
+svg .outlier{fill:#e15759}.note{color:#555})";
+
+std::string td(const std::string& s, bool numeric = false) {
+  return std::string(numeric ? "<td class=\"n\">" : "<td>") + s + "</td>";
+}
+std::string name_td(const std::string& s) { return "<td class=\"name\"><code>" + html_escape(s) + "</code></td>"; }
+
+void summary(std::string& o, const Analysis& a) {
+  const Summary& s = a.summary;
+  o += "<h2>Summary</h2>\n<table>\n";
+  auto row = [&](const std::string& k, const std::string& v) { o += "<tr><th>" + k + "</th>" + td(v) + "</tr>\n"; };
+  row("wall time", fixed(static_cast<double>(s.wall_ns) / 1e9, 3) + " s analysed (recording " +
+                       fixed(static_cast<double>(s.recording_ns) / 1e9, 3) + " s)");
+  row("steps", std::to_string(s.steps) + " (" + html_escape(s.step_source_detail) + ")");
+  row("step time", "mean " + ms_unit(s.step_ms_mean) + ", median " + ms_unit(s.step_ms_median) + ", p95 " +
+                       ms_unit(s.step_ms_p95) + ", min " + ms_unit(s.step_ms_min) + ", max " + ms_unit(s.step_ms_max));
+  if (!s.outlier_steps.empty()) {
+    std::string list;
+    for (size_t i = 0; i < s.outlier_steps.size() && i < 20; ++i) list += (i ? ", " : "") + std::to_string(s.outlier_steps[i]);
+    row("outlier steps", list);
+  }
+  for (const auto& d : s.devices)
+    row("GPU utilization, device " + std::to_string(d.id), percent(d.utilization) + (d.name.empty() ? "" : " (" + html_escape(d.name) + ")"));
+  if (s.device >= 0) {
+    row("SM efficiency (estimated)", percent(s.sm_efficiency));
+    row("tensor-core share of kernel time", percent(s.tensor_core_share));
+  }
+  row("events", std::to_string(s.kernels) + " kernels, " + std::to_string(s.memcpys) + " memcpy, " + std::to_string(s.memsets) +
+                    " memset, " + std::to_string(s.api_calls) + " API calls, " + std::to_string(s.ops) + " ops");
+  o += "</table>\n";
+}
+
+void breakdown(std::string& o, const Analysis& a) {
+  o += "<h2>Step time breakdown</h2>\n<p class=\"note\">Each moment counted once, in this order of priority.</p>\n";
+  o += step_breakdown_chart(a.steps);
+  o += "<table><tr><th>category</th><th class=\"n\">ms per step</th><th class=\"n\">share</th></tr>\n";
+  const double n = std::max<double>(1, static_cast<double>(a.summary.steps));
+  const double total = static_cast<double>(a.breakdown.total());
+  for (int i = 0; i < Breakdown::kCategories; ++i) {
+    const double v = static_cast<double>(a.breakdown.get(i));
+    o += std::string("<tr><td><span style=\"color:") + category_color(i) + "\">&#9632;</span> " + Breakdown::category(i) +
+         "</td>" + td(fixed(v / 1e6 / n, 3), true) + td(percent(total > 0 ? v / total : 0), true) + "</tr>\n";
+  }
+  o += "</table>\n<h2>Step times</h2>\n" + step_time_chart(a.steps, a.summary.step_ms_median);
+}
+
+void findings(std::string& o, const Analysis& a) {
+  o += "<h2>Findings</h2>\n";
+  if (a.findings.empty()) {
+    o += a.summary.device < 0 ? "<p>None: no GPU activity to analyse.</p>\n" : "<p>None: no rule found a saving worth reporting.</p>\n";
+    return;
+  }
+  int i = 0;
+  for (const auto& f : a.findings) {
+    const std::string sev = severity_name(f.severity);
+    o += "<details open id=\"finding-" + html_escape(f.id) + "\"><summary><h3 style=\"display:inline\">" + std::to_string(++i) +
+         ". <code>" + html_escape(f.id) + "</code>: " + html_escape(f.title) + "</h3> <span class=\"sev-" + sev + "\">" + sev +
+         "</span>, saves ~" + ms_unit(f.saving_ms_per_step) + " per step (" + fixed(f.saving_pct, 1) + " %)</summary>\n";
+    o += "<p>" + html_escape(f.evidence.summary) + "</p>\n";
+    if (!f.evidence.metrics.empty()) {
+      o += "<table><tr><th>metric</th><th class=\"n\">value</th></tr>\n";
+      for (const auto& m : f.evidence.metrics)
+        o += "<tr>" + td(html_escape(m.name)) + td(fixed(m.value, 3) + " " + html_escape(m.unit), true) + "</tr>\n";
+      o += "</table>\n";
+    }
+    if (!f.evidence.top.empty()) {
+      o += "<table><tr><th>top contributor</th><th class=\"n\">ms</th><th class=\"n\">count</th><th>detail</th></tr>\n";
+      for (const auto& c : f.evidence.top)
+        o += "<tr>" + name_td(c.name) + td(fixed(c.total_ms, 3), true) + td(std::to_string(c.count), true) +
+             td(html_escape(c.detail)) + "</tr>\n";
+      o += "</table>\n";
+    }
+    if (!f.evidence.ranges.empty()) {
+      o += "<p>Time ranges (from the recording's origin):</p><ul>\n";
+      for (const auto& r : f.evidence.ranges)
+        o += "<li data-start-ns=\"" + std::to_string(r.start_ns) + "\" data-end-ns=\"" + std::to_string(r.end_ns) + "\">" +
+             seconds(r.start_ns) + " to " + seconds(r.end_ns) + ": " + html_escape(r.label) + "</li>\n";
+      o += "</ul>\n";
+    }
+    o += "<p><b>Fix:</b> " + html_escape(f.fix.text) + "</p>\n<pre><code>" + html_escape(f.fix.code) + "</code></pre>\n</details>\n";
+  }
+}
+
+void idle(std::string& o, const Analysis& a) {
+  if (a.summary.device < 0) return;
+  o += "<h2>GPU idle by cause</h2>\n<table><tr><th>cause</th><th class=\"n\">ms per step</th><th class=\"n\">% of step</th>"
+       "<th class=\"n\">gaps</th></tr>\n";
+  for (const auto& c : a.idle.causes)
+    o += std::string("<tr><td>") + idle_cause_name(c.cause) + "</td>" + td(fixed(c.ms_per_step, 3), true) +
+         td(fixed(c.pct_of_step, 1), true) + td(std::to_string(c.gaps), true) + "</tr>\n";
+  o += "</table>\n";
+}
+
+void tables(std::string& o, const Analysis& a) {
+  if (!a.top_kernels.empty()) {
+    o += "<h2>Top kernels</h2>\n" + top_kernels_chart(a.top_kernels);
+    o += "<table><tr><th>kernel</th><th>origin</th><th>TC</th><th class=\"n\">count</th><th class=\"n\">total ms</th>"
+         "<th class=\"n\">mean us</th><th class=\"n\">min us</th><th class=\"n\">max us</th><th class=\"n\">share</th><th>grid</th><th>block</th></tr>\n";
+    for (const auto& k : a.top_kernels)
+      o += "<tr>" + name_td(k.name) + td(k.origin) + td(k.tensor_core ? "yes" : "no") + td(std::to_string(k.count), true) +
+           td(ms(k.total_ns), true) + td(fixed(k.mean_ns / 1e3, 1), true) + td(fixed(static_cast<double>(k.min_ns) / 1e3, 1), true) +
+           td(fixed(static_cast<double>(k.max_ns) / 1e3, 1), true) + td(percent(k.share), true) + td(k.grid) + td(k.block) + "</tr>\n";
+    o += "</table>\n";
+  }
+  if (!a.top_ops.empty()) {
+    o += "<h2>Top ops</h2>\n<table><tr><th>op</th><th class=\"n\">count</th><th class=\"n\">GPU ms</th><th class=\"n\">self CPU ms</th>"
+         "<th class=\"n\">CPU ms</th><th>input shapes</th><th>dtypes</th></tr>\n";
+    for (const auto& p : a.top_ops)
+      o += "<tr>" + name_td(p.name) + td(std::to_string(p.count), true) + td(ms(p.gpu_ns), true) + td(ms(p.self_cpu_ns), true) +
+           td(ms(p.cpu_ns), true) + td("<code>" + html_escape(p.shapes) + "</code>") + td(html_escape(p.dtypes)) + "</tr>\n";
+    o += "</table>\n";
+  }
+  const MemorySummary& m = a.memory;
+  if (m.torch_allocator || m.cuda_events) {
+    o += "<h2>Memory</h2>\n" + memory_chart(m) + "<table>\n";
+    if (m.torch_allocator)
+      o += "<tr><th>peak allocated / reserved</th>" + td(bytes(static_cast<double>(m.peak_allocated)) + " / " +
+                                                         bytes(static_cast<double>(m.peak_reserved))) + "</tr>\n";
+    if (m.cuda_events) o += "<tr><th>peak CUDA memory in use</th>" + td(bytes(static_cast<double>(m.peak_device_used))) + "</tr>\n";
+    if (m.capacity > 0)
+      o += "<tr><th>capacity</th>" + td(bytes(static_cast<double>(m.capacity)) + " (peak " + percent(m.peak_fraction) + ")") + "</tr>\n";
+    o += "<tr><th>allocator calls per step</th>" + td(fixed(m.allocs_per_step, 1)) + "</tr>\n</table>\n";
+  }
+  if (!a.copies.empty()) {
+    o += "<h2>Memory copies and sets</h2>\n<table><tr><th>kind</th><th>direction</th><th>from</th><th>to</th><th class=\"n\">count</th>"
+         "<th class=\"n\">bytes</th><th class=\"n\">ms</th><th class=\"n\">GB/s</th></tr>\n";
+    for (const auto& c : a.copies)
+      o += "<tr>" + td(c.kind) + td(c.direction) + td(c.src_kind) + td(c.dst_kind) + td(std::to_string(c.count), true) +
+           td(bytes(static_cast<double>(c.bytes)), true) + td(ms(c.total_ns), true) + td(fixed(c.gb_per_s, 1), true) + "</tr>\n";
+    o += "</table>\n";
+  }
+  if (!a.api_calls.empty()) {
+    o += "<h2>CUDA API calls</h2>\n<table><tr><th>call</th><th class=\"n\">count</th><th class=\"n\">total ms</th>"
+         "<th class=\"n\">mean us</th><th class=\"n\">failed</th></tr>\n";
+    for (const auto& c : a.api_calls)
+      o += "<tr>" + name_td(c.name) + td(std::to_string(c.count), true) + td(ms(c.total_ns), true) +
+           td(fixed(c.mean_ns / 1e3, 1), true) + td(std::to_string(c.failed), true) + "</tr>\n";
+    o += "</table>\n";
+  }
+}
+
+}  // namespace
+
+std::string to_html(const Analysis& a) {
+  const std::string title = "gpuscope analysis: " + html_escape(a.summary.recording);
+  std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + title +
+                  "</title>\n<style>\n" + kStyle + "\n</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n<p class=\"scope\">" +
+                  html_escape(report::scope_line(a)) + "</p>\n";
+  summary(o, a);
+  findings(o, a);
+  breakdown(o, a);
+  idle(o, a);
+  tables(o, a);
+  if (!a.notes.empty()) {
+    o += "<h2>Notes</h2>\n<ul>\n";
+    for (const auto& n : a.notes) o += "<li>" + html_escape(n) + "</li>\n";
+    o += "</ul>\n";
+  }
+  o += "<p class=\"note\">Report schema " + std::string(kReportSchema) + ".</p>\n</body>\n</html>\n";
+  return o;
+}
+
+}  // namespace gpuscope::analyzer

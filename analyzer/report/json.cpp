@@ -1,0 +1,157 @@
+// The JSON report, schema "gpuscope-report/1" (docs/report-json.md). Keys
+// keep their order; times are ms (3 decimals) unless a key ends in _ns.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "analyzer/analysis.h"
+#include "analyzer/report/format.h"
+
+namespace gpuscope::analyzer {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+double round_to(double v, int decimals) {
+  if (!std::isfinite(v)) return 0;
+  const double f = std::pow(10.0, decimals);
+  double r = std::round(v * f) / f;
+  return r == 0 ? 0 : r;  // no -0
+}
+
+double ms(int64_t ns) { return round_to(static_cast<double>(ns) / 1e6, 3); }
+double ms3(double v) { return round_to(v, 3); }
+
+json breakdown_json(const Breakdown& b, double divide) {
+  json j = json::object();
+  for (int i = 0; i < Breakdown::kCategories; ++i)
+    j[Breakdown::category(i)] = round_to(static_cast<double>(b.get(i)) / 1e6 / divide, 3);
+  return j;
+}
+
+json range_json(const TimeRange& r) {
+  return json{{"start_ns", r.start_ns}, {"end_ns", r.end_ns}, {"label", r.label}};
+}
+
+json summary_json(const Summary& s) {
+  json devices = json::array();
+  for (const auto& d : s.devices)
+    devices.push_back({{"id", d.id}, {"name", d.name}, {"sm_count", d.sm_count}, {"total_memory", d.total_memory},
+                       {"busy_ms", ms(d.busy_ns)}, {"utilization", round_to(d.utilization, 4)}, {"kernels", d.kernels}});
+  return json{
+      {"pid", s.pid},
+      {"processes", s.processes},
+      {"device", s.device},
+      {"cupti_status", s.cupti_status},
+      {"recording_ms", ms(s.recording_ns)},
+      {"wall_ms", ms(s.wall_ns)},
+      {"step_source", step_source_name(s.step_source)},
+      {"step_source_detail", s.step_source_detail},
+      {"steps", s.steps},
+      {"steps_recorded", s.steps_recorded},
+      {"warmup_skipped", s.warmup_skipped},
+      {"first_step", s.first_step},
+      {"last_step", s.last_step},
+      {"step_ms_mean", ms3(s.step_ms_mean)},
+      {"step_ms_median", ms3(s.step_ms_median)},
+      {"step_ms_p95", ms3(s.step_ms_p95)},
+      {"step_ms_min", ms3(s.step_ms_min)},
+      {"step_ms_max", ms3(s.step_ms_max)},
+      {"outlier_steps", s.outlier_steps},
+      {"gpu_utilization", round_to(s.gpu_utilization, 4)},
+      {"sm_efficiency", round_to(s.sm_efficiency, 4)},
+      {"tensor_core_share", round_to(s.tensor_core_share, 4)},
+      {"devices", devices},
+      {"counts", {{"kernels", s.kernels}, {"memcpys", s.memcpys}, {"memsets", s.memsets}, {"api_calls", s.api_calls}, {"ops", s.ops}}},
+  };
+}
+
+json finding_json(const Finding& f) {
+  json metrics = json::array(), top = json::array(), ranges = json::array();
+  for (const auto& m : f.evidence.metrics)
+    metrics.push_back({{"name", m.name}, {"value", round_to(m.value, 3)}, {"unit", m.unit}});
+  for (const auto& c : f.evidence.top)
+    top.push_back({{"name", c.name}, {"total_ms", ms3(c.total_ms)}, {"count", c.count}, {"detail", c.detail}});
+  for (const auto& r : f.evidence.ranges) ranges.push_back(range_json(r));
+  return json{
+      {"id", f.id},
+      {"title", f.title},
+      {"severity", severity_name(f.severity)},
+      {"saving_ms_per_step", ms3(f.saving_ms_per_step)},
+      {"saving_pct", round_to(f.saving_pct, 2)},
+      {"evidence", {{"summary", f.evidence.summary}, {"metrics", metrics}, {"top", top}, {"ranges", ranges}}},
+      {"fix", {{"text", f.fix.text}, {"code", f.fix.code}}},
+  };
+}
+
+}  // namespace
+
+std::string to_json(const Analysis& a) {
+  const double n = std::max<double>(1, static_cast<double>(a.summary.steps));
+  json j;
+  j["schema"] = kReportSchema;
+  j["recording"] = a.summary.recording;
+  j["summary"] = summary_json(a.summary);
+  j["breakdown"] = breakdown_json(a.breakdown, n);
+  j["breakdown_total_ms"] = breakdown_json(a.breakdown, 1);
+
+  json steps = json::array();
+  for (const auto& s : a.steps)
+    steps.push_back({{"number", s.number}, {"start_ns", s.start_ns}, {"end_ns", s.end_ns}, {"ms", ms(s.end_ns - s.start_ns)},
+                     {"gpu_busy_ms", ms(s.gpu_busy_ns)}, {"outlier", s.outlier}, {"breakdown", breakdown_json(s.breakdown, 1)}});
+  j["steps"] = steps;
+
+  json kernels = json::array();
+  for (const auto& k : a.top_kernels)
+    kernels.push_back({{"name", k.name}, {"origin", k.origin}, {"tensor_core", k.tensor_core}, {"count", k.count},
+                       {"total_ms", ms(k.total_ns)}, {"mean_us", round_to(k.mean_ns / 1e3, 3)},
+                       {"min_us", round_to(static_cast<double>(k.min_ns) / 1e3, 3)},
+                       {"max_us", round_to(static_cast<double>(k.max_ns) / 1e3, 3)}, {"share", round_to(k.share, 4)},
+                       {"grid", k.grid}, {"block", k.block}});
+  j["top_kernels"] = kernels;
+
+  json ops = json::array();
+  for (const auto& o : a.top_ops)
+    ops.push_back({{"name", o.name}, {"count", o.count}, {"self_cpu_ms", ms(o.self_cpu_ns)}, {"cpu_ms", ms(o.cpu_ns)},
+                   {"gpu_ms", ms(o.gpu_ns)}, {"kernels", o.kernels}, {"shapes", o.shapes}, {"dtypes", o.dtypes}});
+  j["top_ops"] = ops;
+
+  json copies = json::array();
+  for (const auto& c : a.copies)
+    copies.push_back({{"kind", c.kind}, {"direction", c.direction}, {"src_kind", c.src_kind}, {"dst_kind", c.dst_kind},
+                      {"count", c.count}, {"bytes", c.bytes}, {"total_ms", ms(c.total_ns)}, {"gb_per_s", round_to(c.gb_per_s, 2)}});
+  j["copies"] = copies;
+
+  json apis = json::array();
+  for (const auto& c : a.api_calls)
+    apis.push_back({{"name", c.name}, {"count", c.count}, {"total_ms", ms(c.total_ns)}, {"mean_us", round_to(c.mean_ns / 1e3, 3)},
+                    {"max_us", round_to(static_cast<double>(c.max_ns) / 1e3, 3)}, {"failed", c.failed}});
+  j["api_calls"] = apis;
+
+  json causes = json::array();
+  for (const auto& c : a.idle.causes) {
+    json largest = json::array();
+    for (const auto& r : c.largest) largest.push_back(range_json(r));
+    causes.push_back({{"cause", idle_cause_name(c.cause)}, {"total_ms", ms(c.total_ns)}, {"ms_per_step", ms3(c.ms_per_step)},
+                      {"pct_of_step", round_to(c.pct_of_step, 2)}, {"gaps", c.gaps}, {"largest", largest}});
+  }
+  j["idle"] = {{"idle_ms", ms(a.idle.idle_ns)}, {"gaps", a.idle.gaps}, {"causes", causes}};
+
+  const MemorySummary& m = a.memory;
+  json timeline = json::array();
+  for (const auto& p : m.timeline) timeline.push_back({p.ts_ns, p.allocated, p.reserved, p.device_used});
+  j["memory"] = {{"torch_allocator", m.torch_allocator}, {"cuda_events", m.cuda_events}, {"capacity", m.capacity},
+                 {"peak_allocated", m.peak_allocated}, {"peak_reserved", m.peak_reserved},
+                 {"peak_device_used", m.peak_device_used}, {"peak_fraction", round_to(m.peak_fraction, 4)},
+                 {"cuda_allocs", m.cuda_allocs}, {"cuda_frees", m.cuda_frees}, {"failed_allocs", m.failed_allocs},
+                 {"allocs_per_step", round_to(m.allocs_per_step, 3)},
+                 {"timeline_columns", {"ts_ns", "allocated", "reserved", "device_used"}}, {"timeline", timeline}};
+
+  json findings = json::array();
+  for (const auto& f : a.findings) findings.push_back(finding_json(f));
+  j["findings"] = findings;
+  j["notes"] = a.notes;
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace gpuscope::analyzer

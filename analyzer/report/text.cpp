@@ -1,0 +1,186 @@
+// The terminal report: summary, breakdown, idle causes, top 10 tables, memory,
+// findings with their fix code. Plain ASCII layout, names made terminal-safe.
+#include <algorithm>
+#include <cstdio>
+
+#include "analyzer/analysis.h"
+#include "analyzer/report/format.h"
+
+namespace gpuscope::analyzer {
+namespace {
+
+using namespace report;
+
+std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
+std::string lpad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+
+std::string bar(double fraction, int width) {
+  int n = static_cast<int>(fraction * width + 0.5);
+  return std::string(static_cast<size_t>(std::clamp(n, 0, width)), '#');
+}
+
+void section(std::string& o, const char* title) {
+  o += "\n";
+  o += title;
+  o += "\n";
+}
+
+void summary(std::string& o, const Analysis& a) {
+  const Summary& s = a.summary;
+  section(o, "Summary");
+  o += "  wall time        " + fixed(static_cast<double>(s.wall_ns) / 1e9, 3) + " s analysed (recording " +
+       fixed(static_cast<double>(s.recording_ns) / 1e9, 3) + " s)\n";
+  o += "  steps            " + std::to_string(s.steps) + ": mean " + ms_unit(s.step_ms_mean) + ", median " +
+       ms_unit(s.step_ms_median) + ", p95 " + ms_unit(s.step_ms_p95) + ", min " + ms_unit(s.step_ms_min) + ", max " +
+       ms_unit(s.step_ms_max) + "\n";
+  if (!s.outlier_steps.empty()) {
+    std::string list;
+    for (size_t i = 0; i < s.outlier_steps.size() && i < 12; ++i) list += (i ? ", " : "") + std::to_string(s.outlier_steps[i]);
+    if (s.outlier_steps.size() > 12) list += ", ... (" + std::to_string(s.outlier_steps.size()) + ")";
+    o += "  outlier steps    " + list + " (longer than 1.5x the median)\n";
+  }
+  if (s.device >= 0) {
+    o += "  GPU utilization  " + percent(s.gpu_utilization) + " of step time busy on device " + std::to_string(s.device) + "\n";
+    for (const auto& d : s.devices)
+      if (d.id != s.device) o += "                   device " + std::to_string(d.id) + ": " + percent(d.utilization) + "\n";
+    o += "  SM efficiency    " + percent(s.sm_efficiency) + " (estimated from grid sizes)\n";
+    o += "  tensor cores     " + percent(s.tensor_core_share) + " of kernel time (by kernel name)\n";
+  }
+  o += "  events           " + std::to_string(s.kernels) + " kernels, " + std::to_string(s.memcpys) + " memcpy, " +
+       std::to_string(s.memsets) + " memset, " + std::to_string(s.api_calls) + " API calls, " + std::to_string(s.ops) +
+       " ops\n";
+}
+
+void breakdown(std::string& o, const Analysis& a) {
+  section(o, "Step time breakdown (mean per step; each moment counted once, in this order)");
+  const double n = std::max<double>(1, static_cast<double>(a.summary.steps));
+  const double total = static_cast<double>(a.breakdown.total());
+  for (int i = 0; i < Breakdown::kCategories; ++i) {
+    const double v = static_cast<double>(a.breakdown.get(i));
+    const double f = total > 0 ? v / total : 0;
+    o += "  " + pad(Breakdown::category(i), 14) + lpad(fixed(v / 1e6 / n, 3), 10) + " ms " + lpad(percent(f), 8) + "  " +
+         bar(f, 30) + "\n";
+  }
+}
+
+void idle(std::string& o, const Analysis& a) {
+  if (a.summary.device < 0) return;
+  section(o, "GPU idle inside steps, by cause (mean per step)");
+  for (const auto& c : a.idle.causes) {
+    o += "  " + pad(idle_cause_name(c.cause), 16) + lpad(fixed(c.ms_per_step, 3), 10) + " ms " +
+         lpad(fixed(c.pct_of_step, 1) + " %", 8) + "  " + std::to_string(c.gaps) + " gaps\n";
+  }
+}
+
+void kernels(std::string& o, const Analysis& a) {
+  if (a.top_kernels.empty()) return;
+  section(o, "Top kernels (by total time)");
+  o += "     total ms   share   count   mean us  TC  origin  name\n";
+  for (const auto& k : a.top_kernels) {
+    o += "  " + lpad(ms(k.total_ns), 11) + lpad(percent(k.share), 8) + lpad(std::to_string(k.count), 8) +
+         lpad(fixed(k.mean_ns / 1e3, 1), 10) + (k.tensor_core ? "  TC  " : "  --  ") + pad(k.origin, 7) + " " +
+         plain(k.name, 90) + "\n";
+  }
+}
+
+void ops(std::string& o, const Analysis& a) {
+  if (a.top_ops.empty()) return;
+  section(o, "Top ops (by GPU time + self CPU time)");
+  o += "     gpu ms  self cpu ms   count  name  [input shapes, dtypes]\n";
+  for (const auto& p : a.top_ops) {
+    std::string in = p.shapes.empty() && p.dtypes.empty() ? "" : "  " + plain(p.shapes, 60) + " " + plain(p.dtypes, 40);
+    o += "  " + lpad(ms(p.gpu_ns), 9) + lpad(ms(p.self_cpu_ns), 13) + lpad(std::to_string(p.count), 8) + "  " +
+         plain(p.name, 60) + in + "\n";
+  }
+}
+
+void copies(std::string& o, const Analysis& a) {
+  if (a.copies.empty()) return;
+  section(o, "Memory copies and sets");
+  for (const auto& c : a.copies) {
+    std::string what = c.kind == "memset" ? "memset " + c.dst_kind : c.direction + " " + c.src_kind + " -> " + c.dst_kind;
+    o += "  " + pad(what, 30) + lpad(std::to_string(c.count), 8) + "x " + lpad(bytes(static_cast<double>(c.bytes)), 10) +
+         lpad(ms(c.total_ns), 11) + " ms " + lpad(fixed(c.gb_per_s, 1), 7) + " GB/s\n";
+  }
+}
+
+void apis(std::string& o, const Analysis& a) {
+  if (a.api_calls.empty()) return;
+  section(o, "CUDA API calls (by total time)");
+  for (const auto& c : a.api_calls) {
+    o += "  " + pad(plain(c.name, 32), 32) + lpad(std::to_string(c.count), 9) + "x " + lpad(ms(c.total_ns), 11) +
+         " ms  mean " + fixed(c.mean_ns / 1e3, 1) + " us" + (c.failed ? "  failed " + std::to_string(c.failed) : "") + "\n";
+  }
+}
+
+void memory(std::string& o, const Analysis& a) {
+  const MemorySummary& m = a.memory;
+  if (!m.torch_allocator && !m.cuda_events && m.cuda_allocs == 0) return;
+  section(o, "Memory");
+  std::string cap = m.capacity > 0 ? " of " + bytes(static_cast<double>(m.capacity)) : "";
+  if (m.torch_allocator)
+    o += "  torch allocator  peak allocated " + bytes(static_cast<double>(m.peak_allocated)) + ", peak reserved " +
+         bytes(static_cast<double>(m.peak_reserved)) + cap + "\n";
+  if (m.cuda_events) o += "  CUDA allocations peak in use " + bytes(static_cast<double>(m.peak_device_used)) + cap + "\n";
+  if (m.capacity > 0) o += "  peak / capacity  " + percent(m.peak_fraction) + "\n";
+  o += "  churn            " + fixed(m.allocs_per_step, 1) + " cudaMalloc/cudaFree-level calls per step (" +
+       std::to_string(m.cuda_allocs) + " allocs, " + std::to_string(m.cuda_frees) + " frees, " +
+       std::to_string(m.failed_allocs) + " failed)\n";
+}
+
+void indent_code(std::string& o, const std::string& code) {
+  size_t start = 0;
+  while (start < code.size()) {
+    size_t nl = code.find('\n', start);
+    if (nl == std::string::npos) nl = code.size();
+    o += "        " + code.substr(start, nl - start) + "\n";
+    start = nl + 1;
+  }
+}
+
+void findings(std::string& o, const Analysis& a) {
+  section(o, "Findings (ranked by estimated saving per step)");
+  if (a.findings.empty()) {
+    o += a.summary.device < 0 ? "  none: no GPU activity to analyse\n" : "  none: no rule found a saving worth reporting\n";
+    return;
+  }
+  int i = 0;
+  for (const auto& f : a.findings) {
+    o += "\n  " + std::to_string(++i) + ". [" + severity_name(f.severity) + "] " + f.id + ": " + f.title + "\n";
+    o += "     estimated saving " + ms_unit(f.saving_ms_per_step) + " per step (" + fixed(f.saving_pct, 1) + " %)\n";
+    o += "     " + plain(f.evidence.summary) + "\n";
+    for (const auto& c : f.evidence.top)
+      o += "       - " + plain(c.name, 100) + ": " + fixed(c.total_ms, 3) + " ms, " + std::to_string(c.count) + "x" +
+           (c.detail.empty() ? "" : " (" + plain(c.detail, 100) + ")") + "\n";
+    if (!f.evidence.ranges.empty()) {
+      o += "     where: ";
+      for (size_t k = 0; k < f.evidence.ranges.size() && k < 3; ++k)
+        o += (k ? "; " : "") + seconds(f.evidence.ranges[k].start_ns) + " " + plain(f.evidence.ranges[k].label, 80);
+      o += "\n";
+    }
+    o += "     fix: " + f.fix.text + "\n";
+    indent_code(o, f.fix.code);
+  }
+}
+
+}  // namespace
+
+std::string to_text(const Analysis& a) {
+  std::string o = "gpuscope analyze: " + plain(a.summary.recording) + "\n" + plain(report::scope_line(a)) + "\n";
+  summary(o, a);
+  breakdown(o, a);
+  idle(o, a);
+  kernels(o, a);
+  ops(o, a);
+  copies(o, a);
+  apis(o, a);
+  memory(o, a);
+  findings(o, a);
+  if (!a.notes.empty()) {
+    section(o, "Notes");
+    for (const auto& n : a.notes) o += "  - " + plain(n) + "\n";
+  }
+  return o;
+}
+
+}  // namespace gpuscope::analyzer

@@ -1,0 +1,125 @@
+// fusion: chains of short elementwise kernels that one fused kernel could replace.
+#include "analyzer/rules/rule_util.h"
+
+namespace gpuscope::analyzer {
+namespace {
+
+constexpr double kMinSavingPct = 2.0;
+constexpr double kMinChainKernels = 3;
+constexpr double kMaxKernelUs = 1000;  // longer elementwise kernels are rarely left unfused by accident
+constexpr double kMaxChainGapUs = 100;  // kernels further apart are not one chain
+
+constexpr Threshold kThresholds[] = {
+    {"kMinSavingPct", kMinSavingPct, "%", "estimated saving, share of step time, to report"},
+    {"kMinChainKernels", kMinChainKernels, "kernels", "consecutive elementwise kernels on one stream that make a chain"},
+    {"kMaxKernelUs", kMaxKernelUs, "us", "longest elementwise kernel counted as short"},
+    {"kMaxChainGapUs", kMaxChainGapUs, "us", "largest gap between two kernels of one chain"},
+};
+
+std::optional<Finding> evaluate(const RuleInput& in);
+
+}  // namespace
+
+extern const Rule kFusionRule = {
+    "fusion",
+    "Chains of small elementwise kernels could be fused",
+    "Runs of at least kMinChainKernels consecutive ATen elementwise kernels (vectorized_elementwise_kernel, "
+    "elementwise_kernel, unrolled_elementwise_kernel) on one stream, each at most kMaxKernelUs long and at most "
+    "kMaxChainGapUs apart.",
+    "Per chain, its kernel time minus its longest kernel: a fused kernel reads the inputs and writes the "
+    "output once, so it costs about as much as the widest single kernel of the chain.",
+    kThresholds,
+    evaluate,
+};
+
+namespace {
+
+std::optional<Finding> evaluate(const RuleInput& in) {
+  const Context& c = in.ctx;
+  const auto max_dur = static_cast<int64_t>(kMaxKernelUs * 1000);
+  const auto max_gap = static_cast<int64_t>(kMaxChainGapUs * 1000);
+  double saving = 0;
+  int64_t chains = 0, chained = 0, chain_time = 0;
+  Tally sig;
+  std::vector<int64_t> per_step(c.steps.size());
+  struct Best {
+    double saving = 0;
+    TimeRange range;
+  };
+  std::vector<Best> best;
+
+  for (const auto& [stream, list] : c.kernels_by_stream) {
+    size_t i = 0;
+    while (i < list.size()) {
+      auto short_ew = [&](size_t j) {
+        const KernelRec& k = c.m.kernels[list[j]];
+        return c.kc(k.name).has(kElementwise) && k.dur <= max_dur;
+      };
+      if (!short_ew(i)) {
+        ++i;
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < list.size() && short_ew(j) &&
+             c.m.kernels[list[j]].start - c.m.kernels[list[j - 1]].end() <= max_gap)
+        ++j;
+      const size_t n = j - i;
+      if (static_cast<double>(n) >= kMinChainKernels) {
+        int64_t total = 0, longest = 0;
+        std::string ops;
+        size_t named = 0;
+        for (size_t k = i; k < j; ++k) {
+          const KernelRec& kr = c.m.kernels[list[k]];
+          total += kr.dur;
+          longest = std::max<int64_t>(longest, kr.dur);
+          std::string op = c.op_name(c.op_of_corr(kr.corr));
+          if (named < 4) {
+            ops += (ops.empty() ? "" : " > ") + (op.empty() ? short_kernel_name(c.m.str(kr.name)).substr(0, 60) : op);
+            ++named;
+          }
+        }
+        if (n > named) ops += " > ... (" + std::to_string(n) + " kernels)";
+        const double s = static_cast<double>(total - longest);
+        saving += s;
+        ++chains;
+        chained += static_cast<int64_t>(n);
+        chain_time += total;
+        sig.add(ops, total - longest, 1, std::to_string(n) + " kernels, " + ns_text(static_cast<double>(total)));
+        const KernelRec& first = c.m.kernels[list[i]];
+        if (int st = c.step_of(first.start); st >= 0) per_step[static_cast<size_t>(st)] += total - longest;
+        best.push_back({s, {first.start, c.m.kernels[list[j - 1]].end(), std::to_string(n) + "-kernel elementwise chain"}});
+      }
+      i = j;
+    }
+  }
+  if (chains == 0 || c.pct_of_step(static_cast<int64_t>(saving)) < kMinSavingPct) return std::nullopt;
+  Finding f = make_finding(kFusionRule, c, saving);
+  f.evidence.summary = num(static_cast<double>(chains) / c.n_steps, 1) + " chains per step of " +
+                       num(static_cast<double>(chained) / static_cast<double>(chains), 1) +
+                       " elementwise kernels on average take " + ms(c.ms_per_step(chain_time)) +
+                       " per step; fused, each chain would cost about its longest kernel.";
+  f.evidence.metrics = {
+      {"chains_per_step", static_cast<double>(chains) / c.n_steps, "count"},
+      {"chained_kernels_per_step", static_cast<double>(chained) / c.n_steps, "count"},
+      {"chain_kernel_ms_per_step", c.ms_per_step(chain_time), "ms"},
+  };
+  f.evidence.top = sig.top(5);
+  std::partial_sort(best.begin(), best.begin() + static_cast<long>(std::min<size_t>(3, best.size())), best.end(),
+                    [](const Best& a, const Best& b) { return a.saving > b.saving; });
+  for (size_t i = 0; i < best.size() && i < 3; ++i) f.evidence.ranges.push_back(best[i].range);
+  auto worst = worst_steps(c, per_step, 2, "saved by fusing");
+  f.evidence.ranges.insert(f.evidence.ranges.end(), worst.begin(), worst.end());
+  f.fix.text = "Compile the model (or the hot function) with torch.compile: TorchInductor fuses chains of "
+               "pointwise ops into one Triton kernel that reads its inputs and writes its output once.";
+  f.fix.code =
+      "model = torch.compile(model)\n"
+      "\n"
+      "# or only the function with the pointwise chain:\n"
+      "@torch.compile\n"
+      "def bias_gelu_scale(x, bias, scale):\n"
+      "    return torch.nn.functional.gelu(x + bias) * scale\n";
+  return f;
+}
+
+}  // namespace
+}  // namespace gpuscope::analyzer

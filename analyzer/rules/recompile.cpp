@@ -1,0 +1,72 @@
+// recompile: torch.compile compiling again in steady-state steps.
+#include "analyzer/rules/rule_util.h"
+
+
+namespace gpuscope::analyzer {
+namespace {
+
+constexpr double kMinSavingPct = 1.0;
+
+constexpr Threshold kThresholds[] = {
+    {"kMinSavingPct", kMinSavingPct, "%", "GPU idle while compiling in analysed steps, share of step time, to report"},
+};
+
+std::optional<Finding> evaluate(const RuleInput& in);
+
+}  // namespace
+
+extern const Rule kRecompileRule = {
+    "recompile",
+    "torch.compile recompiles during training",
+    "Compilation ranges or ops inside the analysed (post-warm-up) steps: names containing dynamo_timed, "
+    "compile_inner, compile_fx, call_user_compiler, inductor compile or CompiledFunction compile. A recompile "
+    "in steady state means a guard failed (a new shape, dtype, Python value) or a graph break re-traced code.",
+    "GPU idle time while the CPU is inside those ranges, per step: a model that stopped recompiling runs "
+    "cached code instead.",
+    kThresholds,
+    evaluate,
+};
+
+namespace {
+
+std::optional<Finding> evaluate(const RuleInput& in) {
+  const Context& c = in.ctx;
+  const auto cause = static_cast<size_t>(IdleCause::kCompile);
+  const int64_t idle = c.idle_by_cause[cause];
+  if (c.pct_of_step(idle) < kMinSavingPct) return std::nullopt;
+  IntervalSet compile = c.compiling.intersect(c.step_set);
+  const int64_t t = compile.total();
+  Tally by;
+  for (const auto& r : c.m.ranges)
+    if (c.step_of(r.start) >= 0 && is_compile_range_name(c.m.str(r.name))) by.add(c.name(r.name), r.end - r.start, 1);
+  for (uint32_t i : c.ops)
+    if (is_compile_range_name(c.m.str(c.m.ops[i].name))) by.add(c.name(c.m.ops[i].name), c.m.ops[i].end - c.m.ops[i].start, 1);
+  Finding f = make_finding(kRecompileRule, c, static_cast<double>(idle));
+  std::vector<int64_t> per_step(c.steps.size());
+  int64_t steps_with = 0;
+  for (size_t i = 0; i < c.steps.size(); ++i) {
+    per_step[i] = compile.covered(c.steps[i].start, c.steps[i].end);
+    steps_with += per_step[i] > 0;
+  }
+  f.evidence.summary = "torch.compile spent " + ms(static_cast<double>(t) / 1e6) + " compiling in " +
+                       std::to_string(steps_with) + " of " + std::to_string(c.steps.size()) +
+                       " steady-state steps; the GPU idled " + ms(c.ms_per_step(idle)) + " per step meanwhile.";
+  f.evidence.metrics = {
+      {"compile_ms_total", static_cast<double>(t) / 1e6, "ms"},
+      {"steps_with_compilation", static_cast<double>(steps_with), "count"},
+      {"gpu_idle_compiling_ms_per_step", c.ms_per_step(idle), "ms"},
+  };
+  f.evidence.top = by.top(5);
+  f.evidence.ranges = worst_steps(c, per_step, 5, "compiling");
+  f.fix.text = "Find the failing guard and make the varying input static or dynamic on purpose; keep "
+               "per-step Python values out of compiled code.";
+  f.fix.code =
+      "torch._logging.set_logs(recompiles=True, graph_breaks=True)   # prints why it recompiles\n"
+      "torch._dynamo.mark_dynamic(x, 0)            # a dimension that really varies\n"
+      "model = torch.compile(model, dynamic=False)  # after padding inputs to fixed shapes\n"
+      "# pass changing scalars as tensors: lr = torch.tensor(lr) instead of a Python float\n";
+  return f;
+}
+
+}  // namespace
+}  // namespace gpuscope::analyzer

@@ -1,0 +1,140 @@
+#include "analyzer/steps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "common/error.h"
+
+namespace gpuscope::analyzer {
+namespace {
+
+// Range sources that can mark steps: NVTX, record_function, ProfilerStep#N.
+bool step_range_source(uint8_t s) { return s == 1 || s == 2 || s == 5; }
+
+bool from_step_table(const Model& m, StepPlan& plan) {
+  if (m.step_rows.empty()) return false;
+  // Several sources may coexist (ProfilerStep and optimizer steps): take the best one.
+  int64_t best = INT64_MAX;
+  for (const auto& r : m.step_rows) best = std::min(best, r.source);
+  for (const auto& r : m.step_rows)
+    if (r.source == best) plan.all.push_back({r.number, r.start, r.end});
+  switch (best) {
+    case 1: plan.source = StepSource::kProfilerStep; plan.detail = "step table (ProfilerStep#N)"; break;
+    case 2: plan.source = StepSource::kOptimizerStep; plan.detail = "step table (optimizer steps)"; break;
+    default: plan.source = StepSource::kNvtxStepTable; plan.detail = "step table (NVTX)"; break;
+  }
+  return true;
+}
+
+bool from_ranges(const Model& m, StepPlan& plan) {
+  struct Group {
+    std::vector<const RangeRec*> ranges;
+    int64_t total = 0;
+    int32_t depth = INT32_MAX;
+    bool profiler = false;
+  };
+  std::map<std::string, Group> groups;
+  for (const auto& r : m.ranges) {
+    if (!step_range_source(r.source) || r.end <= r.start) continue;
+    std::string_view name = m.str(r.name);
+    if (is_dataloader_range_name(name)) continue;
+    Group& g = groups[std::string(strip_counter(name))];
+    g.ranges.push_back(&r);
+    g.total += r.end - r.start;
+    g.depth = std::min(g.depth, r.depth < 0 ? 0 : r.depth);
+    g.profiler = g.profiler || r.source == 5;
+  }
+  const std::string* best = nullptr;
+  // ProfilerStep first, then step-like names, then the outermost level, then the most frequent, then the longest.
+  auto key = [](const std::string& name, const Group& g) {
+    return std::make_tuple(g.profiler, looks_like_step_name(name), -g.depth, g.ranges.size(), g.total);
+  };
+  for (const auto& [name, g] : groups) {
+    if (g.ranges.size() < 2) continue;
+    if (!best || key(name, g) > key(*best, groups[*best])) best = &name;
+  }
+  if (!best) return false;
+  int64_t n = 0;
+  for (const RangeRec* r : groups[*best].ranges) plan.all.push_back({n++, r->start, r->end});
+  plan.source = StepSource::kRanges;
+  plan.detail = "repeating range \"" + *best + "\"";
+  return true;
+}
+
+}  // namespace
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(mid), v.end());
+  double hi = v[mid];
+  if (v.size() % 2) return hi;
+  double lo = *std::max_element(v.begin(), v.begin() + static_cast<long>(mid));
+  return (lo + hi) / 2;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+}
+
+StepPlan plan_steps(const Model& m, const Options& opt) {
+  StepPlan plan;
+  if (!from_step_table(m, plan) && !from_ranges(m, plan)) {
+    if (opt.first_step || opt.last_step)
+      throw Error(m.path + ": --steps given, but the recording has no steps (no step table, no repeating ranges)");
+    return plan;
+  }
+  std::sort(plan.all.begin(), plan.all.end(), [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
+  if (opt.first_step || opt.last_step) {
+    int64_t lo = opt.first_step.value_or(INT64_MIN), hi = opt.last_step.value_or(INT64_MAX);
+    for (const auto& s : plan.all)
+      if (s.number >= lo && s.number <= hi) plan.analysed.push_back(s);
+    if (plan.analysed.empty()) {
+      int64_t a = INT64_MAX, b = INT64_MIN;
+      for (const auto& s : plan.all) a = std::min(a, s.number), b = std::max(b, s.number);
+      throw Error(m.path + ": no steps numbered " + (opt.first_step ? std::to_string(lo) : "") + "-" +
+                  (opt.last_step ? std::to_string(hi) : "") + " (the recording has steps " + std::to_string(a) + "-" +
+                  std::to_string(b) + ")");
+    }
+    return plan;
+  }
+  const size_t n = plan.all.size();
+  size_t skip = 0;
+  if (n >= 3) {
+    std::vector<double> d;
+    for (const auto& s : plan.all) d.push_back(static_cast<double>(s.duration()));
+    double med = median(d);
+    skip = 1;
+    while (skip < n / 4 && d[skip] > kWarmupFactor * med) ++skip;
+  }
+  plan.warmup_skipped = static_cast<int64_t>(skip);
+  plan.analysed.assign(plan.all.begin() + static_cast<long>(skip), plan.all.end());
+  return plan;
+}
+
+void plan_whole_recording(StepPlan& plan, const Model& m) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  auto span = [&](int64_t s, int64_t e) {
+    lo = std::min(lo, s);
+    hi = std::max(hi, e);
+  };
+  for (const auto& k : m.kernels) span(k.start, k.end());
+  for (const auto& c : m.copies) span(c.start, c.end());
+  for (const auto& a : m.apis) span(a.start, a.end());
+  for (const auto& o : m.ops) span(o.start, o.end);
+  for (const auto& r : m.ranges) span(r.start, r.end);
+  plan.source = StepSource::kWholeRecording;
+  plan.detail = "the whole recording as one step (no steps found)";
+  plan.all.clear();
+  if (lo < hi) plan.all.push_back({0, lo, hi});
+  plan.analysed = plan.all;
+  plan.warmup_skipped = 0;
+}
+
+}  // namespace gpuscope::analyzer

@@ -1,0 +1,41 @@
+// Finding the training steps: the step table when the torch plugin wrote one,
+// else repeating ranges (NVTX or record_function), else the whole recording.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzer/analysis.h"
+#include "analyzer/model.h"
+
+namespace gpuscope::analyzer {
+
+// The first step and further leading steps longer than this many medians are
+// warm-up (allocation, cuDNN autotuning, compilation) and skipped by default.
+inline constexpr double kWarmupFactor = 2.0;
+// A step longer than this many medians is listed as an outlier.
+inline constexpr double kOutlierFactor = 1.5;
+
+struct StepWindow {
+  int64_t number = 0, start = 0, end = 0;
+  int64_t duration() const { return end - start; }
+};
+
+struct StepPlan {
+  StepSource source = StepSource::kWholeRecording;
+  std::string detail;
+  std::vector<StepWindow> all;       // every step found, by start time
+  std::vector<StepWindow> analysed;  // after --steps or warm-up skipping
+  int64_t warmup_skipped = 0;
+};
+
+// Throws Error when --steps selects nothing.
+StepPlan plan_steps(const Model& m, const Options& options);
+// For a recording without steps: one step spanning every loaded event.
+void plan_whole_recording(StepPlan& plan, const Model& m);
+
+double median(std::vector<double> v);
+double percentile(std::vector<double> v, double p);  // p in [0, 100], nearest rank
+
+}  // namespace gpuscope::analyzer

@@ -1,0 +1,105 @@
+// `gpuscope analyze run.db`: the report (text, json, md, html) from gs_analyzer.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <sys/stat.h>
+
+#include "analyzer/analysis.h"
+#include "cli/commands.h"
+#include "common/error.h"
+#include "store/reader.h"
+
+namespace gpuscope::cli {
+namespace {
+
+struct AnalyzeArgs {
+  std::string path, format = "text", output, steps;
+  std::optional<int64_t> device, pid;
+  int top = 10;
+  bool force = false, list_rules = false;
+  double fail_on_saving = -1;
+};
+
+bool exists(const std::string& p) {
+  struct stat st {};
+  return stat(p.c_str(), &st) == 0;
+}
+
+// Writes next to the target and renames, so a failure never leaves a partial file.
+void write_file(const std::string& out, const std::string& text) {
+  const std::string tmp = out + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error(out + ": cannot write");
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    f.close();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw Error(out + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), out.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error(out + ": cannot rename the finished report into place");
+  }
+}
+
+void run(const AnalyzeArgs& args) {
+  if (args.list_rules) {
+    std::fputs(analyzer::rules_markdown().c_str(), stdout);
+    return;
+  }
+  if (args.path.empty()) throw Error("analyze: a recording is required (gpuscope analyze run.db)");
+  if (!args.output.empty() && !args.force && exists(args.output))
+    throw Error(args.output + ": already exists; use --force to overwrite");
+  analyzer::Options opt;
+  opt.device = args.device;
+  opt.pid = args.pid;
+  opt.top = args.top;
+  opt.progress = true;
+  if (!args.steps.empty()) analyzer::parse_step_range(args.steps, opt);
+
+  store::Reader reader(args.path);
+  analyzer::Analysis a = analyzer::analyze(reader, opt);
+  std::string text;
+  if (args.format == "json") text = analyzer::to_json(a);
+  else if (args.format == "md" || args.format == "markdown") text = analyzer::to_markdown(a);
+  else if (args.format == "html") text = analyzer::to_html(a);
+  else text = analyzer::to_text(a);
+
+  if (args.output.empty() || args.output == "-")
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  else
+    write_file(args.output, text);
+
+  if (args.fail_on_saving >= 0)
+    for (const auto& f : a.findings)
+      if (f.saving_pct >= args.fail_on_saving) exit_code = 1;
+}
+
+void add_analyze_command(CLI::App& app) {
+  static AnalyzeArgs args;
+  auto* cmd = app.add_subcommand(
+      "analyze", "Step-time breakdown, hotspots, GPU idle causes and ranked findings with the fix");
+  cmd->add_option("recording", args.path, "A gpuscope database");
+  cmd->add_option("--format", args.format, "Report format: text (default), json, md, html")
+      ->check(CLI::IsMember({"text", "json", "md", "markdown", "html"}));
+  cmd->add_option("-o,--output", args.output, "Write the report to this file instead of stdout");
+  cmd->add_flag("-f,--force", args.force, "Overwrite an existing output file");
+  cmd->add_option("--steps", args.steps, "Analyse steps A-B by step number (also A-, -B, A); default: all but warm-up");
+  cmd->add_option("--device", args.device, "Analyse this CUDA device (default: the busiest)");
+  cmd->add_option("--pid", args.pid, "Analyse this process (default: the one with the most GPU work)");
+  cmd->add_option("--top", args.top, "Rows in the hotspot tables (default 10)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--fail-on-saving", args.fail_on_saving,
+                  "Exit 1 when a finding's estimated saving is at least this percent of step time");
+  cmd->add_flag("--list-rules", args.list_rules, "Print every rule with its thresholds and saving model (Markdown)");
+  cmd->callback([] { run(args); });
+}
+
+CommandRegistrar registrar(30, add_analyze_command);
+
+}  // namespace
+}  // namespace gpuscope::cli

@@ -1,0 +1,36 @@
+// Helpers shared by the analyzer tests.
+#pragma once
+
+#include <string>
+
+#include "analyzer/analysis.h"
+#include "store/reader.h"
+#include "tests/analyzer/scenarios.h"
+
+namespace gpuscope::testing {
+
+inline analyzer::Analysis analyze_path(const std::string& path, const analyzer::Options& opt = {}) {
+  store::Reader reader(path);
+  return analyzer::analyze(reader, opt);
+}
+
+inline analyzer::Analysis analyze_scenario(const std::string& name, bool planted = true,
+                                           const analyzer::Options& opt = {}) {
+  const std::string path = temp_db(name + (planted ? "" : "-not"));
+  write_scenario(name, planted, path);
+  return analyze_path(path, opt);
+}
+
+inline const analyzer::Finding* find(const analyzer::Analysis& a, const std::string& id) {
+  for (const auto& f : a.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+inline std::string finding_list(const analyzer::Analysis& a) {
+  std::string s;
+  for (const auto& f : a.findings) s += f.id + " " + std::to_string(f.saving_pct) + "%; ";
+  return s.empty() ? "(none)" : s;
+}
+
+}  // namespace gpuscope::testing
