@@ -10,9 +10,12 @@ import json
 import os
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 CASES = {}
 
@@ -112,16 +115,58 @@ def common_training_checks(db, loader_iter):
     return loader
 
 
+class SleepProbe(threading.Thread):
+    """Sleeps SLEEP_MS again and again while the job runs, measuring how long
+    this machine really takes to deliver such a sleep under the same load."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.stop = threading.Event()
+        self.ratios = []
+
+    def run(self):
+        while not self.stop.is_set():
+            t0 = time.perf_counter()
+            time.sleep(SLEEP_MS / 1000.0)
+            self.ratios.append((time.perf_counter() - t0) / (SLEEP_MS / 1000.0))
+
+
+def sample_result(stdout):
+    for line in stdout.splitlines():
+        if line.startswith("GPUSCOPE_SAMPLE "):
+            return json.loads(line[len("GPUSCOPE_SAMPLE "):])
+    return {}
+
+
 @case
 def dataloader_workers0():
+    probe = SleepProbe()
+    probe.start()
     result, db = record("workers0", train_mlp(0))
+    probe.stop.set()
     check(result.returncode == 0, "train_mlp.py --workers 0 exits 0 (got %d)" % result.returncode)
     check("GPUSCOPE_SAMPLE" in result.stdout, "the job's stdout passes through")
     loader = common_training_checks(db, "_SingleProcessDataLoaderIter.__next__")
+    # The recorded waits against the job's own clock around next(batches).
+    waits = sorted(d for _, d in loader)
+    recorded_median_ms = waits[len(waits) // 2] / 1e6 if waits else 0
+    measured_ms = sample_result(result.stdout).get("median_data_wait_ms") or 0
+    check(measured_ms and abs(recorded_median_ms - measured_ms) <= 0.05 * measured_ms,
+          "median DataLoader range %.2f ms within 5%% of the %.2f ms the job measured around next()"
+          % (recorded_median_ms, measured_ms))
+    # Against the sleep injected: on a busy machine both the sleeps and the
+    # per-item work around them stretch, so the check holds where the machine
+    # is not overloaded (load average per core, and a 5 ms sleep probed during
+    # the run) and says so where it is.
     injected_ns = STEPS * BATCH * SLEEP_MS * 1e6
     total_ns = sum(d for _, d in loader)
-    check(abs(total_ns - injected_ns) <= 0.10 * injected_ns,
-          "DataLoader time %.1f ms within 10%% of the %.1f ms slept" % (total_ns / 1e6, injected_ns / 1e6))
+    overshoot = statistics.median(probe.ratios) if probe.ratios else 1.0
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    what = "DataLoader time %.1f ms within 10%% of the %.1f ms of sleep injected" % (total_ns / 1e6, injected_ns / 1e6)
+    if overshoot <= 1.05 and load <= 1.0:
+        check(abs(total_ns - injected_ns) <= 0.10 * injected_ns, what)
+    else:
+        print("skip %s: the machine is busy (load %.1f per core, sleeps %.2fx what is asked)" % (what, load, overshoot))
     linear = op_rows(db, "aten::linear")
     addmm = op_rows(db, "aten::addmm")
     check(len(linear) == 4 * STEPS, "aten::linear: 4 layers x %d steps (got %d)" % (STEPS, len(linear)))
