@@ -21,6 +21,8 @@ Config load_config() {
   Config c;
   const char* out = std::getenv("GPUSCOPE_OUTPUT");
   c.output = expand_output_name(out && *out ? out : "gpuscope_%p.db", getpid());
+  // Default without GPUSCOPE_TRACE: cuda,nvtx,torch (see cli/record_command.cpp on memory and nvml).
+  c.memory = c.nvml = false;
   if (const char* trace = std::getenv("GPUSCOPE_TRACE")) {
     c.cuda = c.nvtx = c.memory = c.torch = c.nvml = false;
     std::stringstream ss(trace);
@@ -34,6 +36,7 @@ Config load_config() {
     }
   }
   if (const char* d = std::getenv("GPUSCOPE_DRIVER_API")) c.driver_api = std::string(d) != "0";
+  if (const char* f = std::getenv("GPUSCOPE_PERIODIC_FLUSH")) c.periodic_flush = std::string(f) != "0";
   c.origin_ns = env_u64("GPUSCOPE_ORIGIN_NS");
   c.window_start_ns = env_u64("GPUSCOPE_WINDOW_START_NS");
   c.window_end_ns = env_u64("GPUSCOPE_WINDOW_END_NS");

@@ -10,8 +10,9 @@ namespace gpuscope::collector {
 
 struct Config {
   std::string output;  // %p, %h, %q{VAR} expanded
-  bool cuda = true, nvtx = true, memory = true, torch = true, nvml = true;
+  bool cuda = true, nvtx = true, memory = false, torch = true, nvml = false;
   bool driver_api = true;
+  bool periodic_flush = true;  // GPUSCOPE_PERIODIC_FLUSH=0: CUPTI hands over only full buffers
   uint64_t origin_ns = 0;  // 0: taken from the database or now
   uint64_t window_start_ns = 0, window_end_ns = 0;
 };

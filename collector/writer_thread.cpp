@@ -109,7 +109,7 @@ void write_process_and_stats(State& s, uint64_t now) {
 // alone: the exiting thread has flushed it (see collector.cpp, on_exit).
 void tick(State& s, bool final_tick) {
   uint64_t now = now_ns();
-  if (!final_tick && !g_stop.load()) cupti_source::flush(false);
+  if (!final_tick && !g_stop.load() && s.config.periodic_flush) cupti_source::flush(false);
   // Stopped by a signal, no thread flushed CUPTI: a handler cannot call it safely.
   if (final_tick && g_signal_stop.load()) cupti_source::flush(true);
   s.writer->begin();
