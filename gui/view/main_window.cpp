@@ -196,6 +196,8 @@ void MainWindow::openFile(const QString& path) {
   connect(l, &Loader::finished, this, [this, gen] {
     if (gen != generation_) return;
     progress_->hide();
+    view_->setMessage(timeline_ && timeline_->event_count() == 0 ? QStringLiteral("No events in this recording")
+                                                                 : QString());
     const double secs = static_cast<double>(QDateTime::currentMSecsSinceEpoch() - load_started_ms_) / 1000.0;
     status_->setText(QStringLiteral("%1: %2 events, loaded in %3 s")
                          .arg(path_)
@@ -232,6 +234,7 @@ bool MainWindow::openBlocking(const QString& path, QString* error, bool findings
   highlight_.clear();
   highlight_source_ = HighlightSource::kNone;
   view_->setTimeline(timeline_.get());
+  view_->setMessage(timeline_->event_count() == 0 ? QStringLiteral("No events in this recording") : QString());
   kernel_model_->set(timeline_->kernel_summary(), timeline_->strings());
   op_model_->set(timeline_->op_summary(), timeline_->strings());
   memcpy_model_->set(timeline_->memcpy_summary());
@@ -259,7 +262,9 @@ void MainWindow::install(std::shared_ptr<const RecordingInfo> info) {
     details_source_.reset();
   }
   view_->setTimeline(timeline_.get());
+  view_->setMessage(QStringLiteral("Loading %1…").arg(QFileInfo(path_).fileName()));
   setWindowTitle(QFileInfo(path_).fileName() + QStringLiteral(" — gpuscope"));
+  emit recordingOpened();
 }
 
 void MainWindow::addBatch(std::shared_ptr<const LoadBatch> batch) {
@@ -273,6 +278,7 @@ void MainWindow::addBatch(std::shared_ptr<const LoadBatch> batch) {
   if (memcpys) memcpy_model_->set(timeline_->memcpy_summary());
   // A running search covers the new tracks too.
   if (highlight_source_ == HighlightSource::kSearch) onSearch(search_->pattern(), search_->regex());
+  emit batchAdded();
 }
 
 void MainWindow::setFindings(const FindingsResult& f) {
@@ -282,6 +288,7 @@ void MainWindow::setFindings(const FindingsResult& f) {
 
 void MainWindow::failed(const QString& reason) {
   progress_->hide();
+  view_->setMessage(QString());
   status_->setText(QStringLiteral("Could not open: %1").arg(reason));
   // Window-modal but not blocking: the viewer keeps running (and tests can find it).
   auto* box = new QMessageBox(QMessageBox::Critical, QStringLiteral("Cannot open recording"), reason,
@@ -343,6 +350,10 @@ void MainWindow::onSearch(const QString& pattern, bool regex) {
   QString error;
   const std::vector<bool> mask = match_names(*timeline_->strings(), pattern, regex, &error);
   if (!error.isEmpty()) {
+    if (highlight_source_ == HighlightSource::kSearch || highlight_source_ == HighlightSource::kNone) {
+      highlight_.clear();
+      setHighlight(HighlightSource::kNone);
+    }
     search_->setResult(QStringLiteral("bad regex: ") + error);
     return;
   }

@@ -53,6 +53,8 @@ class MainWindow : public QMainWindow {
   QStringList recentFiles() const;
 
  signals:
+  void recordingOpened();  // the file is readable; the timeline starts to fill in
+  void batchAdded();       // a part of the recording (GPU, CPU, counters) is on screen
   void loadFinished();
   void loadFailed(const QString& reason);
 

@@ -27,20 +27,29 @@ int take_screenshot(const ScreenshotOptions& o, QString* error) {
     *error = reason;
     return 2;
   }
-  w.resize(o.size);
-  w.show();
-  QApplication::processEvents();  // lay out at the final size
-  TimelineView* view = w.timelineView();
-  if (o.has_range)
-    view->setRange(static_cast<double>(o.range_start), static_cast<double>(o.range_end));
-  else
-    view->fitAll();
-  QApplication::processEvents();
   QImage image;
   if (o.timeline_only) {
-    image = QImage(view->size(), QImage::Format_ARGB32_Premultiplied);
-    view->render(image);
+    // The timeline alone at exactly the requested size: independent of how the
+    // window's docks and fonts lay out on this machine (tests compare it).
+    TimelineView view;
+    view.setTimeline(w.timeline());
+    view.resize(o.size);
+    if (o.has_range)
+      view.setRange(static_cast<double>(o.range_start), static_cast<double>(o.range_end));
+    else
+      view.fitAll();
+    image = QImage(o.size, QImage::Format_ARGB32_Premultiplied);
+    view.render(image);
   } else {
+    w.resize(o.size);
+    w.show();
+    QApplication::processEvents();  // lay out at the final size
+    TimelineView* view = w.timelineView();
+    if (o.has_range)
+      view->setRange(static_cast<double>(o.range_start), static_cast<double>(o.range_end));
+    else
+      view->fitAll();
+    QApplication::processEvents();
     image = w.grab().toImage();
   }
   // Write next to the target, then rename: no partial file on failure.

@@ -367,6 +367,10 @@ void TimelineView::render(QImage& img) {
   paintHeaders(p, W, H);
   paintOverlays(p, W, H);
   paintRuler(p, W);
+  if (rows_.empty() && !message_.isEmpty()) {
+    p.setPen(QColor(90, 90, 90));
+    p.drawText(QRect(kHeaderWidth, kRulerHeight, W - kHeaderWidth, H - kRulerHeight), Qt::AlignCenter, message_);
+  }
 }
 
 }  // namespace gpuscope::gui

@@ -216,6 +216,11 @@ void TimelineView::clearRangeSelection() {
   emit rangeChanged(0, 0);
 }
 
+void TimelineView::setMessage(const QString& message) {
+  message_ = message;
+  update();
+}
+
 void TimelineView::setHighlight(const Highlight* h) {
   highlight_ = h;
   update();

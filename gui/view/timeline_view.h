@@ -57,6 +57,9 @@ class TimelineView : public QWidget {
   int64_t rangeStart() const { return range_a_; }
   int64_t rangeEnd() const { return range_b_; }
 
+  // Shown in the middle while there are no rows ("Loading…").
+  void setMessage(const QString& message);
+
   // Events drawn bright over a dimmed timeline; nullptr clears. Not owned.
   void setHighlight(const Highlight* h);
 
@@ -140,6 +143,7 @@ class TimelineView : public QWidget {
   double press_t_ = 0;
   bool moved_ = false;
 
+  QString message_;
   QImage canvas_;
   std::unordered_map<uint64_t, QString> elide_cache_;
   // Scratch for the level-of-detail walk, reused across lanes and frames.

@@ -1,0 +1,487 @@
+// The viewer's model layer: level-of-detail summaries against raw events,
+// lane packing, loading a known recording, links, search, highlight order,
+// and the item models under QAbstractItemModelTester.
+#include <QAbstractItemModelTester>
+#include <QSortFilterProxyModel>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+
+#include "common/error.h"
+#include "model/format.h"
+#include "model/highlight.h"
+#include "model/loader.h"
+#include "model/lod.h"
+#include "model/search.h"
+#include "model/summary_models.h"
+#include "model/track_builder.h"
+#include "synthetic_recording.h"
+
+using namespace gpuscope;
+using namespace gpuscope::gui;
+using test::Synthetic;
+
+namespace {
+
+// Busy ns per column, straight from the events.
+std::vector<double> raw_busy(const std::vector<Event>& ev, const Window& w) {
+  std::vector<double> out(static_cast<size_t>(w.ncols), 0.0);
+  for (const Event& e : ev) {
+    for (int c = 0; c < w.ncols; ++c) {
+      double a = w.t0 + w.ns_per_px * c, b = a + w.ns_per_px;
+      double lo = std::max(a, static_cast<double>(e.start)), hi = std::min(b, static_cast<double>(e.end));
+      if (hi > lo) out[static_cast<size_t>(c)] += hi - lo;
+    }
+  }
+  return out;
+}
+
+// Non-overlapping events of a given shape, sorted.
+std::vector<Event> make_lane(std::mt19937_64& rng, int n, int64_t max_gap, int64_t max_dur) {
+  std::vector<Event> ev;
+  int64_t t = 1000;
+  std::uniform_int_distribution<int64_t> gap(0, max_gap), dur(0, max_dur);
+  for (int i = 0; i < n; ++i) {
+    Event e;
+    e.start = t + gap(rng);
+    e.end = e.start + dur(rng);
+    e.name = static_cast<uint32_t>(i % 7);
+    t = e.end;
+    ev.push_back(e);
+  }
+  return ev;
+}
+
+std::string temp_path(QTemporaryDir& dir, const char* name) {
+  return dir.filePath(QString::fromLatin1(name)).toStdString();
+}
+
+}  // namespace
+
+class ModelTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void lodBusyMatchesRawPerColumn_data();
+  void lodBusyMatchesRawPerColumn();
+  void lodWideEventsPlusColumnsIsEverything();
+  void lodUsesSummariesWhenZoomedOut();
+  void busyInMatchesRaw();
+  void counterColumnsMatchRaw();
+  void packLanesNestsAndNeverOverlaps();
+  void loadsSyntheticRecording();
+  void linksLaunchesAndOps();
+  void summariesAreRight();
+  void refusesBadFiles();
+  void searchMatchesNames();
+  void highlightWalksInTimeOrder();
+  void modelsPassTester();
+  void formatsAndParsesTimes();
+};
+
+void ModelTest::lodBusyMatchesRawPerColumn_data() {
+  QTest::addColumn<int>("n");
+  QTest::addColumn<qint64>("max_gap");
+  QTest::addColumn<qint64>("max_dur");
+  QTest::newRow("dense tiny") << 20000 << qint64(50) << qint64(40);
+  QTest::newRow("sparse long") << 300 << qint64(100000) << qint64(500000);
+  QTest::newRow("mixed") << 5000 << qint64(3000) << qint64(20000);
+  QTest::newRow("instants") << 2000 << qint64(100) << qint64(0);
+  QTest::newRow("single") << 1 << qint64(0) << qint64(1000);
+}
+
+void ModelTest::lodBusyMatchesRawPerColumn() {
+  QFETCH(int, n);
+  QFETCH(qint64, max_gap);
+  QFETCH(qint64, max_dur);
+  std::mt19937_64 rng(42 + n);
+  auto ev = make_lane(rng, n, max_gap, max_dur);
+  LanePyramid lod;
+  lod.build(ev);
+  const double lo = static_cast<double>(ev.front().start), hi = static_cast<double>(ev.back().end);
+  const double span = std::max(hi - lo, 10.0);
+  // Fit-all, three zoom levels, a window hanging off each end, fractional pixels.
+  std::vector<Window> windows = {
+      {lo - span * 0.01, span * 1.02 / 500, 500}, {lo + span * 0.3, span * 0.1 / 700, 700},
+      {lo + span * 0.5, span * 0.001 / 300, 300}, {lo + span * 0.25, 0.37, 900},
+      {lo - span * 0.5, span / 400, 400},         {hi - span * 0.1, span / 300, 300}};
+  for (const Window& w : windows) {
+    ColumnAccum acc;
+    acc.reset(w.ncols);
+    lod.columns(ev, w, acc);
+    auto want = raw_busy(ev, w);
+    for (int c = 0; c < w.ncols; ++c) {
+      const double got = acc.busy[static_cast<size_t>(c)], exp = want[static_cast<size_t>(c)];
+      if (std::fabs(got - exp) > 1e-6 * std::max(1.0, w.ns_per_px))
+        QFAIL(qPrintable(QStringLiteral("column %1 of window t0=%2 p=%3: lod %4 raw %5")
+                             .arg(c).arg(w.t0).arg(w.ns_per_px).arg(got).arg(exp)));
+      // (Raw sums of column overlaps pick up rounding dust at column edges.)
+      if (exp > 1e-6 * w.ns_per_px && acc.dominant[static_cast<size_t>(c)] == kNoEvent)
+        QFAIL(qPrintable(QStringLiteral("column %1: busy %2 but no dominant event").arg(c).arg(exp)));
+    }
+  }
+}
+
+void ModelTest::lodWideEventsPlusColumnsIsEverything() {
+  std::mt19937_64 rng(7);
+  auto ev = make_lane(rng, 3000, 20000, 60000);
+  LanePyramid lod;
+  lod.build(ev);
+  const Window w{static_cast<double>(ev[100].start), 200.0, 800};
+  ColumnAccum acc;
+  acc.reset(w.ncols);
+  std::vector<uint32_t> wide;
+  lod.columns(ev, w, acc, &wide, 3.0);
+  QVERIFY(!wide.empty());
+  for (uint32_t k : wide) QVERIFY(ev[k].duration() >= 3 * w.ns_per_px);
+  std::vector<Event> wide_events;
+  for (uint32_t k : wide) wide_events.push_back(ev[k]);
+  auto from_wide = raw_busy(wide_events, w);
+  auto want = raw_busy(ev, w);
+  for (int c = 0; c < w.ncols; ++c)
+    QVERIFY(std::fabs(acc.busy[static_cast<size_t>(c)] + from_wide[static_cast<size_t>(c)] - want[static_cast<size_t>(c)]) < 1e-6);
+}
+
+void ModelTest::lodUsesSummariesWhenZoomedOut() {
+  // At fit-all on a million events the pyramid answers per column without
+  // touching most events: the walk must be far cheaper than the event count.
+  std::vector<Event> ev;
+  for (int i = 0; i < 1'000'000; ++i) ev.push_back({int64_t{i} * 100, int64_t{i} * 100 + 60, 1, 0, 0, EventKind::kKernel, 0});
+  LanePyramid lod;
+  lod.build(ev);
+  QVERIFY(lod.levels() >= 16);
+  QVERIFY(lod.memory_bytes() < ev.size() * sizeof(Event) / 8);
+  const Window w{0, 1e8 / 1000, 1000};
+  ColumnAccum acc;
+  acc.reset(w.ncols);
+  lod.columns(ev, w, acc);
+  for (int c = 0; c < w.ncols; ++c) QCOMPARE(acc.busy[static_cast<size_t>(c)], 0.6 * w.ns_per_px);
+}
+
+void ModelTest::busyInMatchesRaw() {
+  std::mt19937_64 rng(11);
+  auto ev = make_lane(rng, 4000, 5000, 8000);
+  LanePyramid lod;
+  lod.build(ev);
+  std::uniform_int_distribution<int64_t> pick(0, ev.back().end + 1000);
+  for (int i = 0; i < 200; ++i) {
+    int64_t a = pick(rng), b = pick(rng);
+    if (a > b) std::swap(a, b);
+    int64_t want = 0;
+    for (const Event& e : ev) want += std::max<int64_t>(0, std::min(e.end, b) - std::max(e.start, a));
+    QCOMPARE(lod.busy_in(ev, a, b), want);
+  }
+}
+
+void ModelTest::counterColumnsMatchRaw() {
+  std::vector<CounterSample> s;
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> v(0, 100);
+  for (int i = 0; i < 5000; ++i) s.push_back({1000 + i * 37, v(rng)});
+  CounterPyramid lod;
+  lod.build(s);
+  const Window w{0, 1000.0, 250};
+  std::vector<double> lo, hi;
+  lod.columns(s, w, lo, hi);
+  for (int c = 0; c < w.ncols; ++c) {
+    const double a = w.t0 + c * w.ns_per_px, b = a + w.ns_per_px;
+    double l = INFINITY, h = -INFINITY;
+    for (size_t k = 0; k < s.size(); ++k) {
+      const double end = k + 1 < s.size() ? static_cast<double>(s[k + 1].ts) : INFINITY;
+      if (static_cast<double>(s[k].ts) < b && end > a) {
+        l = std::min(l, s[k].value);
+        h = std::max(h, s[k].value);
+      }
+    }
+    if (std::isinf(l)) {
+      QVERIFY(std::isnan(lo[static_cast<size_t>(c)]));
+    } else {
+      QCOMPARE(lo[static_cast<size_t>(c)], l);
+      QCOMPARE(hi[static_cast<size_t>(c)], h);
+    }
+  }
+}
+
+void ModelTest::packLanesNestsAndNeverOverlaps() {
+  auto ev = [](int64_t a, int64_t b, EventKind k = EventKind::kOp) {
+    Event e;
+    e.start = a;
+    e.end = b;
+    e.kind = k;
+    return e;
+  };
+  // parent [0,100] > child [10,50] > grandchild [20,30]; child [60,90]; an
+  // API call with the parent's exact span nests inside it.
+  std::vector<Event> in = {ev(60, 90), ev(20, 30), ev(0, 100, EventKind::kRange), ev(10, 50),
+                           ev(0, 100, EventKind::kApiCall), ev(95, 120)};
+  auto lanes = pack_lanes(in);
+  QCOMPARE(lanes.size(), size_t(4));
+  QCOMPARE(lanes[0].events.front().kind, EventKind::kRange);
+  QCOMPARE(lanes[1].events.front().kind, EventKind::kApiCall);
+  QCOMPARE(lanes[2].events.front().start, int64_t(10));
+  QCOMPARE(lanes[3].events.front().start, int64_t(20));
+  size_t total = 0;
+  for (const auto& l : lanes) {
+    total += l.events.size();
+    for (size_t i = 1; i < l.events.size(); ++i) QVERIFY(l.events[i - 1].end <= l.events[i].start);
+  }
+  QCOMPARE(total, in.size());
+}
+
+namespace {
+
+struct Loaded {
+  QTemporaryDir dir;
+  std::string path;
+  Timeline tl;
+  Loaded() {
+    path = temp_path(dir, "synthetic.db");
+    test::write_synthetic(path);
+    Loader::load_blocking(path, tl);
+  }
+  const Track* track(const std::string& title) const {
+    for (const auto& g : tl.groups())
+      for (const Track* t : g.tracks)
+        if (t->title == title) return t;
+    return nullptr;
+  }
+  // The i-th event named `name` on `t` (any lane), in time order.
+  EventRef nth(const Track* t, const std::string& name, int i) const {
+    std::vector<EventRef> all;
+    for (uint32_t l = 0; l < t->lanes.size(); ++l)
+      for (uint32_t k = 0; k < t->lanes[l].events.size(); ++k)
+        if (tl.name(t->lanes[l].events[k].name) == name) all.push_back({t, l, k});
+    std::sort(all.begin(), all.end(), [](const EventRef& a, const EventRef& b) { return a.event().start < b.event().start; });
+    return i < static_cast<int>(all.size()) ? all[static_cast<size_t>(i)] : EventRef{};
+  }
+};
+
+}  // namespace
+
+void ModelTest::loadsSyntheticRecording() {
+  Loaded x;
+  const Timeline& tl = x.tl;
+  QVERIFY(tl.info());
+  // The GPU group first, then the process.
+  QCOMPARE(tl.groups().size(), size_t(2));
+  QCOMPARE(QString::fromStdString(tl.groups()[0].group.title), QStringLiteral("GPU 0 · Test GPU"));
+  QVERIFY(QString::fromStdString(tl.groups()[1].group.title).startsWith(QStringLiteral("Process 100 · python3")));
+  QStringList gpu_rows;
+  for (const Track* t : tl.groups()[0].tracks) gpu_rows << QString::fromStdString(t->title);
+  QCOMPARE(gpu_rows, QStringList({"Stream 7", "Stream 13", "nvml_sm_util_pct", "torch allocated", "torch reserved"}));
+  QCOMPARE(tl.groups()[1].tracks.size(), size_t(1));
+  const Track* main = tl.groups()[1].tracks[0];
+  QCOMPARE(QString::fromStdString(main->title), QStringLiteral("python3 100 (main)"));
+  // Nesting on the main thread: train_step, then DataLoader wait / aten::linear,
+  // aten::addmm, then the launches.
+  QCOMPARE(main->lanes.size(), size_t(4));
+  QCOMPARE(tl.name(main->lanes[0].events.front().name), std::string_view("train_step"));
+  QCOMPARE(main->lanes[1].events.front().kind, EventKind::kDataLoader);
+  QCOMPARE(tl.name(main->lanes[2].events.front().name), std::string_view("aten::addmm"));
+  QCOMPARE(main->lanes[3].events.front().kind, EventKind::kApiCall);
+  const int64_t n = int64_t{Synthetic::kSteps} * Synthetic::kIterations;
+  // Per iteration: 2 ops, 3 API calls, 2 kernels, 1 copy; per step 2 ranges.
+  QCOMPARE(tl.event_count(), n * 8 + Synthetic::kSteps * 2);
+  const Track* s7 = x.track("Stream 7");
+  QCOMPARE(s7->lanes.size(), size_t(1));
+  QCOMPARE(static_cast<int64_t>(s7->lanes[0].events.size()), 2 * n);
+  QCOMPARE(tl.steps().size(), size_t(Synthetic::kSteps));
+  QCOMPARE(tl.steps()[1].start, Synthetic::kFirstStep + Synthetic::kStepNs);
+  QCOMPARE(tl.t_min(), Synthetic::kFirstStep);
+  const Track* util = x.track("nvml_sm_util_pct");
+  QCOMPARE(util->type, TrackType::kCounter);
+  QCOMPARE(util->unit, std::string("%"));
+  QCOMPARE(util->counter_lod.max_value(), 99.0);
+}
+
+void ModelTest::linksLaunchesAndOps() {
+  Loaded x;
+  const Track* main = x.tl.groups()[1].tracks[0];
+  const Track* s7 = x.track("Stream 7");
+  // The 6th cudaLaunchKernel launched the 6th gemm, and back.
+  EventRef launch = x.nth(main, "cudaLaunchKernel", 10);  // every other one is a relu launch
+  QVERIFY(launch.valid());
+  auto work = x.tl.gpu_work(launch);
+  QCOMPARE(work.size(), size_t(1));
+  QCOMPARE(work[0].track, s7);
+  QCOMPARE(x.tl.name(work[0].event().name), std::string_view("gemm_kernel"));
+  QCOMPARE(work[0].event().start, Synthetic::iter_start(0, 5) + 30'000);
+  QVERIFY(x.tl.launch_of(work[0]) == launch);
+  // The copy links to cudaMemcpyAsync.
+  EventRef copy = x.nth(s7, "Memcpy HtoD", 3);
+  QVERIFY(copy.valid());
+  QCOMPARE(x.tl.name(x.tl.launch_of(copy).event().name), std::string_view("cudaMemcpyAsync"));
+  // aten::linear of iteration 2 of step 1: its gemm and its copy, not the relu.
+  EventRef op = x.nth(main, "aten::linear", Synthetic::kIterations + 2);
+  auto gpu = x.tl.gpu_work_of_op(op);
+  QCOMPARE(gpu.size(), size_t(2));
+  for (const auto& g : gpu) QCOMPARE(g.track, s7);
+  // Hit test: the middle of the gemm, and nothing in a gap.
+  const Event& gemm = work[0].event();
+  QVERIFY(Timeline::hit(s7, 0, (gemm.start + gemm.end) / 2, 0) == work[0]);
+  QVERIFY(!Timeline::hit(s7, 0, gemm.end + 50'000, 1000).valid());
+}
+
+void ModelTest::summariesAreRight() {
+  Loaded x;
+  const auto& k = x.tl.kernel_summary();
+  QCOMPARE(k.size(), size_t(2));
+  const NameSummary& gemm = k[0];  // sorted by total, largest first
+  QCOMPARE(x.tl.name(gemm.name), std::string_view("gemm_kernel"));
+  const int64_t n = int64_t{Synthetic::kSteps} * Synthetic::kIterations;
+  QCOMPARE(gemm.count, n);
+  int64_t total = 0;
+  for (int i = 0; i < Synthetic::kIterations; ++i) total += Synthetic::gemm_ns(i);
+  QCOMPARE(gemm.total, total * Synthetic::kSteps);
+  QCOMPARE(gemm.min, Synthetic::gemm_ns(0));
+  QCOMPARE(gemm.max, Synthetic::gemm_ns(Synthetic::kIterations - 1));
+  QCOMPARE(gemm.longest.event().duration(), gemm.max);
+  const auto& m = x.tl.memcpy_summary();
+  QCOMPARE(m.size(), size_t(1));
+  QCOMPARE(int(m[0].copy_kind), 1);
+  QCOMPARE(m[0].count, n);
+  QCOMPARE(m[0].bytes, n * Synthetic::kCopyBytes);
+  const auto& ops = x.tl.op_summary();
+  QCOMPARE(ops.size(), size_t(2));
+  QCOMPARE(x.tl.name(ops[0].name), std::string_view("aten::linear"));
+  QCOMPARE(ops[0].total, n * 400'000);
+}
+
+void ModelTest::refusesBadFiles() {
+  QTemporaryDir dir;
+  auto expect_error = [](const std::string& path, const QString& needle) {
+    Timeline tl;
+    try {
+      Loader::load_blocking(path, tl);
+    } catch (const Error& e) {
+      const QString what = QString::fromUtf8(e.what());
+      QVERIFY2(what.startsWith(QString::fromStdString(path) + ": "), qPrintable(what));
+      QVERIFY2(what.contains(needle), qPrintable(what));
+      return;
+    }
+    QFAIL("no error");
+  };
+  const std::string garbage = temp_path(dir, "garbage.db");
+  test::write_garbage(garbage);
+  expect_error(garbage, QStringLiteral("not a gpuscope recording"));
+  const std::string newer = temp_path(dir, "newer.db");
+  test::write_newer_schema(newer);
+  expect_error(newer, QStringLiteral("newer gpuscope"));
+  expect_error(temp_path(dir, "missing.db"), QStringLiteral("no such file"));
+}
+
+void ModelTest::searchMatchesNames() {
+  const StringTable names = {"", "gemm_kernel", "relu_kernel", "aten::addmm", "Memcpy HtoD"};
+  auto on = [](const std::vector<bool>& m) {
+    QList<int> ids;
+    for (size_t i = 0; i < m.size(); ++i)
+      if (m[i]) ids << static_cast<int>(i);
+    return ids;
+  };
+  QCOMPARE(on(match_names(names, QStringLiteral("KERNEL"), false)), QList<int>({1, 2}));
+  QCOMPARE(on(match_names(names, QStringLiteral("^(gemm|aten)"), true)), QList<int>({1, 3}));
+  QCOMPARE(on(match_names(names, QStringLiteral("^(gemm|aten)"), false)), QList<int>());
+  QString error;
+  QCOMPARE(on(match_names(names, QStringLiteral("(unclosed"), true, &error)), QList<int>());
+  QVERIFY(!error.isEmpty());
+}
+
+void ModelTest::highlightWalksInTimeOrder() {
+  Loaded x;
+  Highlight h;
+  const auto& strings = *x.tl.strings();
+  auto mask = match_names(strings, QStringLiteral("_kernel"), false);
+  h.select(x.tl, [&](const Event& e) { return mask[e.name]; });
+  const size_t n = size_t{Synthetic::kSteps} * Synthetic::kIterations;
+  QCOMPARE(h.count(), 2 * n);
+  // Walking forward visits every match once, in start order; rank counts them.
+  EventRef cur = h.next({}, INT64_MIN);
+  int64_t last = INT64_MIN;
+  size_t seen = 0;
+  while (cur.valid()) {
+    QVERIFY(cur.event().start >= last);
+    last = cur.event().start;
+    ++seen;
+    QCOMPARE(h.rank(cur), seen);
+    cur = h.next(cur, 0);
+  }
+  QCOMPARE(seen, 2 * n);
+  // And back.
+  cur = h.prev({}, INT64_MAX);
+  QCOMPARE(h.rank(cur), 2 * n);
+  QCOMPARE(h.rank(h.prev(cur, 0)), 2 * n - 1);
+  // From a time: the first match at or after it.
+  const int64_t t = Synthetic::iter_start(2, 7);
+  EventRef first = h.next({}, t);
+  QCOMPARE(first.event().start, t + 30'000);
+  // An op's GPU work as an explicit set.
+  Highlight ops;
+  ops.select_refs({first});
+  QCOMPARE(ops.count(), size_t(1));
+  QVERIFY(ops.find(first.track, first.lane) != nullptr);
+}
+
+void ModelTest::modelsPassTester() {
+  Loaded x;
+  NameSummaryModel kernels;
+  QAbstractItemModelTester t1(&kernels, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  kernels.set(x.tl.kernel_summary(), x.tl.strings());
+  QCOMPARE(kernels.rowCount(), 2);
+  QCOMPARE(kernels.data(kernels.index(0, NameSummaryModel::kName), Qt::DisplayRole).toString(), QStringLiteral("gemm_kernel"));
+  QCOMPARE(kernels.data(kernels.index(0, NameSummaryModel::kCount), kSortRole).toLongLong(),
+           qint64(Synthetic::kSteps) * Synthetic::kIterations);
+  kernels.set({}, nullptr);
+  QCOMPARE(kernels.rowCount(), 0);
+  kernels.set(x.tl.op_summary(), x.tl.strings());
+
+  // Sorting and filtering through a proxy, as the tables do.
+  QSortFilterProxyModel proxy;
+  proxy.setSourceModel(&kernels);
+  proxy.setSortRole(kSortRole);
+  QAbstractItemModelTester t2(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  proxy.sort(NameSummaryModel::kTotal, Qt::AscendingOrder);
+  QCOMPARE(proxy.data(proxy.index(0, NameSummaryModel::kName)).toString(), QStringLiteral("aten::addmm"));
+  proxy.setFilterKeyColumn(NameSummaryModel::kName);
+  proxy.setFilterRegularExpression(QStringLiteral("linear"));
+  QCOMPARE(proxy.rowCount(), 1);
+
+  MemcpySummaryModel copies;
+  QAbstractItemModelTester t3(&copies, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  copies.set(x.tl.memcpy_summary());
+  QCOMPARE(copies.data(copies.index(0, MemcpySummaryModel::kDirection)).toString(), QStringLiteral("HtoD"));
+
+  FindingsModel findings;
+  QAbstractItemModelTester t4(&findings, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  FindingItem f;
+  f.id = "host_sync";
+  f.title = "Host waits on the GPU every step";
+  f.severity = "high";
+  f.saving_ns = 12e6;
+  f.saving_fraction = 0.1;
+  f.evidence = {{100, 200}};
+  findings.set({f, f});
+  QCOMPARE(findings.rowCount(), 2);
+  QCOMPARE(findings.data(findings.index(1, FindingsModel::kRule), Qt::DisplayRole).toString(), QStringLiteral("host_sync"));
+  QVERIFY(findings.data(findings.index(0, FindingsModel::kSaving), Qt::DisplayRole).toString().startsWith(QStringLiteral("12 ms")));
+  findings.set({});
+}
+
+void ModelTest::formatsAndParsesTimes() {
+  QCOMPARE(QString::fromStdString(format_duration(850)), QStringLiteral("850 ns"));
+  QCOMPARE(QString::fromStdString(format_duration(12'300)), QStringLiteral("12.3 µs"));
+  QCOMPARE(QString::fromStdString(format_duration(1'234'000'000)), QStringLiteral("1.234 s"));
+  QCOMPARE(QString::fromStdString(format_count(1234567)), QStringLiteral("1,234,567"));
+  int64_t ns = 0;
+  QVERIFY(parse_time("1.5", ns));
+  QCOMPARE(ns, int64_t(1'500'000'000));
+  QVERIFY(parse_time("250ms", ns));
+  QCOMPARE(ns, int64_t(250'000'000));
+  QVERIFY(parse_time("10us", ns));
+  QCOMPARE(ns, int64_t(10'000));
+  QVERIFY(!parse_time("10 parsecs", ns));
+  QVERIFY(!parse_time("", ns));
+}
+
+QTEST_GUILESS_MAIN(ModelTest)
+#include "model_test.moc"
