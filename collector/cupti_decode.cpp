@@ -24,9 +24,9 @@ namespace {
 
 int64_t graph_or_null(uint32_t graph_id) { return graph_id ? int64_t{graph_id} : kNull; }
 
-const std::string& kernel_name(RowSink& sink, const char* name) {
+int64_t kernel_name_id(RowSink& sink, const char* name) {
   auto it = sink.kernel_names.find(name);
-  if (it == sink.kernel_names.end()) it = sink.kernel_names.emplace(name, demangle(name)).first;
+  if (it == sink.kernel_names.end()) it = sink.kernel_names.emplace(name, sink.writer.intern(demangle(name))).first;
   return it->second;
 }
 
@@ -57,7 +57,7 @@ void on_kernel(const CUpti_ActivityKernel10& k, RowSink& sink) {
   r.correlation = k.correlationId;
   r.start = sink.rel(k.start);
   r.end = sink.rel(k.end);
-  r.name = kernel_name(sink, k.name);
+  r.name_id = kernel_name_id(sink, k.name);
   r.grid_x = k.gridX;
   r.grid_y = k.gridY;
   r.grid_z = k.gridZ;

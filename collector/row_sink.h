@@ -21,10 +21,12 @@ struct RowSink {
   uint64_t window_start_ns = 0;  // 0 = from the beginning
   uint64_t window_end_ns = 0;    // 0 = to the end
 
-  // Records seen, by statistic key (records_kernel, dropped_cupti, ...); keys are literals.
-  std::unordered_map<std::string_view, int64_t> stats;
-  // Demangled kernel names by CUPTI's name pointer (CUPTI keeps them alive).
-  std::unordered_map<const char*, std::string> kernel_names;
+  // Records seen, by statistic key (records_kernel, ...). Keys are string
+  // literals, hashed by address on the per-row path; see totals().
+  std::unordered_map<const char*, int64_t> stats;
+  // Interned demangled kernel names by CUPTI's name pointer (valid while the
+  // module is loaded; the collector drains before the CUDA runtime unloads).
+  std::unordered_map<const char*, int64_t> kernel_names;
   // API names by (domain << 32 | cbid).
   std::unordered_map<uint64_t, std::string> api_names;
   // Bytes in use per device from CUDA allocations, for the gpu_memory_used counter.
@@ -36,7 +38,13 @@ struct RowSink {
     return ts >= window_start_ns && (window_end_ns == 0 || ts <= window_end_ns);
   }
   int64_t rel(uint64_t ts) const { return static_cast<int64_t>(ts - origin_ns); }
-  void count(std::string_view key, int64_t n = 1) { stats[key] += n; }
+  void count(const char* key, int64_t n = 1) { stats[key] += n; }
+  // Statistics by name (the same literal may have several addresses).
+  std::map<std::string, int64_t> totals() const {
+    std::map<std::string, int64_t> out;
+    for (const auto& [key, value] : stats) out[key] += value;
+    return out;
+  }
 };
 
 }  // namespace gpuscope::collector

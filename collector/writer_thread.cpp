@@ -94,7 +94,7 @@ void write_process_and_stats(State& s, uint64_t now) {
   s.writer->put(p);
   auto& w = *s.writer;
   int64_t pid = s.sink->pid;
-  for (const auto& [key, value] : s.sink->stats) w.put_stat(pid, key, value);
+  for (const auto& [key, value] : s.sink->totals()) w.put_stat(pid, key, value);
   uint64_t ring_drops = slotless_drops();
   for (int i = 0; i < kMaxThreadSlots; ++i) ring_drops += thread_slots()[i].dropped.load(std::memory_order_relaxed);
   w.put_stat(pid, "dropped_cpu_records", static_cast<int64_t>(ring_drops));

@@ -120,7 +120,7 @@ TEST_F(CpuDecodeTest, PushPopNestsWithDepthAndDomains) {
   EXPECT_EQ(q("SELECT count(*) FROM range r JOIN string d ON d.id=r.domain_id WHERE d.value='my.domain'"), 1);
   EXPECT_EQ(q("SELECT depth FROM range r JOIN string s ON s.id=r.name_id WHERE s.value='in_domain'"), 0);
   EXPECT_EQ(q("SELECT kind FROM range r JOIN string s ON s.id=r.name_id WHERE s.value='mark'"), 3);
-  EXPECT_EQ(sink_->stats["nvtx_unmatched_pop"], 1);
+  EXPECT_EQ(sink_->totals()["nvtx_unmatched_pop"], 1);
 }
 
 TEST_F(CpuDecodeTest, StartEndAcrossThreadsAndOpenRangesAtShutdown) {

@@ -85,7 +85,7 @@ TEST_F(DecodeTest, KernelFieldsAndDemangledName) {
   EXPECT_EQ(q("SELECT stream FROM kernel WHERE correlation=12"), 7);
   EXPECT_EQ(q("SELECT pid FROM kernel WHERE correlation=12"), 4242);
   EXPECT_EQ(q("SELECT count(*) FROM kernel WHERE graph_id IS NULL"), 2);
-  EXPECT_EQ(sink_->stats["records_kernel"], 2);
+  EXPECT_EQ(sink_->totals()["records_kernel"], 2);
 }
 
 TEST_F(DecodeTest, GraphKernelKeepsGraphIds) {
@@ -238,7 +238,7 @@ TEST_F(DecodeTest, UnknownKindsAreCountedNotFatal) {
   b.add(unknown);
   b.add(kernel("k", kOrigin, kOrigin + 1, 1));
   EXPECT_EQ(decode(b), 2u);
-  EXPECT_EQ(sink_->stats["records_unknown_kind"], 1);
+  EXPECT_EQ(sink_->totals()["records_unknown_kind"], 1);
   EXPECT_EQ(q("SELECT count(*) FROM kernel"), 1);
 }
 
@@ -248,14 +248,14 @@ TEST_F(DecodeTest, TruncatedBufferStopsAndCounts) {
   b.add(kernel("k2", kOrigin, kOrigin + 1, 2));
   size_t cut = b.size() - 40;  // inside the second record
   EXPECT_EQ(decode(b, cut), 1u);
-  EXPECT_EQ(sink_->stats["truncated_buffers"], 1);
+  EXPECT_EQ(sink_->totals()["truncated_buffers"], 1);
   EXPECT_EQ(q("SELECT count(*) FROM kernel"), 1);
 }
 
 TEST_F(DecodeTest, EmptyBufferIsFine) {
   FakeBuffer b;
   EXPECT_EQ(decode(b), 0u);
-  EXPECT_EQ(sink_->stats.count("truncated_buffers"), 0u);
+  EXPECT_EQ(sink_->totals().count("truncated_buffers"), 0u);
 }
 
 TEST_F(DecodeTest, RecordingWindowDropsOutsideRows) {

@@ -16,6 +16,7 @@ namespace gpuscope::store {
 struct Interned {
   std::string_view text;
   bool null = false;
+  int64_t id = -1;  // already interned by this writer: bound as is
 };
 
 struct ProcessRow {
@@ -55,11 +56,13 @@ struct KernelRow {
   static constexpr std::string_view kTable = "kernel";
   int64_t pid = 0, device = 0, context = 0, stream = 0, correlation = 0, start = 0, end = 0;
   std::string_view name;
+  int64_t name_id = -1;  // set instead of `name` when the writer's id is known
   int64_t grid_x = 1, grid_y = 1, grid_z = 1, block_x = 1, block_y = 1, block_z = 1;
   int64_t registers = 0, static_smem = 0, dynamic_smem = 0;
   int64_t graph_id = kNull, graph_node_id = kNull;
   template <class F> void fields(F&& f) const {
-    f(pid); f(device); f(context); f(stream); f(correlation); f(start); f(end); f(Interned{name});
+    f(pid); f(device); f(context); f(stream); f(correlation); f(start); f(end);
+    f(Interned{name, false, name_id});
     f(grid_x); f(grid_y); f(grid_z); f(block_x); f(block_y); f(block_z); f(registers);
     f(static_smem); f(dynamic_smem); f(graph_id); f(graph_node_id);
   }

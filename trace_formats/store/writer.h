@@ -65,7 +65,7 @@ struct Writer::Binder {
     if (v.null)
       st.bind_null(index++);
     else
-      st.bind(index++, w.intern(v.text));
+      st.bind(index++, v.id >= 0 ? v.id : w.intern(v.text));
   }
 };
 
