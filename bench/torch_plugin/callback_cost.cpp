@@ -9,6 +9,11 @@
 // differences, so a busy machine blurs them alike.
 //   torch_plugin_callback_cost [ops_per_round] [rounds]
 // GPUSCOPE_TORCH_SHAPES=0 measures the plugin without shapes and dtypes.
+//
+//   torch_plugin_callback_cost --bursts OPS N
+// only times N bursts of OPS at::add calls (pausing 120 ms between bursts so
+// the collector drains its ring) and prints "NS_PER_OP <median>": the worker
+// op_overhead.py --cpp runs under `gpuscope record`, with the real collector.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
@@ -18,6 +23,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "gpuscope/plugin.h"
@@ -66,7 +73,22 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+int bursts_only(int ops, int bursts) {
+  at::set_num_threads(1);
+  at::Tensor x = at::ones({4}), y = at::ones({4});
+  ns_per_op(x, y, 2000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the collector loads the plugin
+  std::vector<double> t;
+  for (int b = 0; b < bursts; ++b) {
+    t.push_back(ns_per_op(x, y, ops));
+    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  }
+  std::printf("NS_PER_OP %.1f\n", median(t));
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--bursts") return bursts_only(std::atoi(argv[2]), std::atoi(argv[3]));
   int ops = argc > 1 ? std::atoi(argv[1]) : 20000;
   int rounds = argc > 2 ? std::atoi(argv[2]) : 21;
   at::set_num_threads(1);

@@ -20,6 +20,7 @@ ap.add_argument("--trainer", required=True)
 ap.add_argument("--samples", required=True)
 ap.add_argument("--out", required=True)
 ap.add_argument("--debian-plugin", default="")
+ap.add_argument("--callback-cost", default="", help="torch_plugin_callback_cost built for this torch")
 args = ap.parse_args()
 TORCH = os.path.join(args.samples, "torch")
 RESULTS = {}
@@ -129,7 +130,11 @@ if args.debian_plugin and os.path.exists(args.debian_plugin):
          plugin=args.debian_plugin)
 
 print("== per-op cost under gpuscope record (CPU ops)", flush=True)
-r = subprocess.run([py, os.path.join(os.path.dirname(__file__), "op_overhead.py"), "--gpuscope", args.gpuscope,
-                    "--python", py, "--rounds", "5", "--json"], capture_output=True, text=True, timeout=400,
-                   env=dict(os.environ, GPUSCOPE_TORCH_PLUGIN=args.plugin))
-print(r.stdout[-3000:], r.stderr[-2000:], flush=True)
+bench = [py, os.path.join(os.path.dirname(os.path.abspath(__file__)), "op_overhead.py"), "--gpuscope", args.gpuscope,
+         "--python", py, "--rounds", "5"]
+for extra in ([], ["--cpp", args.callback_cost] if args.callback_cost else None):
+    if extra is None:
+        continue
+    r = subprocess.run(bench + extra, capture_output=True, text=True, timeout=400,
+                       env=dict(os.environ, GPUSCOPE_TORCH_PLUGIN=args.plugin))
+    print(r.stdout[-3000:], r.stderr[-2000:], flush=True)

@@ -58,4 +58,5 @@ done
 echo "== recordings"
 "$PY" "$SRC/bench/torch_plugin/gpu_check.py" --gpuscope "$BIN_DIR/bin/gpuscope" --python "$PY" \
   --plugin "$WORK/build/libgpuscope_torch.so" --trainer "$WORK/build/libtorch_trainer" \
-  --samples "$SRC/samples" --out "$OUT" --debian-plugin "$BIN_DIR/lib/libgpuscope_torch.so"
+  --samples "$SRC/samples" --out "$OUT" --debian-plugin "$BIN_DIR/lib/libgpuscope_torch.so" \
+  --callback-cost "$WORK/build/callback_cost"

@@ -16,6 +16,7 @@ each setup and the median over rounds of the per-round difference against
 
   python3 bench/torch_plugin/op_overhead.py --gpuscope build/bin/gpuscope
   python3 bench/torch_plugin/op_overhead.py --gpuscope ... --rounds 9 --python /usr/bin/python3
+  python3 bench/torch_plugin/op_overhead.py --gpuscope ... --cpp build/bin/torch_plugin_callback_cost
 """
 import argparse
 import json
@@ -50,7 +51,10 @@ SETUPS = ["plain", "collector", "no_shapes", "plugin"]
 
 
 def run_one(setup, args, tmp, round_no):
-    cmd = [args.python, "-c", WORKER, str(args.burst), str(args.bursts)]
+    if args.cpp:
+        cmd = [args.cpp, "--bursts", str(args.burst), str(args.bursts)]
+    else:
+        cmd = [args.python, "-c", WORKER, str(args.burst), str(args.bursts)]
     env = dict(os.environ)
     db = None
     if setup != "plain":
@@ -83,6 +87,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--burst", type=int, default=4000, help="ops per timed burst (must fit the 1 MiB ring)")
     ap.add_argument("--bursts", type=int, default=20, help="timed bursts per run")
+    ap.add_argument("--cpp", metavar="BIN", help="time at::add in this torch_plugin_callback_cost binary "
+                    "(C++, less noise) instead of torch.add in Python")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="gpuscope_op_overhead_")
@@ -117,7 +123,8 @@ def main():
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    print("torch plugin per-op cost (torch.add of 4 floats, %d rounds, medians)" % args.rounds)
+    print("torch plugin per-op cost (%s of 4 floats, %d rounds, medians)"
+          % ("at::add in C++" if args.cpp else "torch.add in Python", args.rounds))
     for s in SETUPS:
         print("  %-10s %8.1f ns/op" % (s, report["median_ns_per_op"][s]))
     print("  plugin (shapes on)  - collector: %+.1f ns/op" % report["plugin_cost_ns_per_op"])
