@@ -100,10 +100,12 @@ void ChromeWriter::ranges() {
 }
 
 void ChromeWriter::api_calls() {
+  m_.ensure_gpu_correlations();
   auto q = m_.reader().query(
       "SELECT a.pid, a.tid, a.domain, a.cbid, a.name_id, a.start, a.\"end\", a.correlation, a.return_code, "
-      "x.external_id FROM api_call a LEFT JOIN external_correlation x "
-      "ON x.pid = a.pid AND x.correlation = a.correlation" + m_.where_pid("a."));
+      "x.external_id, g.pid IS NOT NULL FROM api_call a LEFT JOIN external_correlation x "
+      "ON x.pid = a.pid AND x.correlation = a.correlation LEFT JOIN temp.gpu_corr g "
+      "ON g.pid = a.pid AND g.correlation = a.correlation" + m_.where_pid("a."));
   while (q.step()) {
     begin("X");
     buf_ += q.int64(2) == 2 ? ",\"cat\":\"cuda_driver\",\"name\":" : ",\"cat\":\"cuda_runtime\",\"name\":";
@@ -116,6 +118,8 @@ void ChromeWriter::api_calls() {
     if (q.int64(8) != 0) int_arg("return code", q.int64(8));
     buf_ += '}';
     end_event();
+    // The launch -> GPU arrow starts here once; each GPU activity ends one.
+    if (q.int64(10)) flow("s", m_.flow_id(q.int64(0), q.int64(7)), q.int64(0), q.int64(1), q.int64(5));
     row_done();
   }
 }

@@ -76,9 +76,7 @@ void ChromeWriter::kernels() {
     buf_ += '}';
     end_event();
     if (!q.is_null(20)) {
-      uint64_t id = m_.flow_id(pid, corr);
-      flow("s", id, pid, q.int64(20), q.int64(21));
-      flow("f", id, device, stream, start);
+      flow("f", m_.flow_id(pid, corr), device, stream, start);
     }
     row_done();
   }
@@ -119,9 +117,7 @@ void ChromeWriter::memcpys() {
     buf_ += '}';
     end_event();
     if (!q.is_null(15)) {
-      uint64_t id = m_.flow_id(pid, corr);
-      flow("s", id, pid, q.int64(15), q.int64(16));
-      flow("f", id, device, stream, start);
+      flow("f", m_.flow_id(pid, corr), device, stream, start);
     }
     row_done();
   }
@@ -158,9 +154,7 @@ void ChromeWriter::memsets() {
     buf_ += '}';
     end_event();
     if (!q.is_null(12)) {
-      uint64_t id = m_.flow_id(pid, corr);
-      flow("s", id, pid, q.int64(12), q.int64(13));
-      flow("f", id, device, stream, start);
+      flow("f", m_.flow_id(pid, corr), device, stream, start);
     }
     row_done();
   }

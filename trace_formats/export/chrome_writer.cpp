@@ -116,7 +116,6 @@ void ChromeWriter::metadata() {
     meta_event("process_sort_index", p.pid, 0, "sort_index", [&] { append_int(buf_, p.index); });
   }
   for (const auto& t : m_.threads()) {
-    if (t.name.empty()) continue;
     meta_event("thread_name", t.pid, t.tid, "name", [&] { append_json_string(buf_, t.name); });
   }
   // Devices with activity get a "GPU N" process even without a device row.

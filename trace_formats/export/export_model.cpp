@@ -133,4 +133,15 @@ void ExportModel::ensure_api_correlations() {
           "WHERE correlation != 0" + and_pid());
 }
 
+void ExportModel::ensure_gpu_correlations() {
+  if (gpu_corr_) return;
+  gpu_corr_ = true;
+  auto& db = r_.db();
+  db.exec("DROP TABLE IF EXISTS temp.gpu_corr");
+  db.exec("CREATE TEMP TABLE gpu_corr(pid INTEGER, correlation INTEGER, PRIMARY KEY(pid, correlation)) WITHOUT ROWID");
+  for (const char* t : {"kernel", "memcpy", "memset"})
+    db.exec("INSERT OR IGNORE INTO temp.gpu_corr SELECT pid, correlation FROM " + std::string(t) +
+            " WHERE correlation != 0" + and_pid());
+}
+
 }  // namespace gpuscope::formats

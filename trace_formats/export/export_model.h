@@ -72,6 +72,8 @@ class ExportModel {
   // temp.api_corr(pid, correlation, tid, start): the API call behind each
   // correlation, for flow arrows. Created on first call.
   void ensure_api_correlations();
+  // temp.gpu_corr(pid, correlation): correlations that have GPU activity.
+  void ensure_gpu_correlations();
 
  private:
   store::Reader& r_;
@@ -84,7 +86,7 @@ class ExportModel {
   std::vector<uint8_t> have_string_, have_value_;
   std::map<int64_t, int> process_index_;
   std::map<std::pair<int64_t, int64_t>, int64_t> context_device_;
-  bool context_loaded_ = false, api_corr_ = false;
+  bool context_loaded_ = false, api_corr_ = false, gpu_corr_ = false;
   std::optional<std::pair<int64_t, int64_t>> dist_;
 };
 

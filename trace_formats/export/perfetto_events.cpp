@@ -15,7 +15,9 @@ enum Source : int64_t {
   kSrcMark, kSrcSync, kSrcStep, kSrcCounter, kSrcMemory
 };
 
-const char* kIsGpuAnnotation = "r.domain_id IN (SELECT id FROM string WHERE value='gpu_user_annotation')";
+// coalesce: NOT (NULL IN ...) is NULL, which would drop every range without a domain.
+const char* kIsGpuAnnotation =
+    "coalesce(r.domain_id, -1) IN (SELECT id FROM string WHERE value='gpu_user_annotation')";
 
 std::string n(int64_t v) { return std::to_string(v); }
 
@@ -74,7 +76,7 @@ void PerfettoWriter::row(store::Statement& q) {
   Slice& s = slice_;
   s.start = start;
   s.end = end;
-  s.name_id = name;
+  s.name_id = name < 0 ? INT64_MIN : name;  // -1: the name is built into s.text below
   s.flow_in = s.flow_out = 0;
   switch (static_cast<Source>(q.int64(2))) {
     case kSrcRange:
@@ -97,7 +99,6 @@ void PerfettoWriter::row(store::Statement& q) {
       s.cat = src == kSrcKernel ? kKernel : src == kSrcMemcpy ? kMemcpy : kMemset;
       if (src == kSrcMemcpy) s.text = memcpy_name(q.int64(7), q.int64(8), q.int64(9));
       if (src == kSrcMemset) s.text = memset_name(q.int64(7));
-      if (src != kSrcKernel) s.name_id = INT64_MIN;
       if (q.int64(11)) s.flow_in = m_.flow_id(k1, q.int64(10));
       open_slice(stream_track(k1, k2, k3), s);
       break;
@@ -144,13 +145,8 @@ void PerfettoWriter::row(store::Statement& q) {
 }
 
 void PerfettoWriter::write_all() {
-  auto& db = m_.reader().db();
   m_.ensure_api_correlations();
-  db.exec("DROP TABLE IF EXISTS temp.gpu_corr");
-  db.exec("CREATE TEMP TABLE gpu_corr(pid INTEGER, correlation INTEGER, PRIMARY KEY(pid, correlation)) WITHOUT ROWID");
-  for (const char* t : {"kernel", "memcpy", "memset"})
-    db.exec("INSERT OR IGNORE INTO temp.gpu_corr SELECT pid, correlation FROM " + std::string(t) +
-            " WHERE correlation != 0" + m_.and_pid());
+  m_.ensure_gpu_correlations();
   auto devs = m_.reader().query(
       "SELECT device, count(DISTINCT pid) FROM (SELECT device, pid FROM kernel UNION SELECT device, pid FROM memcpy"
       " UNION SELECT device, pid FROM memset) GROUP BY device");

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace gpuscope::formats::json {
 
@@ -80,9 +83,10 @@ int64_t Number::us_to_ns() const {
   int digits = 0;
   while (s < e && *s >= '0' && *s <= '9') {
     whole = whole * 10 + static_cast<uint64_t>(*s - '0');
-    if (++digits > 15) return saturate(to_double() * 1000.0);
+    if (++digits > 18) return saturate(std::round(to_double() * 1000.0));
     ++s;
   }
+  if (whole > static_cast<uint64_t>(kMax / 1000 - 1)) return saturate(std::round(to_double() * 1000.0));
   int64_t frac = 0;
   if (s < e && *s == '.') {
     ++s;
@@ -95,7 +99,7 @@ int64_t Number::us_to_ns() const {
     }
     for (; n < 3; ++n) frac *= 10;
   }
-  if (s != e) return saturate(to_double() * 1000.0);  // exponent
+  if (s != e) return saturate(std::round(to_double() * 1000.0));  // exponent
   int64_t v = static_cast<int64_t>(whole) * 1000 + frac;
   return neg ? -v : v;
 }
@@ -132,9 +136,23 @@ bool Cursor::next_member(char close) {
   fail(std::string("expected ',' or '") + close + "'");
 }
 
-void Cursor::skip_string() {
+bool Cursor::skip_string() {
   ++p;  // opening quote
+  bool escaped = false;
   for (;;) {
+#ifdef __SSE2__
+    // Names (kernel names above all) are long: 16 bytes per step.
+    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
+    while (end_ - p >= 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)));
+      if (mask) {
+        p += __builtin_ctz(static_cast<unsigned>(mask));
+        break;
+      }
+      p += 16;
+    }
+#endif
     while (end_ - p >= 8) {
       uint64_t w;
       std::memcpy(&w, p, 8);
@@ -145,9 +163,10 @@ void Cursor::skip_string() {
     if (p >= end_) more();
     if (*p == '"') {
       ++p;
-      return;
+      return escaped;
     }
     // Backslash: validate the escape, skip it.
+    escaped = true;
     if (end_ - p < 2) more();
     char c = p[1];
     if (c == 'u') {
@@ -206,10 +225,9 @@ std::string_view Cursor::string(Scratch& scratch) {
   skip_ws();
   if (*p != '"') fail("expected a string");
   const char* start = p + 1;
-  skip_string();  // validates and finds the end (or throws NeedMore)
+  bool escaped = skip_string();  // validates and finds the end (or throws NeedMore)
   const char* stop = p - 1;
-  if (!std::memchr(start, '\\', static_cast<size_t>(stop - start)))
-    return {start, static_cast<size_t>(stop - start)};
+  if (!escaped) return {start, static_cast<size_t>(stop - start)};
   std::string& out = scratch.next();
   const char* save = p;
   p = start;
@@ -261,6 +279,9 @@ Number Cursor::number() {
 bool Cursor::bare_word() {
   if (strict_) return false;
   skip_ws();
+  // Numbers are by far the common case: reject them before any comparison.
+  if (*p >= '0' && *p <= '9') return false;
+  if (*p == '-' && end_ - p >= 2 && p[1] >= '0' && p[1] <= '9') return false;
   static constexpr std::string_view words[] = {"N/A", "NaN", "nan", "-nan", "Infinity",
                                                "-Infinity", "inf", "-inf"};
   for (std::string_view w : words) {

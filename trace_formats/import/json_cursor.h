@@ -103,7 +103,8 @@ class Cursor {
     }
   }
   void skip(int depth);
-  void skip_string();
+  // Returns true when the string held an escape.
+  bool skip_string();
   void decode_escape(std::string& out);
 
   const char* end_;

@@ -286,11 +286,12 @@ void KinetoMapper::add_op(const TraceEvent& ev) {
   r.seq_nr = ev.seq_nr == kAbsent || ev.seq_nr < 0 ? kNull : ev.seq_nr;
   r.backward = is_backward_name(ev.name) ? 1 : 0;
   r.scope = r.backward ? 1 : 0;
-  std::string dims, types;
-  if (!ev.input_dims.empty()) compact_json(ev.input_dims, dims);
-  if (!ev.input_type.empty()) compact_json(ev.input_type, types);
-  r.shapes = dims;
-  r.dtypes = types;
+  dims_.clear();
+  types_.clear();
+  if (!ev.input_dims.empty()) compact_json(ev.input_dims, dims_);
+  if (!ev.input_type.empty()) compact_json(ev.input_type, types_);
+  r.shapes = dims_;
+  r.dtypes = types_;
   r.external_id = ev.external_id == kAbsent || ev.external_id == 0 ? kNull : ev.external_id;
   out_.add(r);
   ++counts_.ops;

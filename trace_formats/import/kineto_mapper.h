@@ -97,7 +97,7 @@ class KinetoMapper : public TraceSink {
   DistributedInfo dist_;
   std::map<std::string, std::string> top_level_;
   int64_t next_step_ = 0;
-  std::string scratch_;
+  std::string scratch_, dims_, types_;
 };
 
 }  // namespace gpuscope::formats

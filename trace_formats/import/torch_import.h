@@ -16,6 +16,7 @@ struct ImportOptions {
   bool force = false;     // replace an existing output
   bool progress = false;  // a progress line on stderr (only when it is a terminal)
   std::vector<std::pair<std::string, std::string>> meta;  // extra meta rows, e.g. gpuscope_version
+  size_t window = size_t{4} << 20;  // initial parse window; tests shrink it
 };
 
 struct ImportResult {

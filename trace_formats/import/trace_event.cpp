@@ -10,6 +10,12 @@ using json::Cursor;
 using json::Kind;
 using json::Scratch;
 
+// Fixed-length comparison the compiler inlines (std::string_view's == calls memcmp).
+template <size_t N>
+inline bool is(std::string_view k, const char (&lit)[N]) {
+  return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
+}
+
 // An integer-valued member; strings, bare words and other shapes leave it absent.
 void read_int(Cursor& c, int64_t& out) {
   Kind k = c.peek_kind();
@@ -85,86 +91,86 @@ void read_args(Cursor& c, Scratch& s, TraceEvent& ev) {
     bool known = true;
     switch (key.size()) {
       case 4:
-        if (key == "name") read_text(c, s, ev.arg_name);
-        else if (key == "Addr") read_int(c, ev.addr);
-        else if (key == "grid") read_dim3(c, ev.grid);
-        else if (key == "cbid") read_int(c, ev.cbid);
+        if (is(key, "name")) read_text(c, s, ev.arg_name);
+        else if (is(key, "Addr")) read_int(c, ev.addr);
+        else if (is(key, "grid")) read_dim3(c, ev.grid);
+        else if (is(key, "cbid")) read_int(c, ev.cbid);
         else known = false;
         break;
       case 5:
-        if (key == "bytes") read_int(c, ev.bytes);
-        else if (key == "Bytes") read_int(c, ev.mem_bytes);
-        else if (key == "block") read_dim3(c, ev.block);
-        else if (key == "event") read_int(c, ev.event_id);
-        else if (key == "color") read_int(c, ev.color);
+        if (is(key, "bytes")) read_int(c, ev.bytes);
+        else if (is(key, "Bytes")) read_int(c, ev.mem_bytes);
+        else if (is(key, "block")) read_dim3(c, ev.block);
+        else if (is(key, "event")) read_int(c, ev.event_id);
+        else if (is(key, "color")) read_int(c, ev.color);
         else known = false;
         break;
       case 6:
-        if (key == "device") read_int(c, ev.device);
-        else if (key == "stream") read_int(c, ev.stream);
-        else if (key == "labels") read_text(c, s, ev.arg_labels);
-        else if (key == "source") read_text(c, s, ev.source);
-        else if (key == "domain") read_text(c, s, ev.domain);
+        if (is(key, "device")) read_int(c, ev.device);
+        else if (is(key, "stream")) read_int(c, ev.stream);
+        else if (is(key, "labels")) read_text(c, s, ev.arg_labels);
+        else if (is(key, "source")) read_text(c, s, ev.source);
+        else if (is(key, "domain")) read_text(c, s, ev.domain);
         else known = false;
         break;
       case 4 + 4:
-        if (key == "unclosed") {
+        if (is(key, "unclosed")) {
           int64_t v = 0;
           read_int(c, v);
           ev.unclosed = v != 0 && v != kAbsent;
-        } else if (key == "graph id") read_int(c, ev.graph_id);
-        else if (key == "category") read_int(c, ev.nvtx_category);
+        } else if (is(key, "graph id")) read_int(c, ev.graph_id);
+        else if (is(key, "category")) read_int(c, ev.nvtx_category);
         else known = false;
         break;
       case 4 + 3:
-        if (key == "context") read_int(c, ev.context);
+        if (is(key, "context")) read_int(c, ev.context);
         else known = false;
         break;
       case 9:
-        if (key == "Device Id") read_int(c, ev.device_id);
+        if (is(key, "Device Id")) read_int(c, ev.device_id);
         else known = false;
         break;
       case 10:
-        if (key == "Input Dims" || key == "Input dims") {
+        if (is(key, "Input Dims") || is(key, "Input dims")) {
           ev.input_dims = c.skip_value();
-        } else if (key == "Input type") {
+        } else if (is(key, "Input type")) {
           ev.input_type = c.skip_value();
-        } else if (key == "sort_index") read_int(c, ev.sort_index);
-        else if (key == "src device") read_int(c, ev.src_device);
-        else if (key == "dst device") read_int(c, ev.dst_device);
-        else if (key == "range kind") read_text(c, s, ev.range_kind);
+        } else if (is(key, "sort_index")) read_int(c, ev.sort_index);
+        else if (is(key, "src device")) read_int(c, ev.src_device);
+        else if (is(key, "dst device")) read_int(c, ev.dst_device);
+        else if (is(key, "range kind")) read_text(c, s, ev.range_kind);
         else known = false;
         break;
       case 11:
-        if (key == "correlation") read_int(c, ev.correlation);
-        else if (key == "External id" || key == "external id") read_int(c, ev.external_id);
-        else if (key == "Device Type") read_int(c, ev.device_type);
-        else if (key == "return code") read_int(c, ev.return_code);
-        else if (key == "step source") read_text(c, s, ev.step_source);
+        if (is(key, "correlation")) read_int(c, ev.correlation);
+        else if (is(key, "External id") || is(key, "external id")) read_int(c, ev.external_id);
+        else if (is(key, "Device Type")) read_int(c, ev.device_type);
+        else if (is(key, "return code")) read_int(c, ev.return_code);
+        else if (is(key, "step source")) read_text(c, s, ev.step_source);
         else known = false;
         break;
       case 13:
-        if (key == "Fwd thread id") read_int(c, ev.fwd_tid);
-        else if (key == "shared memory") read_int(c, ev.shared_memory);
-        else if (key == "graph node id") read_int(c, ev.graph_node_id);
+        if (is(key, "Fwd thread id")) read_int(c, ev.fwd_tid);
+        else if (is(key, "shared memory")) read_int(c, ev.shared_memory);
+        else if (is(key, "graph node id")) read_int(c, ev.graph_node_id);
         else known = false;
         break;
       case 14:
-        if (key == "Total Reserved") read_int(c, ev.total_reserved);
+        if (is(key, "Total Reserved")) read_int(c, ev.total_reserved);
         else known = false;
         break;
       case 15:
-        if (key == "Sequence number") read_int(c, ev.seq_nr);
-        else if (key == "Total Allocated") read_int(c, ev.total_allocated);
+        if (is(key, "Sequence number")) read_int(c, ev.seq_nr);
+        else if (is(key, "Total Allocated")) read_int(c, ev.total_allocated);
         else known = false;
         break;
       case 20:
-        if (key == "registers per thread") read_int(c, ev.registers);
-        else if (key == "static shared memory") read_int(c, ev.static_smem);
+        if (is(key, "registers per thread")) read_int(c, ev.registers);
+        else if (is(key, "static shared memory")) read_int(c, ev.static_smem);
         else known = false;
         break;
       case 21:
-        if (key == "dynamic shared memory") read_int(c, ev.dynamic_smem);
+        if (is(key, "dynamic shared memory")) read_int(c, ev.dynamic_smem);
         else known = false;
         break;
       default:
@@ -203,14 +209,14 @@ void parse_trace_event(Cursor& c, Scratch& s, TraceEvent& ev) {
   do {
     std::string_view key = c.string(s);
     c.expect(':');
-    if (key == "ph") read_text(c, s, ev.ph);
-    else if (key == "cat") read_text(c, s, ev.cat);
-    else if (key == "name") read_text(c, s, ev.name);
-    else if (key == "pid") read_id(c, s, ev.pid);
-    else if (key == "tid") read_id(c, s, ev.tid);
-    else if (key == "ts") read_time(c, ev.ts);
-    else if (key == "dur") read_time(c, ev.dur);
-    else if (key == "args") {
+    if (is(key, "ph")) read_text(c, s, ev.ph);
+    else if (is(key, "cat")) read_text(c, s, ev.cat);
+    else if (is(key, "name")) read_text(c, s, ev.name);
+    else if (is(key, "pid")) read_id(c, s, ev.pid);
+    else if (is(key, "tid")) read_id(c, s, ev.tid);
+    else if (is(key, "ts")) read_time(c, ev.ts);
+    else if (is(key, "dur")) read_time(c, ev.dur);
+    else if (is(key, "args")) {
       if (ev.ph.empty()) {
         c.peek();
         args_at = c.p;

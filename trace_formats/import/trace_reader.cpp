@@ -12,7 +12,6 @@ namespace {
 using json::Cursor;
 using json::Kind;
 
-constexpr size_t kInitialWindow = size_t{4} << 20;
 constexpr size_t kMaxWindow = size_t{256} << 20;
 
 struct ShapeError {
@@ -89,8 +88,8 @@ DistributedInfo parse_distributed(Cursor& c, json::Scratch& s) {
 
 class Reader {
  public:
-  Reader(ByteSource& src, TraceSink& sink, const std::function<void(const ReadProgress&)>& progress)
-      : src_(src), sink_(sink), progress_(progress), buf_(kInitialWindow) {}
+  Reader(ByteSource& src, TraceSink& sink, const std::function<void(const ReadProgress&)>& progress, size_t window)
+      : src_(src), sink_(sink), progress_(progress), buf_(std::max<size_t>(window, 16)) {}
 
   ReadResult run();
 
@@ -154,6 +153,7 @@ bool Reader::step(Cursor& c) {
         saw_events_ = true;
         state_ = State::kEventsFirst;
       } else if (ch == '"' || ch == '-' || (ch >= '0' && ch <= '9') || ch == 't' || ch == 'f' || ch == 'n') {
+        c.skip_value();  // a syntax error here means it is not JSON at all
         throw ShapeError{"JSON of another shape (a bare value, not an object or array of events)"};
       } else {
         c.fail("not JSON");
@@ -259,8 +259,8 @@ ReadResult Reader::run() {
 }  // namespace
 
 ReadResult read_chrome_trace(ByteSource& src, TraceSink& sink,
-                             const std::function<void(const ReadProgress&)>& progress) {
-  Reader r(src, sink, progress);
+                             const std::function<void(const ReadProgress&)>& progress, size_t window) {
+  Reader r(src, sink, progress, window);
   return r.run();
 }
 

@@ -48,7 +48,9 @@ struct ReadResult {
 
 // Throws Error("<name>: ...") for input that is not JSON, JSON of another
 // shape, or truncated. `progress` (optional) is called about every 64k events.
+// `window` is the initial buffer size (tests use tiny ones to exercise refills).
 ReadResult read_chrome_trace(ByteSource& src, TraceSink& sink,
-                             const std::function<void(const ReadProgress&)>& progress = {});
+                             const std::function<void(const ReadProgress&)>& progress = {},
+                             size_t window = size_t{4} << 20);
 
 }  // namespace gpuscope::formats

@@ -1,0 +1,122 @@
+// Bad input through the real CLI: one line naming the file and the problem,
+// exit 2, and nothing left behind.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "store/writer.h"
+#include "tests/formats/formats_test_util.h"
+
+namespace gpuscope::formats {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+std::vector<std::string> listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void expect_one_line_error(const test::RunResult& r, const std::string& file, const std::string& problem) {
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_NE(r.output.find(file), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(problem), std::string::npos) << r.output;
+}
+
+struct BadInput {
+  const char* name;
+  std::string content;
+  const char* problem;
+};
+
+TEST(Cli, ImportRejectsBadInputCleanly) {
+  std::string small = test::read_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/formats/kineto_small.json");
+  std::string gz = test::read_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/torch113_cpu_mlp.json.gz");
+  std::vector<BadInput> cases = {
+      {"empty.json", "", "empty file"},
+      {"truncated.json.gz", gz.substr(0, gz.size() / 2), "truncated gzip"},
+      {"garbage.json.gz", std::string("\x1f\x8b\x08\x00", 4) + std::string(64, 'x'), "gzip"},
+      {"text.json", "this is not json\n", "not valid JSON"},
+      {"other.json", R"({"name": "a config file", "values": [1, 2, 3]})", "JSON of another shape"},
+      {"numbers.json", "[1, 2, 3]", "not a torch.profiler trace"},
+      {"string.json", R"("just a string")", "JSON of another shape"},
+      {"events_not_array.json", R"({"traceEvents": {"a": 1}})", "not an array"},
+      {"no_events.json", R"({"traceEvents": []})", "no trace events"},
+      {"cut.json", small.substr(0, small.size() / 2), "truncated JSON"},
+      {"trailing.json", small + "\n{}", "trailing data"},
+      {"bad_syntax.json", R"({"traceEvents": [{"ph": "X", "name": "a",}]})", "not valid JSON at byte"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir tmp;
+    test::write_file(tmp.file(c.name), c.content);
+    auto before = listing(tmp.path());
+    test::RunResult r = test::run(test::gpuscope_bin() + " import -q '" + tmp.file(c.name) + "' -o '" +
+                                  tmp.file("out.db") + "'");
+    expect_one_line_error(r, c.name, c.problem);
+    EXPECT_EQ(listing(tmp.path()), before) << "output left behind";
+  }
+}
+
+TEST(Cli, ImportAndExportRoundTripThroughTheBinary) {
+  TempDir tmp;
+  std::string trace = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/formats/kineto_small.json";
+  test::RunResult imp = test::run(test::gpuscope_bin() + " import '" + trace + "' -o '" + tmp.file("k.db") + "'");
+  ASSERT_EQ(imp.exit_code, 0) << imp.output;
+  EXPECT_NE(imp.output.find("unknown categories, not imported: a_future_category 1 overhead 1"), std::string::npos)
+      << imp.output;
+  // info works on an imported file.
+  test::RunResult info = test::run(test::gpuscope_bin() + " info '" + tmp.file("k.db") + "'");
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("torch.profiler import"), std::string::npos);
+  // Refuses to overwrite, then does with --force.
+  EXPECT_EQ(test::run(test::gpuscope_bin() + " import '" + trace + "' -o '" + tmp.file("k.db") + "'").exit_code, 2);
+  EXPECT_EQ(test::run(test::gpuscope_bin() + " import -f '" + trace + "' -o '" + tmp.file("k.db") + "'").exit_code, 0);
+
+  test::RunResult exp = test::run(test::gpuscope_bin() + " export -q '" + tmp.file("k.db") + "' --chrome '" +
+                                  tmp.file("k.json") + "' --perfetto '" + tmp.file("k.pftrace") +
+                                  "' --tensorboard '" + tmp.file("tb") + "'");
+  ASSERT_EQ(exp.exit_code, 0) << exp.output;
+  EXPECT_TRUE(fs::exists(tmp.file("k.json")));
+  EXPECT_TRUE(fs::exists(tmp.file("k.pftrace")));
+  EXPECT_TRUE(fs::is_directory(tmp.file("tb/k")));  // --run defaults to the database's stem
+  test::RunResult again = test::run(test::gpuscope_bin() + " export -q '" + tmp.file("k.db") + "' --chrome '" +
+                                    tmp.file("k.json") + "'");
+  expect_one_line_error(again, "k.json", "already exists");
+}
+
+TEST(Cli, ExportRejectsBadDatabases) {
+  TempDir tmp;
+  test::write_file(tmp.file("empty.db"), "");
+  test::write_file(tmp.file("text.db"), "not a database at all, just some text to fill the header page");
+  {
+    store::Writer w(tmp.file("future.db"));
+    w.begin();
+    w.set_meta("schema_version", "999");
+    w.commit();
+    w.connection().exec("PRAGMA journal_mode=DELETE");
+  }
+  struct Case {
+    const char* db;
+    const char* problem;
+  };
+  for (const Case& c : {Case{"empty.db", "empty file"}, Case{"text.db", "not a gpuscope recording"},
+                        Case{"future.db", "newer gpuscope"}, Case{"missing.db", "no such file"}}) {
+    SCOPED_TRACE(c.db);
+    auto before = listing(tmp.path());
+    test::RunResult r = test::run(test::gpuscope_bin() + " export -q '" + tmp.file(c.db) + "' --chrome '" +
+                                  tmp.file("o.json") + "' --perfetto '" + tmp.file("o.pftrace") + "'");
+    expect_one_line_error(r, c.db, c.problem);
+    EXPECT_EQ(listing(tmp.path()), before);
+  }
+  test::RunResult none = test::run(test::gpuscope_bin() + " export '" + tmp.file("future.db") + "'");
+  EXPECT_EQ(none.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace gpuscope::formats

@@ -1,0 +1,62 @@
+// import(export(run)) keeps every count and every duration total exactly,
+// for the synthetic recording and for every recording and torch.profiler
+// trace committed under tests/data (the GPU machine's files included).
+#include <gtest/gtest.h>
+
+#include "export/exporters.h"
+#include "import/torch_import.h"
+#include "tests/formats/formats_test_util.h"
+
+namespace gpuscope::formats {
+namespace {
+
+using test::TempDir;
+
+std::string chrome_then_import(const std::string& db, TempDir& tmp, const std::string& name) {
+  std::string json = tmp.file(name + ".json.gz");
+  {
+    store::Reader r(db);
+    export_chrome(r, json, {});
+  }
+  std::string out = tmp.file(name + ".db");
+  import_torch_trace(json, out, {});
+  return out;
+}
+
+void expect_same_totals(const std::string& a, const std::string& b) {
+  auto ta = test::table_totals(a), tb = test::table_totals(b);
+  for (const auto& [key, value] : ta) EXPECT_EQ(tb[key], value) << key;
+}
+
+TEST(RoundTrip, SyntheticRecordingKeepsCountsAndDurations) {
+  TempDir tmp;
+  test::make_synthetic_db(tmp.file("s.db"));
+  std::string once = chrome_then_import(tmp.file("s.db"), tmp, "once");
+  expect_same_totals(tmp.file("s.db"), once);
+  // And again: nothing drifts on a second pass.
+  std::string twice = chrome_then_import(once, tmp, "twice");
+  expect_same_totals(tmp.file("s.db"), twice);
+}
+
+TEST(RoundTrip, RecordingsInTestData) {
+  auto dbs = test::data_files(".db");
+  for (const auto& db : dbs) {
+    SCOPED_TRACE(db);
+    TempDir tmp;
+    expect_same_totals(db, chrome_then_import(db, tmp, "r"));
+  }
+}
+
+TEST(RoundTrip, TorchTracesInTestData) {
+  auto traces = test::data_files(".json.gz");
+  ASSERT_FALSE(traces.empty()) << "tests/data/torch113_cpu_mlp.json.gz is committed";
+  for (const auto& trace : traces) {
+    SCOPED_TRACE(trace);
+    TempDir tmp;
+    import_torch_trace(trace, tmp.file("a.db"), {});
+    expect_same_totals(tmp.file("a.db"), chrome_then_import(tmp.file("a.db"), tmp, "b"));
+  }
+}
+
+}  // namespace
+}  // namespace gpuscope::formats
