@@ -248,7 +248,8 @@ Analysis analyze(store::Reader& reader, const Options& opt) {
   lo.progress = opt.progress;
   Model m = load_header(reader, lo);
   StepPlan plan = plan_steps(m, opt);
-  int64_t wlo = INT64_MIN, whi = INT64_MAX;
+  // INT64_MIN would bind as NULL (store::kNull).
+  int64_t wlo = INT64_MIN + 1, whi = INT64_MAX;
   if (!plan.analysed.empty()) {
     wlo = INT64_MAX;
     whi = INT64_MIN;

@@ -80,6 +80,7 @@ IntervalSet IntervalSet::intersect(const IntervalSet& other) const {
 
 IntervalSet IntervalSet::clip(int64_t lo, int64_t hi) const {
   IntervalSet out;
+  if (hi <= lo) return out;
   auto it = std::upper_bound(items_.begin(), items_.end(), lo, [](int64_t t, const Interval& iv) { return t < iv.end; });
   for (; it != items_.end() && it->start < hi; ++it)
     out.items_.push_back({std::max(it->start, lo), std::min(it->end, hi)});

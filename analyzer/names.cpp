@@ -55,6 +55,9 @@ std::string_view template_arg(std::string_view s, size_t at, int index) {
 Origin origin_of(const std::string& n) {
   if (has(n, "nccl")) return Origin::kNccl;
   if (starts(n, "triton_") || has(n, " triton_") || has(n, "triton::")) return Origin::kTriton;
+  // PyTorch's own kernels, even when built from CUTLASS templates (flash attention).
+  static constexpr std::array<std::string_view, 5> aten_strong = {"at::", "c10::", "pytorch", "cunn_", "softmax_warp"};
+  if (has_any(n, aten_strong)) return Origin::kAten;
   static constexpr std::array<std::string_view, 8> cudnn = {"cudnn", "nchwtonhwc", "nhwctonchw", "implicit_convolve",
                                                             "fprop", "dgrad", "wgrad", "winograd"};
   if (has_any(n, cudnn)) return Origin::kCudnn;
@@ -63,9 +66,8 @@ Origin origin_of(const std::string& n) {
   if (has_any(n, cublas) || starts(n, "ampere_") || starts(n, "volta_") || starts(n, "turing_") ||
       starts(n, "maxwell_") || starts(n, "hopper_"))
     return Origin::kCublas;
-  static constexpr std::array<std::string_view, 11> aten = {"at::", "c10::", "pytorch", "cunn_", "softmax_warp",
-                                                            "elementwise_kernel", "reduce_kernel", "fmha_", "flash_fwd",
-                                                            "flash_bwd", "catarraybatchedcopy"};
+  static constexpr std::array<std::string_view, 6> aten = {"elementwise_kernel", "reduce_kernel", "fmha_", "flash_fwd",
+                                                           "flash_bwd", "catarraybatchedcopy"};
   if (has_any(n, aten)) return Origin::kAten;
   return Origin::kUser;
 }

@@ -10,11 +10,9 @@ namespace {
 
 using namespace report;
 
-std::string code_span(const std::string& s) {
-  std::string v = plain(s, 120);
-  std::replace(v.begin(), v.end(), '`', '\'');
-  return "`" + v + "`";
-}
+// Recorded names go out as escaped text, not code spans: a code span would
+// keep "<script>" and table pipes literally.
+std::string code_span(const std::string& s) { return md_escape(plain(s, 120)); }
 
 void summary(std::string& o, const Analysis& a) {
   const Summary& s = a.summary;

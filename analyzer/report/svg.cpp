@@ -13,7 +13,8 @@ constexpr size_t kMaxBars = 300;
 std::string n1(double v) { return fixed(v, 1); }
 
 std::string open_svg(int height, const std::string& label) {
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kWidth) + "\" height=\"" +
+  // Inline in HTML5: no namespace attribute needed, so the file names no URL at all.
+  return "<svg width=\"" + std::to_string(kWidth) + "\" height=\"" +
          std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(kWidth) + " " + std::to_string(height) +
          "\" role=\"img\" aria-label=\"" + html_escape(label) + "\">\n";
 }
@@ -63,7 +64,7 @@ std::string step_breakdown_chart(const std::vector<StepInfo>& steps) {
   auto groups = grouped(steps);
   double max = 0;
   for (const auto& [label, b] : groups) max = std::max(max, static_cast<double>(b.total()) / 1e6);
-  if (max <= 0) max = 1;
+  max = max > 0 ? max * 1.05 : 1;
   std::string s = open_svg(height, "step time breakdown per step") + y_axis(max, height, "ms");
   const double bw = static_cast<double>(kWidth - kLeft - kRight) / static_cast<double>(groups.size());
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -82,7 +83,7 @@ std::string step_breakdown_chart(const std::vector<StepInfo>& steps) {
   }
   // Legend under the plot.
   for (int c = 0; c < Breakdown::kCategories; ++c) {
-    const int x = kLeft + c * 105;
+    const int x = kLeft + c * 112;
     s += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(height - 16) + "\" width=\"10\" height=\"10\" fill=\"" +
          category_color(c) + "\"/><text x=\"" + std::to_string(x + 14) + "\" y=\"" + std::to_string(height - 7) +
          "\" class=\"axis\">" + Breakdown::category(c) + "</text>";
@@ -95,7 +96,7 @@ std::string step_time_chart(const std::vector<StepInfo>& steps, double median_ms
   const int height = 200, plot_h = height - kTop - kBottom;
   double max = median_ms;
   for (const auto& st : steps) max = std::max(max, static_cast<double>(st.end_ns - st.start_ns) / 1e6);
-  if (max <= 0) max = 1;
+  max = max > 0 ? max * 1.1 : 1;
   std::string s = open_svg(height, "step times") + y_axis(max, height, "ms");
   const double w = static_cast<double>(kWidth - kLeft - kRight);
   const double dx = steps.size() > 1 ? w / static_cast<double>(steps.size() - 1) : 0;

@@ -47,15 +47,17 @@ std::optional<Finding> evaluate(const RuleInput& in) {
       {"idle_other_ms_per_step", c.ms_per_step(c.idle_by_cause[other]), "ms"},
       {"step_ms_mean", c.mean_step_ms(), "ms"},
   };
-  // Ops that ran on the CPU during those gaps, by self time inside the gaps.
+  // Top-level ops that ran on the CPU during those gaps, by their time inside the gaps.
   Tally ops;
   for (const Gap& g : c.gaps) {
-    if (g.cause != IdleCause::kCpuCompute) continue;
-    auto it = std::lower_bound(c.m.ops.begin(), c.m.ops.end(), g.start,
-                               [](const OpRec& o, int64_t t) { return o.start < t; });
-    for (size_t n = 0; it != c.m.ops.end() && it->start < g.end && n < 64; ++it, ++n) {
-      const uint32_t i = static_cast<uint32_t>(it - c.m.ops.begin());
-      if (c.m.op_parent[i] == kNone) ops.add(c.name(it->name), std::min(it->end, g.end) - it->start, 1);
+    if (g.cause != IdleCause::kCpuCompute && g.cause != IdleCause::kOther) continue;
+    auto first = std::lower_bound(c.m.ops.begin(), c.m.ops.end(), g.start, [](const OpRec& o, int64_t t) { return o.start < t; });
+    // A few ops that started before the gap may still run into it.
+    auto it = first - std::min<std::ptrdiff_t>(first - c.m.ops.begin(), 16);
+    for (size_t n = 0; it != c.m.ops.end() && it->start < g.end && n < 80; ++it, ++n) {
+      const auto i = static_cast<uint32_t>(it - c.m.ops.begin());
+      const int64_t overlap = std::min(it->end, g.end) - std::max(it->start, g.start);
+      if (c.m.op_parent[i] == kNone && overlap > 0) ops.add(c.name(it->name), overlap, 1);
     }
   }
   f.evidence.top = ops.top(5);

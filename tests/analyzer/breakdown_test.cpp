@@ -1,1 +1,158 @@
+// Exact numbers on hand-made timelines: the priority breakdown and the idle
+// attribution, including the split of a gap after a host synchronization.
 #include <gtest/gtest.h>
+
+#include "store/writer.h"
+#include "tests/analyzer/sim.h"
+#include "tests/analyzer/test_util.h"
+
+namespace gpuscope::testing {
+namespace {
+
+using analyzer::IdleCause;
+
+struct Raw {
+  explicit Raw(const std::string& path) : w((std::remove(path.c_str()), path)) { w.begin(); }
+  ~Raw() { w.commit(); }
+  void kernel(int64_t s, int64_t e, std::string_view name = names::kGemmBf16, int64_t corr = 0) {
+    store::KernelRow k;
+    k.pid = 1;
+    k.stream = 7;
+    k.start = s;
+    k.end = e;
+    k.name = name;
+    k.correlation = corr;
+    w.add(k);
+  }
+  void api(int64_t s, int64_t e, std::string_view name, int64_t corr = 0) {
+    store::ApiCallRow a;
+    a.pid = 1;
+    a.tid = 1;
+    a.name = name;
+    a.start = s;
+    a.end = e;
+    a.correlation = corr;
+    w.add(a);
+  }
+  void step(int64_t n, int64_t s, int64_t e) { w.add(store::StepRow{1, n, s, e, 2}); }
+  store::Writer w;
+};
+
+int64_t idle(const analyzer::Analysis& a, IdleCause c) {
+  return a.idle.causes[static_cast<size_t>(c)].total_ns;
+}
+
+TEST(Breakdown, EachMomentCountedOnceByPriority) {
+  const std::string path = temp_db("breakdown");
+  {
+    Raw r(path);
+    r.step(0, 0, us(1000));
+    r.kernel(us(100), us(300));
+    store::MemcpyRow m;
+    m.pid = 1;
+    m.start = us(250);
+    m.end = us(400);
+    m.copy_kind = 1;
+    m.src_kind = 2;
+    m.dst_kind = 3;
+    r.w.add(m);
+    store::MemsetRow z;
+    z.pid = 1;
+    z.start = us(350);
+    z.end = us(450);
+    r.w.add(z);
+    r.kernel(us(500), us(600), names::kNccl);
+    r.api(us(600), us(650), "cudaLaunchKernel");
+    store::RangeRow d;
+    d.pid = 1;
+    d.tid = 1;
+    d.source = 3;
+    d.name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
+    d.start = us(640);
+    d.end = us(760);
+    d.depth = 0;
+    r.w.add(d);
+    store::OpRow o;
+    o.pid = 1;
+    o.tid = 1;
+    o.name = "aten::index";
+    o.start = us(700);
+    o.end = us(900);
+    r.w.add(o);
+  }
+  auto a = analyze_path(path);
+  ASSERT_EQ(a.steps.size(), 1u);
+  const auto& b = a.breakdown;
+  EXPECT_EQ(b.kernel, us(200));
+  EXPECT_EQ(b.memcpy, us(100));
+  EXPECT_EQ(b.memset, us(50));
+  EXPECT_EQ(b.communication, us(100));
+  EXPECT_EQ(b.runtime, us(50));
+  EXPECT_EQ(b.dataloader, us(110));
+  EXPECT_EQ(b.cpu_exec, us(140));
+  EXPECT_EQ(b.idle, us(250));
+  EXPECT_EQ(b.total(), us(1000));
+  EXPECT_EQ(a.steps[0].gpu_busy_ns, us(450));
+  EXPECT_NEAR(a.summary.gpu_utilization, 0.45, 1e-9);
+  // GPU idle: [0,100) [450,500) [600,1000); the sum of causes is all of it.
+  EXPECT_EQ(a.idle.idle_ns, us(550));
+  int64_t sum = 0;
+  for (const auto& c : a.idle.causes) sum += c.total_ns;
+  EXPECT_EQ(sum, us(550));
+}
+
+TEST(IdleAttribution, GapAfterSyncIsBoundedByTheWait) {
+  const std::string path = temp_db("sync_split");
+  {
+    Raw r(path);
+    r.step(0, 0, us(3000));
+    r.kernel(0, us(1000));
+    // Waited 104 us (898 to 1002) for the GPU, then the CPU launched the next kernel at 1480.
+    r.api(us(898), us(1000) + 2000, "cudaStreamSynchronize", 5);
+    r.api(us(1480), us(1490), "cudaLaunchKernel", 6);
+    r.kernel(us(1500), us(2000));
+    // A long wait: the whole next gap is the sync's.
+    r.api(us(1100), us(2000) + 2000, "cudaStreamSynchronize", 7);
+    r.api(us(2190), us(2195), "cudaLaunchKernel", 8);
+    r.kernel(us(2200), us(3000));
+  }
+  auto a = analyze_path(path);
+  EXPECT_EQ(idle(a, IdleCause::kHostSync), us(104) + us(200));
+  // The rest of the first gap had one launch in 396 us: more than 50 us per launch, and no ops.
+  EXPECT_EQ(idle(a, IdleCause::kOther), us(396));
+  EXPECT_EQ(a.idle.idle_ns, us(700));
+}
+
+TEST(IdleAttribution, LaunchOverheadAndDataLoader) {
+  const std::string path = temp_db("launch_gaps");
+  {
+    Raw r(path);
+    r.step(0, 0, us(1000));
+    int64_t corr = 1;
+    for (int i = 0; i < 10; ++i) {  // 10 us kernels, one launch every 30 us
+      const int64_t t = us(30 * i);
+      r.api(t, t + us(5), "cudaLaunchKernel", corr);
+      r.kernel(t + us(8), t + us(18), names::kTiny, corr++);
+    }
+    store::RangeRow d;
+    d.pid = 1;
+    d.tid = 1;
+    d.source = 3;
+    d.name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
+    d.start = us(300);
+    d.end = us(900);
+    d.depth = 0;
+    r.w.add(d);
+    r.api(us(950), us(955), "cudaLaunchKernel", corr);
+    r.kernel(us(960), us(1000), names::kTiny, corr);
+  }
+  auto a = analyze_path(path);
+  // The 8 us before the first kernel and 9 x 20 us between the ten, each with one launch.
+  EXPECT_EQ(idle(a, IdleCause::kLaunch), us(8 + 9 * 20));
+  // [288, 960): mostly the DataLoader wait.
+  EXPECT_EQ(idle(a, IdleCause::kDataLoader), us(960 - 288));
+  EXPECT_EQ(a.idle.idle_ns, us(1000) - us(10 * 10 + 40));
+}
+
+}  // namespace
+}  // namespace gpuscope::testing

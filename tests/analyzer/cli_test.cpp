@@ -1,1 +1,137 @@
+// `gpuscope analyze` on bad input: one line naming the file and the problem,
+// exit 2, no partial output; reports for recordings that lack GPU activity.
 #include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "store/sqlite.h"
+#include "store/writer.h"
+#include "tests/analyzer/scenarios.h"
+
+namespace gpuscope::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+Result gpuscope(const std::string& args) {
+  const fs::path err = temp_db("stderr").substr(0, temp_db("stderr").size() - 3) + ".txt";
+  const std::string cmd = std::string(GPUSCOPE_BINARY_DIR) + "/bin/gpuscope " + args + " 2>'" + err.string() + "'";
+  Result r;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  std::ifstream f(err);
+  r.err.assign(std::istreambuf_iterator<char>(f), {});
+  return r;
+}
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+void expect_one_line_error(const Result& r, const std::string& needle) {
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out.substr(0, 200);
+}
+
+TEST(AnalyzeCli, MissingFile) { expect_one_line_error(gpuscope("analyze /nonexistent/run.db"), "/nonexistent/run.db: no such file"); }
+
+TEST(AnalyzeCli, NotADatabase) {
+  const std::string p = temp_db("text");
+  std::ofstream(p) << "hello, not sqlite\n";
+  expect_one_line_error(gpuscope("analyze " + p), "not a gpuscope recording");
+}
+
+TEST(AnalyzeCli, SqliteButNotARecording) {
+  const std::string p = temp_db("foreign");
+  fs::remove(p);
+  {
+    store::Connection c(p, store::Connection::Mode::kCreate);
+    c.exec("CREATE TABLE t(x INTEGER); INSERT INTO t VALUES(1);");
+  }
+  expect_one_line_error(gpuscope("analyze " + p), "not a gpuscope recording");
+}
+
+TEST(AnalyzeCli, NewerSchema) {
+  const std::string p = temp_db("newer");
+  write_scenario("healthy", true, p);
+  {
+    store::Connection c(p, store::Connection::Mode::kReadWrite);
+    c.exec("UPDATE meta SET value='99' WHERE key='schema_version'");
+  }
+  expect_one_line_error(gpuscope("analyze " + p), "newer gpuscope");
+}
+
+TEST(AnalyzeCli, EmptyRecording) {
+  const std::string p = temp_db("empty");
+  fs::remove(p);
+  { store::Writer w(p); }
+  expect_one_line_error(gpuscope("analyze " + p), "empty recording");
+}
+
+TEST(AnalyzeCli, NoGpuActivityIsAReportNotAnError) {
+  const std::string p = temp_db("nogpu");
+  write_scenario("no_gpu", true, p);
+  Result r = gpuscope("analyze " + p);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("no GPU activity recorded: cupti_status=not used"), std::string::npos) << r.out;
+}
+
+TEST(AnalyzeCli, BadOptions) {
+  const std::string p = temp_db("opts");
+  write_scenario("healthy", true, p);
+  expect_one_line_error(gpuscope("analyze " + p + " --steps 30-40"), "no steps numbered 30-40");
+  expect_one_line_error(gpuscope("analyze " + p + " --steps x"), "--steps");
+  expect_one_line_error(gpuscope("analyze " + p + " --device 3"), "device 3 has no GPU activity");
+  expect_one_line_error(gpuscope("analyze " + p + " --pid 1"), "no process 1");
+  EXPECT_EQ(gpuscope("analyze " + p + " --format pdf").code, 2);
+}
+
+TEST(AnalyzeCli, OutputFileNeverOverwrittenWithoutForce) {
+  const std::string p = temp_db("out");
+  write_scenario("host-sync", true, p);
+  const std::string out = p + ".html";
+  fs::remove(out);
+  Result r = gpuscope("analyze " + p + " --format html -o " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  ASSERT_TRUE(fs::exists(out));
+  const auto size = fs::file_size(out);
+  EXPECT_GT(size, 1000u);
+  expect_one_line_error(gpuscope("analyze " + p + " --format json -o " + out), "already exists; use --force");
+  EXPECT_EQ(fs::file_size(out), size);
+  EXPECT_EQ(gpuscope("analyze " + p + " --format json --force -o " + out).code, 0);
+  EXPECT_NE(fs::file_size(out), size);
+  for (const auto& e : fs::directory_iterator(fs::path(out).parent_path()))
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << "temporary file left: " << e.path();
+}
+
+TEST(AnalyzeCli, FailOnSavingGatesCi) {
+  const std::string p = temp_db("gate");
+  write_scenario("host-sync", true, p);
+  EXPECT_EQ(gpuscope("analyze " + p + " --format json --fail-on-saving 5").code, 1);
+  EXPECT_EQ(gpuscope("analyze " + p + " --format json --fail-on-saving 90").code, 0);
+}
+
+TEST(AnalyzeCli, ListRules) {
+  Result r = gpuscope("analyze --list-rules");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("### `dataloader-stall`"), std::string::npos);
+  EXPECT_NE(r.out.find("kAmpSpeedup"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscope::testing

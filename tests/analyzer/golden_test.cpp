@@ -1,1 +1,160 @@
+// Golden reports: every format on a few synthetic scenarios, the JSON report on
+// every planted one, and every recording in tests/data/ (advisor_<rule>.db and
+// others). A mismatch writes <expected>.actual next to the expected file and
+// shows the diff. GPUSCOPE_UPDATE_GOLDEN=1 rewrites the expected files.
+//
+// Adding a real recording: put X.db in tests/data/, run this test once, check
+// tests/analyzer/golden/data/X.*.actual and rename them to drop ".actual" (or run
+// with GPUSCOPE_UPDATE_GOLDEN=1). advisor_*.db need goldens; other recordings are
+// compared only when their goldens exist.
+// advisor_<rule>.db must have <rule> as its top finding; advisor_healthy.db
+// must have no finding above 5 % of step time.
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/analyzer/test_util.h"
+
+namespace gpuscope::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kGolden = fs::path(GPUSCOPE_SOURCE_DIR) / "tests" / "analyzer" / "golden";
+
+std::string read(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string shell_diff(const fs::path& a, const fs::path& b) {
+  std::string cmd = "diff -u '" + a.string() + "' '" + b.string() + "' | head -60";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    pclose(p);
+  }
+  return out;
+}
+
+void expect_golden(const std::string& actual, const fs::path& expected) {
+  const fs::path act = expected.string() + ".actual";
+  if (std::getenv("GPUSCOPE_UPDATE_GOLDEN")) {
+    fs::create_directories(expected.parent_path());
+    std::ofstream(expected, std::ios::binary) << actual;
+    fs::remove(act);
+    return;
+  }
+  if (fs::exists(expected) && read(expected) == actual) {
+    fs::remove(act);
+    return;
+  }
+  fs::create_directories(expected.parent_path());
+  std::ofstream(act, std::ios::binary) << actual;
+  if (!fs::exists(expected))
+    ADD_FAILURE() << expected << " missing; wrote " << act << " (check it, then drop the .actual suffix)";
+  else
+    ADD_FAILURE() << expected << " differs; wrote " << act << "\n" << shell_diff(expected, act);
+}
+
+// Long recordings would make megabyte goldens: keep the first steps of the per-step array.
+std::string json_golden(const analyzer::Analysis& a) {
+  auto j = nlohmann::ordered_json::parse(analyzer::to_json(a));
+  constexpr size_t kKeepSteps = 20;
+  if (j["steps"].size() > kKeepSteps) {
+    auto& steps = j["steps"];
+    steps.erase(steps.begin() + kKeepSteps, steps.end());
+  }
+  return j.dump(2) + "\n";
+}
+
+void check_all_formats(const analyzer::Analysis& a, const fs::path& stem, bool only_existing = false) {
+  if (only_existing && !fs::exists(stem.string() + ".json") && !std::getenv("GPUSCOPE_UPDATE_GOLDEN")) return;
+  expect_golden(analyzer::to_text(a), stem.string() + ".txt");
+  expect_golden(json_golden(a), stem.string() + ".json");
+  expect_golden(analyzer::to_markdown(a), stem.string() + ".md");
+  expect_golden(analyzer::to_html(a), stem.string() + ".html");
+}
+
+analyzer::Analysis scenario(const std::string& name) {
+  const std::string path = temp_db(name);
+  write_scenario(name, true, path);
+  return analyze_path(path);
+}
+
+class AllFormats : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AllFormats, MatchGolden) { check_all_formats(scenario(GetParam()), kGolden / GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Synthetic, AllFormats, ::testing::Values("healthy", "host-sync", "odd_names", "no_gpu"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& c : s)
+                             if (c == '-') c = '_';
+                           return s;
+                         });
+
+TEST(GoldenJson, EveryPlantedScenario) {
+  for (const auto& name : planted_scenarios()) {
+    SCOPED_TRACE(name);
+    expect_golden(analyzer::to_json(scenario(name)), kGolden / "planted" / (name + ".json"));
+  }
+}
+
+TEST(Escaping, OddNamesStaySafeInEveryFormat) {
+  auto a = scenario("odd_names");
+  ASSERT_FALSE(a.findings.empty());
+  const std::string html = analyzer::to_html(a);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), std::string::npos) << "no external resources besides the SVG namespace";
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find('\x1b'), std::string::npos);
+  EXPECT_EQ(html.find('\x01'), std::string::npos);
+  const std::string text = analyzer::to_text(a);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << "no terminal escapes from recorded names";
+  const std::string md = analyzer::to_markdown(a);
+  EXPECT_EQ(md.find("<script"), std::string::npos);
+  auto j = nlohmann::json::parse(analyzer::to_json(a));  // valid JSON, valid UTF-8
+  EXPECT_EQ(j["schema"], analyzer::kReportSchema);
+}
+
+// Recordings the GPU machine produced (tests/data/*.db).
+TEST(RecordedData, MatchGoldenAndExpectations) {
+  const fs::path data = fs::path(GPUSCOPE_SOURCE_DIR) / "tests" / "data";
+  int seen = 0;
+  if (fs::exists(data)) {
+    for (const auto& e : fs::directory_iterator(data)) {
+      if (e.path().extension() != ".db") continue;
+      const std::string stem = e.path().stem().string();
+      SCOPED_TRACE(stem);
+      ++seen;
+      auto a = analyze_path(e.path().string());
+      // Goldens are required for the advisor recordings; other teams' recordings are
+      // compared when someone added goldens for them.
+      check_all_formats(a, kGolden / "data" / stem, !stem.starts_with("advisor_"));
+      if (stem == "advisor_healthy") {
+        for (const auto& f : a.findings) EXPECT_LE(f.saving_pct, 5.0) << f.id;
+      } else if (stem.starts_with("advisor_") && !stem.ends_with("_fixed")) {
+        std::string rule = stem.substr(8);
+        for (char& c : rule)
+          if (c == '_') c = '-';
+        ASSERT_FALSE(a.findings.empty());
+        EXPECT_EQ(a.findings.front().id, rule) << finding_list(a);
+      }
+    }
+  }
+  if (seen == 0) GTEST_SKIP() << "no recordings in tests/data yet";
+}
+
+}  // namespace
+}  // namespace gpuscope::testing

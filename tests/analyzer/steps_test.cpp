@@ -1,1 +1,137 @@
+// Step detection, selection (--steps, warm-up), device and process choice.
 #include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "tests/analyzer/test_util.h"
+
+namespace gpuscope::testing {
+namespace {
+
+using analyzer::Options;
+using analyzer::StepSource;
+
+TEST(Steps, StepTableWithWarmupSkipped) {
+  auto a = analyze_scenario("healthy");
+  EXPECT_EQ(a.summary.step_source, StepSource::kOptimizerStep);
+  EXPECT_EQ(a.summary.steps_recorded, 12);
+  EXPECT_EQ(a.summary.warmup_skipped, 1);
+  EXPECT_EQ(a.summary.steps, 11);
+  EXPECT_EQ(a.summary.first_step, 1);
+  EXPECT_EQ(a.summary.last_step, 11);
+  EXPECT_TRUE(a.summary.outlier_steps.empty());
+  EXPECT_GT(a.summary.step_ms_median, 10.0);
+  EXPECT_LE(a.summary.step_ms_median, a.summary.step_ms_p95);
+}
+
+TEST(Steps, ExplicitRangeKeepsWarmup) {
+  Options o;
+  analyzer::parse_step_range("0-3", o);
+  auto a = analyze_scenario("healthy", true, o);
+  EXPECT_EQ(a.summary.steps, 4);
+  EXPECT_EQ(a.summary.warmup_skipped, 0);
+  ASSERT_EQ(a.summary.outlier_steps.size(), 1u);
+  EXPECT_EQ(a.summary.outlier_steps[0], 0);  // the warm-up step is long
+  // Warm-up allocations are now inside the analysed steps.
+  EXPECT_EQ(a.memory.cuda_allocs, 3);
+}
+
+TEST(Steps, RangeOutsideTheRecordingIsAnError) {
+  Options o;
+  analyzer::parse_step_range("40-50", o);
+  try {
+    analyze_scenario("healthy", true, o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no steps numbered 40-50 (the recording has steps 0-11)"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Steps, ParseStepRange) {
+  Options o;
+  analyzer::parse_step_range("5-", o);
+  EXPECT_EQ(*o.first_step, 5);
+  EXPECT_FALSE(o.last_step);
+  Options p;
+  analyzer::parse_step_range("-7", p);
+  EXPECT_FALSE(p.first_step);
+  EXPECT_EQ(*p.last_step, 7);
+  Options q;
+  analyzer::parse_step_range("3", q);
+  EXPECT_EQ(*q.first_step, 3);
+  EXPECT_EQ(*q.last_step, 3);
+  for (const char* bad : {"", "-", "a-b", "5-3", "1-2-3", "x", "1.5"}) {
+    Options r;
+    EXPECT_THROW(analyzer::parse_step_range(bad, r), Error) << bad;
+  }
+}
+
+TEST(Steps, NvtxRangesWhenNoStepTable) {
+  auto a = analyze_scenario("nvtx_steps");
+  EXPECT_EQ(a.summary.step_source, StepSource::kRanges);
+  EXPECT_EQ(a.summary.step_source_detail, "repeating range \"train_step\"");
+  EXPECT_EQ(a.summary.steps_recorded, 6);
+  EXPECT_EQ(a.summary.steps, 5);
+  // An NVTX range named after a data loader counts as a DataLoader wait.
+  EXPECT_GT(a.idle.causes[static_cast<size_t>(analyzer::IdleCause::kDataLoader)].ms_per_step, 4.5);
+  ASSERT_FALSE(a.findings.empty());
+  EXPECT_EQ(a.findings.front().id, "dataloader-stall");
+  bool noted = false;
+  for (const auto& n : a.notes) noted = noted || n.find("no step table") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Steps, WholeRecordingWhenNothingRepeats) {
+  auto a = analyze_scenario("no_steps");
+  EXPECT_EQ(a.summary.step_source, StepSource::kWholeRecording);
+  EXPECT_EQ(a.summary.steps, 1);
+  EXPECT_EQ(a.summary.warmup_skipped, 0);
+  EXPECT_GT(a.summary.kernels, 0);
+  Options o;
+  o.first_step = 0;
+  EXPECT_THROW(analyze_scenario("no_steps", true, o), Error);
+}
+
+TEST(Devices, BusiestByDefaultOtherOnRequest) {
+  auto a = analyze_scenario("two_devices");
+  EXPECT_EQ(a.summary.device, 0);
+  ASSERT_EQ(a.summary.devices.size(), 2u);
+  EXPECT_GT(a.summary.devices[1].utilization, 0.0);
+  Options o;
+  o.device = 1;
+  auto b = analyze_scenario("two_devices", true, o);
+  EXPECT_EQ(b.summary.device, 1);
+  EXPECT_EQ(b.summary.kernels, 4);  // one kernel per analysed step on device 1
+  Options bad;
+  bad.device = 5;
+  try {
+    analyze_scenario("two_devices", true, bad);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("device 5 has no GPU activity"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("devices with activity: 0, 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Processes, UnknownPidIsAnError) {
+  Options o;
+  o.pid = 1;
+  EXPECT_THROW(analyze_scenario("healthy", true, o), Error);
+}
+
+TEST(NoGpu, ReportSaysWhatIsMissing) {
+  auto a = analyze_scenario("no_gpu");
+  EXPECT_EQ(a.summary.device, -1);
+  EXPECT_TRUE(a.findings.empty());
+  bool noted = false;
+  for (const auto& n : a.notes)
+    noted = noted || n == "no GPU activity recorded: cupti_status=not used: the process did not initialize CUDA";
+  EXPECT_TRUE(noted);
+  EXPECT_GT(a.breakdown.cpu_exec, 0);
+  using Render = std::string (*)(const analyzer::Analysis&);
+  for (Render f : {Render(&analyzer::to_text), Render(&analyzer::to_json), Render(&analyzer::to_markdown), Render(&analyzer::to_html)})
+    EXPECT_NE(f(a).find("no GPU activity recorded"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscope::testing
