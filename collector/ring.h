@@ -64,6 +64,12 @@ class Ring {
     return n;
   }
 
+  // Bytes published and not yet drained (producer side estimate).
+  uint64_t used() const {
+    return head_.load(std::memory_order_relaxed) - tail_.load(std::memory_order_relaxed);
+  }
+  uint64_t capacity() const { return capacity_; }
+
   bool empty() const {
     return tail_.load(std::memory_order_acquire) == head_.load(std::memory_order_acquire);
   }

@@ -10,12 +10,17 @@ namespace {
 
 ThreadSlot g_slots[kMaxThreadSlots];
 std::atomic<uint64_t> g_slotless_drops{0};
+std::atomic<void (*)()> g_wake_hook{nullptr};
 
 struct SlotOwner {
   ThreadSlot* slot = nullptr;
   bool failed = false;
   ~SlotOwner() {
+    // Records emitted later on this thread (atexit handlers) claim a fresh slot
+    // instead of writing into one the writer may already have recycled.
     if (slot) slot->state.store(kSlotRetired, std::memory_order_release);
+    slot = nullptr;
+    failed = false;
   }
 };
 
@@ -71,7 +76,14 @@ uint8_t* reserve_record(RecordType type, uint32_t size) {
   return p;
 }
 
-void commit_record() { t_owner.slot->ring.commit(); }
+void commit_record() {
+  ThreadSlot* slot = t_owner.slot;
+  slot->ring.commit();
+  if (slot->ring.used() > slot->ring.capacity() / 2 && !slot->wake_pending.exchange(true, std::memory_order_relaxed))
+    if (auto hook = g_wake_hook.load(std::memory_order_relaxed)) hook();
+}
+
+void set_wake_hook(void (*hook)()) { g_wake_hook.store(hook); }
 
 uint64_t slotless_drops() { return g_slotless_drops.load(std::memory_order_relaxed); }
 

@@ -11,7 +11,9 @@
 namespace gpuscope::collector {
 
 inline constexpr int kMaxThreadSlots = 1024;
-inline constexpr uint64_t kThreadRingBytes = 1 << 20;
+// 4 MiB holds ~50k op records: at 100 ms ticks plus the half-full wake-up below,
+// a thread can emit several hundred thousand records per second without drops.
+inline constexpr uint64_t kThreadRingBytes = 4 << 20;
 
 enum SlotState : int { kSlotFree = 0, kSlotActive = 1, kSlotRetired = 2 };
 
@@ -20,8 +22,12 @@ struct ThreadSlot {
   std::atomic<uint32_t> generation{0};
   uint32_t tid = 0;
   std::atomic<uint64_t> dropped{0};
+  std::atomic<bool> wake_pending{false};  // one early wake-up per drain
   Ring ring;
 };
+
+// Called (once per drain) when a ring passes half full, to wake the writer early.
+void set_wake_hook(void (*hook)());
 
 ThreadSlot* thread_slots();
 

@@ -1,5 +1,6 @@
 #include "collector/writer_thread.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -78,6 +79,7 @@ void drain_rings(State& s) {
       name_thread(s, slot.tid);
     }
     slot.ring.drain([&](const RecordHeader& h) { s.cpu.handle(h, t, *s.sink); });
+    slot.wake_pending.store(false, std::memory_order_relaxed);
     if (state == kSlotRetired && slot.ring.empty()) {
       s.cpu.flush_open(t, *s.sink);
       int expected = kSlotRetired;
@@ -161,7 +163,11 @@ void run(State* s) {
     bool first = true;
     while (!g_stop.load()) {
       pollfd p{g_wake[0], POLLIN, 0};
-      poll(&p, 1, kTickMs);
+      if (poll(&p, 1, kTickMs) > 0) {
+        char sink[64];
+        while (read(g_wake[0], sink, sizeof sink) > 0) {
+        }
+      }
       if (g_stop.load()) break;
       tick(*s, false);
       if (first) on_first_tick();
@@ -184,7 +190,11 @@ void run(State* s) {
 
 void start(const Config& config, void (*first_tick)()) {
   on_first_tick = first_tick;
-  if (pipe(g_wake) != 0 || pipe(g_done) != 0) return;
+  if (pipe2(g_wake, O_NONBLOCK | O_CLOEXEC) != 0 || pipe2(g_done, O_CLOEXEC) != 0) return;
+  set_wake_hook([] {
+    char byte = 1;
+    [[maybe_unused]] auto n = write(g_wake[1], &byte, 1);  // non-blocking: a full pipe already wakes
+  });
   auto* s = new State;  // lives to process exit: the writer may outlive static destructors
   s->config = config;
   s->process = read_process_info();
