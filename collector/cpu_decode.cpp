@@ -147,7 +147,7 @@ void CpuDecoder::handle(const RecordHeader& h, Thread& t, RowSink& sink) {
       row.ts = sink.rel(r.ts);
       row.op = r.op;
       row.source = r.source;
-      row.mem_kind = 3;
+      row.mem_kind = r.device >= 0 ? 3 : 0;  // device memory, or host memory (unknown kind)
       row.address = static_cast<int64_t>(r.address);
       row.bytes = r.bytes;
       row.total_allocated = r.total_allocated;
