@@ -48,11 +48,11 @@ known_work)
   ;;
 profiler_compare)
   log profiler_compare compute_bound
-  guard 120 $GS record --force -o "$W/cb.db" -- python3 samples/torch/compute_bound.py --steps 20 | tail -1
+  guard 120 $GS record --force -o "$W/cb.db" -- python3 samples/torch/compute_bound.py --steps 20 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
   python3 samples/torch/compute_bound.py --steps 20 --profile "$W/cb_prof.json" | tail -1
   python3 tests/gpu/compare_profiler.py "$W/cb.db" "$W/cb_prof.json"; echo "compare rc=$?"
   log profiler_compare train_mlp
-  guard 120 $GS record --force -o "$W/mlp.db" -- python3 samples/torch/train_mlp.py --steps 20 | tail -1
+  guard 120 $GS record --force -o "$W/mlp.db" -- python3 samples/torch/train_mlp.py --steps 20 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
   python3 samples/torch/train_mlp.py --steps 20 --profile "$W/mlp_prof.json" | tail -1
   python3 tests/gpu/compare_profiler.py "$W/mlp.db" "$W/mlp_prof.json"; echo "compare rc=$?"
   $GS info "$W/mlp.db" | tail -25
@@ -60,7 +60,7 @@ profiler_compare)
   ;;
 multi_proc)
   log multi_proc
-  guard 120 $GS record --force -o "$W/mp.db" -- python3 samples/torch/multi_proc.py | tail -1
+  guard 120 $GS record --force -o "$W/mp.db" -- python3 samples/torch/multi_proc.py 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
   python3 - "$W/mp.db" <<'PY'
 import sqlite3, sys
 con = sqlite3.connect(sys.argv[1])
@@ -72,7 +72,7 @@ PY
   ;;
 recordings)
   log recordings
-  guard 120 $GS record --force -o "$OUT/mlp_h200.db" -- python3 samples/torch/train_mlp.py --steps 10 | tail -1
+  guard 120 $GS record --force -o "$OUT/mlp_h200.db" -- python3 samples/torch/train_mlp.py --steps 10 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
   python3 samples/torch/train_mlp.py --steps 5 --profile "$W/tp.json" | tail -1 && gzip -c "$W/tp.json" > "$OUT/torch_profiler_mlp.json.gz"
   guard 120 $GS record --force -o "$W/cupti_taken.db" -- python3 samples/torch/train_mlp.py --steps 5 --profile "$W/tp2.json" 2>&1 | tail -4
   echo "cupti-taken run rc=${PIPESTATUS[0]}"
