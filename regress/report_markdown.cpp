@@ -1,0 +1,116 @@
+// Markdown for a pull-request comment: the verdict first, then the top
+// changes, then the rest in short tables. Names are escaped text (a code span
+// would keep table pipes and HTML literally) and cut to keep the comment small.
+#include "regress/diff.h"
+#include "regress/report_util.h"
+#include "regress/text_format.h"
+
+namespace gpuscope::regress {
+namespace {
+
+using namespace report;
+
+constexpr size_t kNameChars = 90;
+std::string name_cell(const std::string& s) { return fmt::md_escape(fmt::plain(s, kNameChars)); }
+
+const char* verdict_icon(Verdict v) { return v == Verdict::kRegression ? "\u274c" : "\u2705"; }
+
+void step_table(std::string& o, const DiffResult& d) {
+  o += "| | base | new | change |\n|---|---:|---:|---:|\n";
+  o += "| recording | " + name_cell(d.base.recording) + " | " + name_cell(d.next.recording) + " | |\n";
+  o += "| steps analysed | " + std::to_string(d.base.steps) + " | " + std::to_string(d.next.steps) + " | |\n";
+  o += "| step time median | " + fmt::fixed(d.base.median_ms, 3) + " ms | " + fmt::fixed(d.next.median_ms, 3) + " ms | " +
+       fmt::signed_percent(d.median_change) + " |\n";
+  o += "| step time p95 | " + fmt::fixed(d.base.p95_ms, 3) + " ms | " + fmt::fixed(d.next.p95_ms, 3) + " ms | " +
+       fmt::signed_percent(d.p95_change) + " |\n";
+  o += "| shift estimate (95 % CI) | | | " + fmt::signed_percent(d.test.shift) + " (" + fmt::signed_percent(d.test.ci_low) +
+       " to " + fmt::signed_percent(d.test.ci_high) + ") |\n";
+  for (const auto& m : d.metrics) {
+    if (m.name == "step time median" || m.name == "step time p95") continue;
+    o += "| " + m.name + " | " + fmt::metric(m.base, m.unit) + " | " + fmt::metric(m.next, m.unit) + " | " + metric_change(m) + " |\n";
+  }
+  o += "\n";
+}
+
+void changes_table(std::string& o, const std::vector<Change>& list, size_t limit) {
+  o += "| # | kind | name | status | base ms | new ms | \u0394 ms | \u0394 % | share of change | p |\n"
+       "|---:|---|---|---|---:|---:|---:|---:|---:|---:|\n";
+  size_t i = 0;
+  for (const Change& c : list) {
+    if (i == limit) break;
+    o += "| " + std::to_string(++i) + " | " + c.kind + " | " + name_cell(c.name) + " | " + status_name(c.status) + " | " +
+         side_ms(c, false) + " | " + side_ms(c, true) + " | " + fmt::signed_fixed(c.delta_ms, 3) + " | " +
+         fmt::optional_percent(c.delta_pct) + " | " + share_text(c) + " | " + fmt::md_escape(p_text(c)) + " |\n";
+  }
+  o += "\n";
+}
+
+}  // namespace
+
+std::string to_markdown(const DiffResult& d) {
+  std::string o = std::string("## ") + verdict_icon(d.verdict) + " gpuscope diff: " + verdict_label(d.verdict) + "\n\n";
+  o += "**" + fmt::md_escape(d.headline) + "**\n\n";
+  const auto why = causes(d);
+  if (!why.empty()) {
+    o += "Behind it:";
+    for (size_t i = 0; i < why.size(); ++i)
+      o += std::string(i ? ";" : "") + " " + why[i]->kind + " " + name_cell(why[i]->name) + " " +
+           fmt::signed_fixed(why[i]->delta_ms, 3) + " ms per step" +
+           (why[i]->share ? " (" + share_text(*why[i]) + " of the change)" : "");
+    o += ".\n\n";
+  }
+  step_table(o, d);
+
+  o += "### Top " + std::to_string(d.top.size()) + " changes (time per step)\n\n";
+  if (d.top.empty()) o += "No kernel or op changed its time per step by more than 1 %.\n\n";
+  else changes_table(o, d.top, d.top.size());
+  o += "Ops count their kernels' GPU time plus their own CPU time, so a kernel and the op that launches it "
+       "can both appear. p: two-sided Mann-Whitney over the kernel's per-step time.\n\n";
+
+  if (!d.findings.empty()) {
+    o += "### Findings\n\n";
+    for (const auto& f : d.findings) {
+      o += "- **" + f.status + "**: `" + fmt::plain(f.id) + "` " + fmt::md_escape(f.title);
+      if (f.base_saving_pct && f.new_saving_pct)
+        o += " (saving " + fmt::fixed(*f.base_saving_pct, 1) + " % -> " + fmt::fixed(*f.new_saving_pct, 1) + " % of step)";
+      else if (f.new_saving_pct) o += " (saves ~" + fmt::fixed(*f.new_saving_pct, 1) + " % of step)";
+      else if (f.base_saving_pct) o += " (was " + fmt::fixed(*f.base_saving_pct, 1) + " % of step)";
+      o += "\n";
+    }
+    o += "\n";
+  }
+  if (!d.copies.empty()) {
+    o += "### Memory copies and sets, per step\n\n| kind | base | new | base ms | new ms |\n|---|---:|---:|---:|---:|\n";
+    for (const auto& c : d.copies)
+      o += "| " + fmt::md_escape(c.label) + " | " + fmt::bytes(c.base_bytes) + " | " + fmt::bytes(c.new_bytes) + " | " +
+           fmt::fixed(c.base_ms, 3) + " | " + fmt::fixed(c.new_ms, 3) + " |\n";
+    o += "\n";
+  }
+  o += "<details><summary>Step time breakdown and all notes</summary>\n\n";
+  o += "| category | base ms per step | new ms per step | \u0394 ms |\n|---|---:|---:|---:|\n";
+  for (const auto& b : d.breakdown)
+    o += "| " + b.name + " | " + fmt::fixed(b.base, 3) + " | " + fmt::fixed(b.next, 3) + " | " + fmt::signed_fixed(b.next - b.base, 3) + " |\n";
+  o += "\n";
+  for (const auto& n : d.notes) o += "- " + fmt::md_escape(n) + "\n";
+  if (!d.notes.empty()) o += "\n";
+  o += "</details>\n\n";
+  o += "<sub>gpuscope diff: threshold " + fmt::percent(d.options.threshold) + ", alpha " + fmt::fixed(d.options.alpha, 3) +
+       ", one-sided Mann-Whitney U over " + std::to_string(d.base.steps) + " + " + std::to_string(d.next.steps) +
+       " steps, Hodges-Lehmann shift; schema " + kDiffSchema + "</sub>\n";
+  return o;
+}
+
+std::string to_markdown(const CheckResult& c) {
+  std::string o = std::string("## ") + (c.pass() ? "\u2705 gpuscope check: PASS" : "\u274c gpuscope check: FAIL") + "\n\n";
+  o += name_cell(c.recording) + " against " + name_cell(c.budget) + ": " + std::to_string(c.run.steps) +
+       " analysed steps, median " + fmt::fixed(c.run.median_ms, 3) + " ms, p95 " + fmt::fixed(c.run.p95_ms, 3) + " ms.\n\n";
+  o += "| limit | budget | actual | result | detail |\n|---|---:|---:|---|---|\n";
+  for (const auto& k : c.checks)
+    o += "| " + fmt::md_escape(k.name) + " | " + k.limit + " | " + k.actual + " | " + (k.pass ? "pass" : "**FAIL**") + " | " +
+         fmt::md_escape(fmt::plain(k.detail, 300)) + " |\n";
+  o += "\n";
+  for (const auto& n : c.notes) o += "- " + fmt::md_escape(n) + "\n";
+  return o;
+}
+
+}  // namespace gpuscope::regress

@@ -1,0 +1,47 @@
+#include "regress/report_util.h"
+
+#include <cmath>
+
+#include "regress/text_format.h"
+
+namespace gpuscope::regress::report {
+
+const char* verdict_label(Verdict v) {
+  switch (v) {
+    case Verdict::kRegression: return "REGRESSION";
+    case Verdict::kImprovement: return "FASTER";
+    case Verdict::kWithinThreshold: return "NO REGRESSION";
+    case Verdict::kNoChange: return "NO CHANGE";
+  }
+  return "NO CHANGE";
+}
+
+std::vector<const Change*> causes(const DiffResult& d) {
+  std::vector<const Change*> out;
+  if (d.verdict == Verdict::kNoChange) return out;
+  const double sign = d.test.shift < 0 ? -1.0 : 1.0;
+  for (const auto* list : {&d.kernels, &d.ops})
+    for (const Change& c : *list)
+      if (c.status != Status::kUnchanged && c.delta_ms * sign > 0) {
+        out.push_back(&c);
+        break;
+      }
+  return out;
+}
+
+std::string metric_change(const MetricChange& m) {
+  if (m.unit == "fraction") return fmt::signed_fixed((m.next - m.base) * 100, 1) + " pts";
+  if (m.base == 0) return m.next == 0 ? "0.0 %" : "";
+  return fmt::signed_percent(m.next / m.base - 1);
+}
+
+std::string side_ms(const Change& c, bool is_new) {
+  const bool absent = is_new ? c.status == Status::kRemoved : c.status == Status::kAdded;
+  return absent ? "-" : fmt::fixed(is_new ? c.new_ms : c.base_ms, 3);
+}
+
+std::string share_text(const Change& c) { return c.share ? fmt::fixed(*c.share * 100, 0) + " %" : ""; }
+
+std::string p_text(const Change& c) { return c.p_value ? fmt::p_value(*c.p_value) : ""; }
+
+}  // namespace gpuscope::regress::report
