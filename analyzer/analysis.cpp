@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
+#include <optional>
 
 #include "analyzer/context.h"
 #include "analyzer/hotspots.h"
 #include "analyzer/model.h"
+#include "analyzer/parallel.h"
 #include "analyzer/rules/rule.h"
 #include "analyzer/steps.h"
+#include "analyzer/timing.h"
 #include "common/error.h"
 #include "store/reader.h"
 
@@ -155,14 +159,19 @@ void fill_summary(Analysis& a, const Context& c, const Model& m, const StepPlan&
   }
   s.gpu_utilization = c.step_ns > 0 ? static_cast<double>(busy) / static_cast<double>(c.step_ns) : 0;
 
-  // Every device the process used, with its own busy time inside the steps.
-  std::map<int64_t, std::vector<Interval>> per_dev;
+  // Every device the process used, with its own busy time inside the steps. The
+  // analysed device's is known from the breakdown; others (rare) are computed here.
+  std::map<int64_t, std::vector<Interval>> others;
   std::map<int64_t, int64_t> kernels;
   for (const auto& k : m.kernels)
-    if (c.step_set.contains(k.start)) per_dev[k.device].push_back({k.start, k.end()}), kernels[k.device]++;
+    if (k.device != c.device && c.step_set.contains(k.start)) others[k.device].push_back({k.start, k.end()}), kernels[k.device]++;
   for (const auto& x : m.copies)
-    if (c.step_set.contains(x.start)) per_dev[x.device].push_back({x.start, x.end()});
-  for (auto& [dev, iv] : per_dev) {
+    if (x.device != c.device && c.step_set.contains(x.start)) others[x.device].push_back({x.start, x.end()});
+  if (c.device >= 0) {
+    others[c.device];
+    kernels[c.device] = static_cast<int64_t>(c.kernels.size());
+  }
+  for (auto& [dev, iv] : others) {
     DeviceSummary d;
     d.id = dev;
     if (const DeviceInfo* info = m.device(dev)) {
@@ -170,8 +179,12 @@ void fill_summary(Analysis& a, const Context& c, const Model& m, const StepPlan&
       d.sm_count = info->sm_count;
       d.total_memory = info->total_memory;
     }
-    IntervalSet set = IntervalSet::from(std::move(iv));
-    for (const auto& st : c.steps) d.busy_ns += set.covered(st.start, st.end);
+    if (dev == c.device) {
+      d.busy_ns = busy;
+    } else {
+      IntervalSet set = IntervalSet::from(std::move(iv));
+      for (const auto& st : c.steps) d.busy_ns += set.covered(st.start, st.end);
+    }
     d.utilization = c.step_ns > 0 ? static_cast<double>(d.busy_ns) / static_cast<double>(c.step_ns) : 0;
     d.kernels = kernels[dev];
     s.devices.push_back(d);
@@ -242,6 +255,7 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
 }  // namespace
 
 Analysis analyze(store::Reader& reader, const Options& opt) {
+  PhaseTimer timer;
   LoadOptions lo;
   lo.pid = opt.pid;
   lo.device = opt.device;
@@ -255,7 +269,9 @@ Analysis analyze(store::Reader& reader, const Options& opt) {
     whi = INT64_MIN;
     for (const auto& s : plan.analysed) wlo = std::min(wlo, s.start), whi = std::max(whi, s.end);
   }
+  timer.mark("header and steps");
   load_events(reader, m, wlo, whi, opt.progress);
+  timer.mark("load events");
   if (plan.analysed.empty()) plan_whole_recording(plan, m);
   if (plan.analysed.empty())
     throw Error(m.path + ": process " + std::to_string(m.pid) + " has no timed events to analyse");
@@ -278,25 +294,40 @@ Analysis analyze(store::Reader& reader, const Options& opt) {
       if (t > best) best = t, device = d;
   }
 
-  Context c = build_context(m, plan, device);
+  Context c = build_context(m, plan, device, [&] { link_model(m); });
+  timer.mark("link, breakdown, idle");
   Analysis a;
   fill_summary(a, c, m, plan);
-  const auto top = static_cast<size_t>(std::max(1, opt.top));
-  a.top_kernels = top_kernels(c, top);
-  a.top_ops = top_ops(c, top);
-  a.copies = copy_stats(c);
-  a.api_calls = api_stats(c, top);
   fill_idle(a, c);
   a.memory = memory_summary(c);
   fill_notes(a, c, m, plan, opt.device.has_value());
+  timer.mark("summary and memory");
+
+  // Hotspots and rules only read the context and the summary: run them side by side.
+  const auto top = static_cast<size_t>(std::max(1, opt.top));
+  const auto rules = all_rules();
+  std::vector<std::optional<Finding>> found(rules.size());
+  const RuleInput in{c, a};
+  std::vector<std::function<void()>> tasks = {
+      [&] {
+        a.top_kernels = top_kernels(c, top);
+        a.copies = copy_stats(c);
+        a.api_calls = api_stats(c, top);
+      },
+      [&] { a.top_ops = top_ops(c, top); },
+  };
+  if (device >= 0)
+    for (size_t i = 0; i < rules.size(); ++i) tasks.push_back([&, i] { found[i] = rules[i]->evaluate(in); });
+  run_tasks(tasks);
+  timer.mark("hotspots and rules");
+  for (auto& f : found)
+    if (f) a.findings.push_back(std::move(*f));
   if (device >= 0) {
-    RuleInput in{c, a};
-    for (const Rule* r : all_rules())
-      if (auto f = r->evaluate(in)) a.findings.push_back(std::move(*f));
     std::stable_sort(a.findings.begin(), a.findings.end(), [](const Finding& x, const Finding& y) {
       return x.saving_ms_per_step != y.saving_ms_per_step ? x.saving_ms_per_step > y.saving_ms_per_step : x.id < y.id;
     });
   }
+
   return a;
 }
 

@@ -2,6 +2,9 @@
 // sweep over cumulative interval unions) and GPU idle gap attribution.
 #include "analyzer/context.h"
 
+#include "analyzer/parallel.h"
+#include "analyzer/timing.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -55,7 +58,117 @@ int Context::step_of(int64_t t) const {
   return t < it->end ? static_cast<int>(it - steps.begin()) : -1;
 }
 
-Context build_context(const Model& m, const StepPlan& plan, int64_t device) {
+namespace {
+
+// Idle attribution results of a range of steps; two halves run in parallel.
+struct IdleAcc {
+  std::vector<Gap> gaps;
+  std::array<int64_t, kIdleCauses> idle{}, count{};
+  std::array<std::vector<Gap>, kIdleCauses> largest;
+  int64_t launch_gap_launches = 0;
+};
+
+constexpr size_t kKeepLargest = 8;
+bool longer(const Gap& a, const Gap& b) { return a.length() > b.length(); }  // as a heap order: min-heap
+
+void keep_largest(std::vector<Gap>& top, const Gap& g) {
+  if (top.size() < kKeepLargest || g.length() > top.front().length()) {
+    top.push_back(g);
+    std::push_heap(top.begin(), top.end(), longer);
+    if (top.size() > kKeepLargest) {
+      std::pop_heap(top.begin(), top.end(), longer);
+      top.pop_back();
+    }
+  }
+}
+
+struct IdleInputs {
+  const Context& c;
+  std::vector<Wait> waits;          // sorted by end
+  std::vector<int64_t> launch_starts;
+  IntervalSet alloc;
+
+  // The cause of GPU idle time in g: what the process's CPU threads were doing.
+  IdleCause cause_of(Gap& g) const {
+    const int64_t len = g.length();
+    if (2 * c.dataloader.covered(g.start, g.end) >= len) return IdleCause::kDataLoader;
+    if (2 * c.compiling.covered(g.start, g.end) >= len) return IdleCause::kCompile;
+    if (2 * alloc.covered(g.start, g.end) >= len) return IdleCause::kAllocator;
+    auto lo = std::lower_bound(launch_starts.begin(), launch_starts.end(), g.start);
+    auto hi = std::lower_bound(lo, launch_starts.end(), g.end);
+    g.launches = static_cast<uint32_t>(hi - lo);
+    if (g.launches > 0 && len <= static_cast<int64_t>(g.launches) * kLaunchGapPerLaunchNs) return IdleCause::kLaunch;
+    if (2 * c.op_busy.covered(g.start, g.end) >= len) return IdleCause::kCpuCompute;
+    return IdleCause::kOther;
+  }
+
+  // A blocking wait that was in progress when the GPU ran dry and returned inside
+  // the gap. Without it the CPU would have run ahead for as long as it waited, so
+  // it explains at most that much of the gap: min(gap, wait).
+  const Wait* blocking_wait(int64_t a, int64_t b) const {
+    auto it = std::lower_bound(waits.begin(), waits.end(), a - kSyncToleranceNs,
+                               [](const Wait& w, int64_t t) { return w.end < t; });
+    const Wait* best = nullptr;
+    for (; it != waits.end() && it->end <= b; ++it)
+      if (it->start < a + kSyncToleranceNs && (!best || it->end - it->start > best->end - best->start)) best = &*it;
+    return best;
+  }
+};
+
+void attribute_steps(const IdleInputs& in, uint32_t first, uint32_t last, IdleAcc& acc,
+                     std::vector<std::array<int64_t, kIdleCauses>>& step_idle) {
+  const Context& c = in.c;
+  const auto& busy = c.gpu_busy.items();
+  for (uint32_t si = first; si < last; ++si) {
+    const StepWindow& s = c.steps[si];
+    auto record = [&](const Gap& g) {
+      const auto k = static_cast<size_t>(g.cause);
+      acc.idle[k] += g.length();
+      acc.count[k] += 1;
+      step_idle[si][k] += g.length();
+      keep_largest(acc.largest[k], g);
+      if (g.cause == IdleCause::kLaunch)
+        acc.launch_gap_launches += g.launches;
+      else
+        acc.gaps.push_back(g);
+    };
+    auto emit = [&](int64_t a, int64_t b) {
+      if (b <= a) return;
+      Gap g;
+      g.start = a;
+      g.end = b;
+      g.step = si;
+      g.cause = in.cause_of(g);
+      if (g.cause != IdleCause::kDataLoader && g.cause != IdleCause::kCompile) {
+        if (const Wait* w = in.blocking_wait(a, b)) {
+          Gap head = g;
+          head.end = std::min(b, a + std::max<int64_t>(w->end - w->start, 1));
+          head.cause = w->allocator ? IdleCause::kAllocator : IdleCause::kHostSync;
+          head.blocker = w->api;
+          head.launches = 0;
+          record(head);
+          if (head.end >= b) return;
+          g.start = head.end;
+          g.launches = 0;
+          g.cause = in.cause_of(g);
+        }
+      }
+      record(g);
+    };
+    auto it = std::upper_bound(busy.begin(), busy.end(), s.start, [](int64_t t, const Interval& iv) { return t < iv.end; });
+    int64_t cursor = s.start;
+    for (; it != busy.end() && it->start < s.end; ++it) {
+      emit(cursor, std::min(it->start, s.end));
+      cursor = std::max(cursor, it->end);
+    }
+    emit(cursor, s.end);
+  }
+}
+
+}  // namespace
+
+Context build_context(const Model& m, const StepPlan& plan, int64_t device, const std::function<void()>& alongside) {
+  PhaseTimer timer;
   Context c(m, plan);
   c.device = device;
   c.steps = plan.analysed;
@@ -69,77 +182,92 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device) {
 
   const size_t nstr = m.strings ? m.strings->size() : 0;
   c.kclass.resize(nstr);
-  std::vector<bool> classified(nstr, false);
-  for (const auto& k : m.kernels) {
-    if (k.name < nstr && !classified[k.name]) {
-      c.kclass[k.name] = classify_kernel(m.str(k.name));
-      classified[k.name] = true;
+  {
+    std::vector<bool> classified(nstr, false);
+    for (const auto& k : m.kernels) {
+      if (k.name < nstr && !classified[k.name]) {
+        c.kclass[k.name] = classify_kernel(m.str(k.name));
+        classified[k.name] = true;
+      }
     }
   }
-
   const auto dev = static_cast<uint16_t>(std::max<int64_t>(device, 0));
   const bool has_device = device >= 0;
-  c.kernels = select_in_steps(m.kernels, c.step_set, [&](const KernelRec& k) { return has_device && k.device == dev; });
-  c.copies = select_in_steps(m.copies, c.step_set, [&](const CopyRec& x) { return has_device && x.device == dev; });
-  c.apis = select_in_steps(m.apis, c.step_set, [](const ApiRec&) { return true; });
-  c.ops = select_in_steps(m.ops, c.step_set, [](const OpRec&) { return true; });
-  {
-    std::unordered_map<uint32_t, size_t> slot;
-    for (uint32_t i : c.kernels) {
-      auto [it, fresh] = slot.emplace(m.kernels[i].stream, c.kernels_by_stream.size());
-      if (fresh) c.kernels_by_stream.push_back({m.kernels[i].stream, {}});
-      c.kernels_by_stream[it->second].second.push_back(i);
-    }
-  }
 
-  // Category intervals. Kernels, copies, API calls and ops are sorted by start already.
-  std::vector<Interval> compute, comm, memcpy, memset;
-  if (has_device) {
-    for (const auto& k : m.kernels) {
-      if (k.device != dev) continue;
-      (c.kc(k.name).has(kCommunication) ? comm : compute).push_back({k.start, k.end()});
-    }
-    for (const auto& x : m.copies)
-      if (x.device == dev) (x.memset ? memset : memcpy).push_back({x.start, x.end()});
-  }
-  std::vector<Interval> raw;
-  raw.reserve(m.apis.size());
-  for (const auto& a : m.apis) raw.push_back({a.start, a.end()});
-  IntervalSet runtime = IntervalSet::from_sorted(raw);
-  raw.clear();
-  for (const auto& r : m.ranges)
-    if (r.source == 3 || is_dataloader_range_name(m.str(r.name))) raw.push_back({r.start, r.end});
-  c.dataloader = IntervalSet::from(raw);
-  raw.clear();
-  for (const auto& o : m.ops) raw.push_back({o.start, o.end});
-  c.op_busy = IntervalSet::from_sorted(raw);
-  raw.clear();
-  {
-    std::unordered_map<uint32_t, bool> memo;
-    auto compile_name = [&](uint32_t id) {
-      auto it = memo.find(id);
-      if (it == memo.end()) it = memo.emplace(id, is_compile_range_name(m.str(id))).first;
-      return it->second;
-    };
-    for (const auto& r : m.ranges)
-      if (compile_name(r.name)) raw.push_back({r.start, r.end});
-    for (const auto& o : m.ops)
-      if (compile_name(o.name)) raw.push_back({o.start, o.end});
-    c.compiling = IntervalSet::from(raw);
-  }
-  raw = {};
+  // Phase 1, in parallel: the caller's task (linking ops), the selections, and the
+  // category interval sets. Kernels, copies, API calls and ops are sorted by start.
+  IntervalSet compute, comm, memcpy, memset, runtime;
+  std::vector<std::function<void()>> tasks = {
+      [&] {
+        if (alongside) alongside();
+      },
+      [&] {
+        c.kernels = select_in_steps(m.kernels, c.step_set, [&](const KernelRec& k) { return has_device && k.device == dev; });
+        c.copies = select_in_steps(m.copies, c.step_set, [&](const CopyRec& x) { return has_device && x.device == dev; });
+        c.apis = select_in_steps(m.apis, c.step_set, [](const ApiRec&) { return true; });
+        c.ops = select_in_steps(m.ops, c.step_set, [](const OpRec&) { return true; });
+        std::unordered_map<uint32_t, size_t> slot;
+        for (uint32_t i : c.kernels) {
+          auto [it, fresh] = slot.emplace(m.kernels[i].stream, c.kernels_by_stream.size());
+          if (fresh) c.kernels_by_stream.push_back({m.kernels[i].stream, {}});
+          c.kernels_by_stream[it->second].second.push_back(i);
+        }
+      },
+      [&] {
+        if (!has_device) return;
+        auto kernel_set = [&](bool communication) {
+          return IntervalSet::from_sorted_fn(m.kernels.size(), [&](size_t i) {
+            const KernelRec& k = m.kernels[i];
+            return k.device == dev && c.kc(k.name).has(kCommunication) == communication ? Interval{k.start, k.end()} : Interval{};
+          });
+        };
+        compute = kernel_set(false);
+        comm = kernel_set(true);
+        auto copy_set = [&](bool is_memset) {
+          return IntervalSet::from_sorted_fn(m.copies.size(), [&](size_t i) {
+            const CopyRec& x = m.copies[i];
+            return x.device == dev && x.memset == is_memset ? Interval{x.start, x.end()} : Interval{};
+          });
+        };
+        memcpy = copy_set(false);
+        memset = copy_set(true);
+      },
+      [&] {
+        runtime = IntervalSet::from_sorted_fn(m.apis.size(), [&](size_t i) { return Interval{m.apis[i].start, m.apis[i].end()}; });
+      },
+      [&] {
+        c.op_busy = IntervalSet::from_sorted_fn(m.ops.size(), [&](size_t i) { return Interval{m.ops[i].start, m.ops[i].end}; });
+        std::vector<Interval> raw;
+        for (const auto& r : m.ranges)
+          if (r.source == 3 || is_dataloader_range_name(m.str(r.name))) raw.push_back({r.start, r.end});
+        c.dataloader = IntervalSet::from(std::move(raw));
+        raw = {};
+        std::vector<int8_t> memo(nstr + 1, -1);
+        auto compile_name = [&](uint32_t id) {
+          if (id >= nstr) return false;
+          if (memo[id] < 0) memo[id] = is_compile_range_name(m.str(id)) ? 1 : 0;
+          return memo[id] == 1;
+        };
+        for (const auto& r : m.ranges)
+          if (compile_name(r.name)) raw.push_back({r.start, r.end});
+        for (const auto& o : m.ops)
+          if (compile_name(o.name)) raw.push_back({o.start, o.end});
+        c.compiling = IntervalSet::from(std::move(raw));
+      },
+  };
+  run_tasks(tasks);
+  timer.mark("  selections and sets");
 
-  // Priority sweep: the covered time of the union of the first k categories,
-  // minus that of the first k-1, is what category k adds.
+  // Phase 2: priority sweep. The covered time of the union of the first k
+  // categories, minus that of the first k-1, is what category k adds.
   std::array<std::vector<int64_t>, Breakdown::kCategories - 1> cov;
-  IntervalSet u = IntervalSet::from_sorted(compute);
-  compute = {};
+  IntervalSet u = std::move(compute);
   cov[0] = per_step(u, c.steps);
-  u = u.unite(IntervalSet::from_sorted(memcpy));
+  u = u.unite(memcpy);
   cov[1] = per_step(u, c.steps);
-  u = u.unite(IntervalSet::from_sorted(memset));
+  u = u.unite(memset);
   cov[2] = per_step(u, c.steps);
-  u = u.unite(IntervalSet::from_sorted(comm));
+  u = u.unite(comm);
   cov[3] = per_step(u, c.steps);
   c.gpu_busy = u;
   u = u.unite(runtime);
@@ -161,107 +289,44 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device) {
     b.idle = c.steps[i].duration() - prev;
     for (int k = 0; k < Breakdown::kCategories; ++k) c.breakdown.at(k) += b.get(k);
   }
+  timer.mark("  priority sweep");
+  c.step_idle.assign(c.steps.size(), {});
   if (!has_device) return c;
 
-  // Idle attribution inputs.
-  std::vector<Wait> waits;
+  // Phase 3: idle attribution, the steps in two halves.
+  IdleInputs in{c, {}, {}, {}};
   for (const auto& s : m.syncs) {
     if (s.type == 2) continue;  // cudaStreamWaitEvent: the GPU waits, not the host
     uint32_t api = m.api_by_corr.find(s.corr);
-    waits.push_back({s.start, s.end, api, api != kNone && api_is_allocator(m.apis[api].cls)});
+    in.waits.push_back({s.start, s.end, api, api != kNone && api_is_allocator(m.apis[api].cls)});
   }
-  std::vector<int64_t> launch_starts;
   for (uint32_t i = 0; i < m.apis.size(); ++i) {
     const ApiRec& a = m.apis[i];
-    if (api_blocks_host(a.cls)) waits.push_back({a.start, a.end(), i, api_is_allocator(a.cls)});
-    if (a.cls == ApiClass::kLaunch) launch_starts.push_back(a.start);
-    if (api_is_allocator(a.cls)) raw.push_back({a.start, a.end()});
+    if (api_blocks_host(a.cls)) in.waits.push_back({a.start, a.end(), i, api_is_allocator(a.cls)});
+    if (a.cls == ApiClass::kLaunch) in.launch_starts.push_back(a.start);
   }
-  IntervalSet alloc = IntervalSet::from_sorted(raw);
-  std::sort(waits.begin(), waits.end(), [](const Wait& a, const Wait& b) { return a.end < b.end; });
-
-  // The cause of GPU idle time [a, b): what the process's CPU threads were doing.
-  auto cause_of = [&](Gap& g) {
-    const int64_t len = g.length();
-    if (2 * c.dataloader.covered(g.start, g.end) >= len) return IdleCause::kDataLoader;
-    if (2 * c.compiling.covered(g.start, g.end) >= len) return IdleCause::kCompile;
-    if (2 * alloc.covered(g.start, g.end) >= len) return IdleCause::kAllocator;
-    auto lo = std::lower_bound(launch_starts.begin(), launch_starts.end(), g.start);
-    auto hi = std::lower_bound(lo, launch_starts.end(), g.end);
-    g.launches = static_cast<uint32_t>(hi - lo);
-    if (g.launches > 0 && len <= static_cast<int64_t>(g.launches) * kLaunchGapPerLaunchNs) return IdleCause::kLaunch;
-    if (2 * c.op_busy.covered(g.start, g.end) >= len) return IdleCause::kCpuCompute;
-    return IdleCause::kOther;
-  };
-  // A blocking wait that was in progress when the GPU ran dry and returned inside
-  // the gap. Without it the CPU would have run ahead for as long as it waited, so
-  // it explains at most that much of the gap: min(gap, wait).
-  auto blocking_wait = [&](int64_t a, int64_t b) -> const Wait* {
-    auto it = std::lower_bound(waits.begin(), waits.end(), a - kSyncToleranceNs,
-                               [](const Wait& w, int64_t t) { return w.end < t; });
-    const Wait* best = nullptr;
-    for (; it != waits.end() && it->end <= b; ++it)
-      if (it->start < a + kSyncToleranceNs && (!best || it->end - it->start > best->end - best->start)) best = &*it;
-    return best;
-  };
-
-  constexpr size_t kKeepLargest = 8;
-  auto by_length = [](const Gap& a, const Gap& b) { return a.length() > b.length(); };  // min-heap on length
-  c.step_idle.assign(c.steps.size(), {});
-  const auto& busy = c.gpu_busy.items();
-  for (uint32_t si = 0; si < c.steps.size(); ++si) {
-    const StepWindow& s = c.steps[si];
-    auto it = std::upper_bound(busy.begin(), busy.end(), s.start, [](int64_t t, const Interval& iv) { return t < iv.end; });
-    int64_t cursor = s.start;
-    auto record = [&](Gap& g) {
-      const auto k = static_cast<size_t>(g.cause);
-      c.idle_by_cause[k] += g.length();
-      c.gaps_by_cause[k] += 1;
-      c.step_idle[si][k] += g.length();
-      auto& top = c.largest[k];
-      if (top.size() < kKeepLargest || g.length() > top.front().length()) {
-        top.push_back(g);
-        std::push_heap(top.begin(), top.end(), by_length);
-        if (top.size() > kKeepLargest) {
-          std::pop_heap(top.begin(), top.end(), by_length);
-          top.pop_back();
-        }
-      }
-      if (g.cause == IdleCause::kLaunch)
-        c.launch_gap_launches += g.launches;
-      else
-        c.gaps.push_back(g);
-    };
-    auto emit = [&](int64_t a, int64_t b) {
-      if (b <= a) return;
-      Gap g;
-      g.start = a;
-      g.end = b;
-      g.step = si;
-      g.cause = cause_of(g);
-      if (g.cause != IdleCause::kDataLoader && g.cause != IdleCause::kCompile) {
-        if (const Wait* w = blocking_wait(a, b)) {
-          Gap head = g;
-          head.end = std::min(b, a + std::max<int64_t>(w->end - w->start, 1));
-          head.cause = w->allocator ? IdleCause::kAllocator : IdleCause::kHostSync;
-          head.blocker = w->api;
-          head.launches = 0;
-          record(head);
-          if (head.end >= b) return;
-          g.start = head.end;
-          g.launches = 0;
-          g.cause = cause_of(g);
-        }
-      }
-      record(g);
-    };
-    for (; it != busy.end() && it->start < s.end; ++it) {
-      emit(cursor, std::min(it->start, s.end));
-      cursor = std::max(cursor, it->end);
-    }
-    emit(cursor, s.end);
+  in.alloc = IntervalSet::from_sorted_fn(m.apis.size(), [&](size_t i) {
+    return api_is_allocator(m.apis[i].cls) ? Interval{m.apis[i].start, m.apis[i].end()} : Interval{};
+  });
+  std::sort(in.waits.begin(), in.waits.end(), [](const Wait& a, const Wait& b) { return a.end < b.end; });
+  const auto n = static_cast<uint32_t>(c.steps.size()), half = n / 2;
+  IdleAcc a, b;
+  run_tasks({[&] { attribute_steps(in, 0, half, a, c.step_idle); }, [&] { attribute_steps(in, half, n, b, c.step_idle); }});
+  c.gaps = std::move(a.gaps);
+  c.gaps.insert(c.gaps.end(), b.gaps.begin(), b.gaps.end());
+  for (size_t k = 0; k < kIdleCauses; ++k) {
+    c.idle_by_cause[k] = a.idle[k] + b.idle[k];
+    c.gaps_by_cause[k] = a.count[k] + b.count[k];
+    auto& top = c.largest[k];
+    top = std::move(a.largest[k]);
+    top.insert(top.end(), b.largest[k].begin(), b.largest[k].end());
+    std::stable_sort(top.begin(), top.end(), [](const Gap& x, const Gap& y) {
+      return x.length() != y.length() ? x.length() > y.length() : x.start < y.start;
+    });
+    if (top.size() > kKeepLargest) top.resize(kKeepLargest);
   }
-  for (auto& top : c.largest) std::sort(top.begin(), top.end(), by_length);
+  c.launch_gap_launches = a.launch_gap_launches + b.launch_gap_launches;
+  timer.mark("  idle attribution");
   return c;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -82,6 +83,8 @@ struct Context {
   int step_of(int64_t t) const;  // index into steps, -1 outside
 };
 
-Context build_context(const Model& m, const StepPlan& plan, int64_t device);
+// `alongside` (may be empty) runs in parallel with the first phase, which does
+// not read the model's links; the idle attribution after it does.
+Context build_context(const Model& m, const StepPlan& plan, int64_t device, const std::function<void()>& alongside);
 
 }  // namespace gpuscope::analyzer

@@ -22,6 +22,24 @@ class IntervalSet {
   // Takes intervals already sorted by start (overlaps allowed), merging in one pass.
   static IntervalSet from_sorted(const std::vector<Interval>& raw);
 
+  // Builds from n intervals get(0..n-1), sorted by start, without a copy; an
+  // empty interval from get() is skipped.
+  template <class Get>
+  static IntervalSet from_sorted_fn(size_t n, Get get) {
+    IntervalSet s;
+    for (size_t i = 0; i < n; ++i) {
+      const Interval iv = get(i);
+      if (iv.end <= iv.start) continue;
+      if (!s.items_.empty() && iv.start <= s.items_.back().end) {
+        if (iv.end > s.items_.back().end) s.items_.back().end = iv.end;
+      } else {
+        s.items_.push_back(iv);
+      }
+    }
+    s.finish();
+    return s;
+  }
+
   IntervalSet unite(const IntervalSet& other) const;
   IntervalSet subtract(const IntervalSet& other) const;
   IntervalSet intersect(const IntervalSet& other) const;

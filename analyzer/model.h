@@ -66,9 +66,8 @@ struct RangeRec {
 struct OpRec {
   int64_t start = 0, end = 0, ext = 0;
   uint32_t name = 0, shapes = kNone, dtypes = kNone, thread = 0;
-  uint16_t depth = 0;
-  bool backward = false;
 };
+static_assert(sizeof(OpRec) == 40);
 
 struct StepRow {
   int64_t number = 0, start = 0, end = 0, source = 0;
@@ -148,8 +147,9 @@ struct LoadOptions {
 // Opens the process-level view: picks the pid, reads devices, strings, ranges
 // and step rows. Throws Error naming the file when there is nothing to analyse.
 Model load_header(store::Reader& reader, const LoadOptions& options);
-// Loads the events of model.pid overlapping [lo, hi) on two threads, sorts them
-// and links ops to their kernels and API calls.
+// Loads the events of model.pid overlapping [lo, hi) on two threads and sorts them.
 void load_events(store::Reader& reader, Model& model, int64_t lo, int64_t hi, bool progress);
+// Links ops to their kernels and API calls (op_by_corr, api_by_corr, op_parent, op_self).
+void link_model(Model& model);
 
 }  // namespace gpuscope::analyzer

@@ -14,16 +14,14 @@
 #include <unordered_map>
 
 #include "analyzer/model.h"
+#include "analyzer/model_scan.h"
+#include "analyzer/parallel.h"
+#include "analyzer/timing.h"
 #include "common/error.h"
 #include "store/reader.h"
 
 namespace gpuscope::analyzer {
 namespace {
-
-uint32_t sat32(int64_t v) {
-  if (v <= 0) return 0;
-  return v > int64_t{UINT32_MAX} ? UINT32_MAX : static_cast<uint32_t>(v);
-}
 
 uint32_t id32(const store::Statement& st, int col) {
   return st.is_null(col) ? kNone : static_cast<uint32_t>(st.int64(col));
@@ -37,13 +35,6 @@ std::string base_name(const std::string& path) {
 bool table_has_rows(store::Connection& db, const char* table) {
   if (!db.has_table(table)) return false;
   return db.query_int(std::string("SELECT 1 FROM \"") + table + "\" LIMIT 1").has_value();
-}
-
-// Rows a table holds, estimated from its rowid range without scanning it.
-int64_t estimate_rows(store::Connection& db, const char* table) {
-  if (!db.has_table(table)) return 0;
-  auto v = db.query_int(std::string("SELECT coalesce(max(rowid) - min(rowid) + 1, 0) FROM \"") + table + "\"");
-  return v.value_or(0);
 }
 
 std::vector<std::pair<int64_t, int64_t>> pid_totals(store::Connection& db, const std::string& sql) {
@@ -76,214 +67,9 @@ int64_t choose_pid(store::Connection& db, const std::vector<int64_t>& pids, cons
   return t.empty() ? pids.front() : pick_largest(t);
 }
 
-class Progress {
- public:
-  Progress(bool on, int64_t total) : on_(on && isatty(2)), total_(std::max<int64_t>(total, 1)) {}
-  void add(int64_t n) {
-    int64_t now = done_.fetch_add(n, std::memory_order_relaxed) + n;
-    if (!on_) return;
-    auto t = std::chrono::steady_clock::now();
-    std::lock_guard<std::mutex> lock(mu_);
-    if (t - last_ < std::chrono::milliseconds(250)) return;
-    last_ = t;
-    std::fprintf(stderr, "\rgpuscope analyze: loading %3d%% (%lld rows)", static_cast<int>(std::min<int64_t>(100, 100 * now / total_)),
-                 static_cast<long long>(now));
-  }
-  void finish() {
-    if (on_ && done_.load() > 0) std::fprintf(stderr, "\r%60s\r", "");
-  }
+}  // namespace
 
- private:
-  bool on_;
-  int64_t total_;
-  std::atomic<int64_t> done_{0};
-  std::mutex mu_;
-  std::chrono::steady_clock::time_point last_{};
-};
-
-constexpr int64_t kProgressEvery = 1 << 16;
-
-struct Window {
-  int64_t pid, lo, hi;
-};
-
-// Binds pid, lo, hi as ?1, ?2, ?3.
-store::Statement windowed(store::Connection& db, const std::string& sql, const Window& w) {
-  auto st = db.prepare(sql);
-  st.bind(1, w.pid);
-  if (st.parameter_count() >= 3) {
-    st.bind(2, w.lo);
-    st.bind(3, w.hi);
-  }
-  return st;
-}
-
-template <class T>
-void reserve_for(std::vector<T>& v, store::Connection& db, const char* table) {
-  v.reserve(static_cast<size_t>(std::min<int64_t>(estimate_rows(db, table), int64_t{1} << 30)));
-}
-
-template <class T>
-void finish_vector(std::vector<T>& v) {
-  if (v.capacity() > v.size() + v.size() / 4 + 1024) v.shrink_to_fit();
-  if (!std::is_sorted(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; }))
-    std::sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; });
-}
-
-void load_kernels(store::Connection& db, Model& m, const Window& w, Progress& p) {
-  reserve_for(m.kernels, db, "kernel");
-  auto st = windowed(db, "SELECT start, \"end\", name_id, correlation, stream, device, grid_x, grid_y, grid_z, "
-                         "block_x, block_y, block_z FROM kernel WHERE pid=?1 AND \"end\">?2 AND start<?3", w);
-  int64_t n = 0;
-  m.kernel_config.assign(m.strings ? m.strings->size() : 0, {});
-  while (st.step()) {
-    KernelRec k;
-    k.start = st.int64(0);
-    k.dur = sat32(st.int64(1) - k.start);
-    k.name = id32(st, 2);
-    k.corr = static_cast<uint32_t>(st.int64(3));
-    k.stream = static_cast<uint32_t>(st.int64(4));
-    k.device = static_cast<uint16_t>(st.int64(5));
-    int64_t gx = st.int64(6), gy = st.int64(7), gz = st.int64(8);
-    k.blocks = sat32(gx * gy * gz);
-    if (k.name < m.kernel_config.size() && m.kernel_config[k.name][0] == 0)
-      m.kernel_config[k.name] = {sat32(gx), sat32(gy), sat32(gz), sat32(st.int64(9)), sat32(st.int64(10)),
-                                 sat32(st.int64(11))};
-    m.kernels.push_back(k);
-    if (++n % kProgressEvery == 0) p.add(kProgressEvery);
-  }
-  p.add(n % kProgressEvery);
-  finish_vector(m.kernels);
-}
-
-void load_copies(store::Connection& db, Model& m, const Window& w, Progress& p) {
-  int64_t n = 0;
-  auto st = windowed(db, "SELECT start, \"end\", correlation, stream, device, copy_kind, src_kind, dst_kind, bytes "
-                         "FROM memcpy WHERE pid=?1 AND \"end\">?2 AND start<?3", w);
-  while (st.step()) {
-    CopyRec c;
-    c.start = st.int64(0);
-    c.dur = sat32(st.int64(1) - c.start);
-    c.corr = static_cast<uint32_t>(st.int64(2));
-    c.stream = static_cast<uint32_t>(st.int64(3));
-    c.device = static_cast<uint16_t>(st.int64(4));
-    c.copy_kind = static_cast<uint8_t>(st.int64(5));
-    c.src_kind = static_cast<uint8_t>(st.int64(6));
-    c.dst_kind = static_cast<uint8_t>(st.int64(7));
-    c.bytes = st.int64(8);
-    m.copies.push_back(c);
-    if (++n % kProgressEvery == 0) p.add(kProgressEvery);
-  }
-  auto ms = windowed(db, "SELECT start, \"end\", correlation, stream, device, mem_kind, bytes "
-                         "FROM memset WHERE pid=?1 AND \"end\">?2 AND start<?3", w);
-  while (ms.step()) {
-    CopyRec c;
-    c.memset = true;
-    c.start = ms.int64(0);
-    c.dur = sat32(ms.int64(1) - c.start);
-    c.corr = static_cast<uint32_t>(ms.int64(2));
-    c.stream = static_cast<uint32_t>(ms.int64(3));
-    c.device = static_cast<uint16_t>(ms.int64(4));
-    c.dst_kind = static_cast<uint8_t>(ms.int64(5));
-    c.bytes = ms.int64(6);
-    m.copies.push_back(c);
-    if (++n % kProgressEvery == 0) p.add(kProgressEvery);
-  }
-  p.add(n % kProgressEvery);
-  finish_vector(m.copies);
-}
-
-void load_apis(store::Connection& db, Model& m, const Window& w, Progress& p) {
-  reserve_for(m.apis, db, "api_call");
-  // API names are few: classify each string id once.
-  std::unordered_map<uint32_t, ApiClass> classes;
-  auto st = windowed(db, "SELECT start, \"end\", name_id, correlation, return_code FROM api_call "
-                         "WHERE pid=?1 AND \"end\">?2 AND start<?3", w);
-  int64_t n = 0;
-  while (st.step()) {
-    ApiRec a;
-    a.start = st.int64(0);
-    a.dur = sat32(st.int64(1) - a.start);
-    a.name = id32(st, 2);
-    a.corr = static_cast<uint32_t>(st.int64(3));
-    a.failed = st.int64(4) != 0;
-    auto it = classes.find(a.name);
-    if (it == classes.end()) it = classes.emplace(a.name, classify_api(m.str(a.name))).first;
-    a.cls = it->second;
-    m.apis.push_back(a);
-    if (++n % kProgressEvery == 0) p.add(kProgressEvery);
-  }
-  p.add(n % kProgressEvery);
-  finish_vector(m.apis);
-}
-
-void load_syncs(store::Connection& db, Model& m, const Window& w, Progress& p) {
-  auto st = windowed(db, "SELECT start, \"end\", correlation, type FROM sync WHERE pid=?1 AND \"end\">?2 AND start<?3", w);
-  while (st.step()) m.syncs.push_back({st.int64(0), st.int64(1), static_cast<uint32_t>(st.int64(2)),
-                                       static_cast<uint8_t>(st.int64(3))});
-  p.add(static_cast<int64_t>(m.syncs.size()));
-  finish_vector(m.syncs);
-}
-
-void load_ops(store::Connection& db, Model& m, const Window& w, Progress& p) {
-  reserve_for(m.ops, db, "op");
-  std::unordered_map<int64_t, uint32_t> threads;
-  auto st = windowed(db, "SELECT start, \"end\", tid, name_id, depth, backward, shapes_id, dtypes_id, external_id "
-                         "FROM op WHERE pid=?1 AND \"end\">?2 AND start<?3", w);
-  int64_t n = 0;
-  while (st.step()) {
-    OpRec o;
-    o.start = st.int64(0);
-    o.end = std::max(o.start, st.int64(1));
-    o.thread = threads.emplace(st.int64(2), static_cast<uint32_t>(threads.size())).first->second;
-    o.name = id32(st, 3);
-    o.depth = static_cast<uint16_t>(std::clamp<int64_t>(st.int64(4), 0, 65535));
-    o.backward = st.int64(5) != 0;
-    o.shapes = id32(st, 6);
-    o.dtypes = id32(st, 7);
-    o.ext = st.is_null(8) ? -1 : st.int64(8);
-    m.ops.push_back(o);
-    if (++n % kProgressEvery == 0) p.add(kProgressEvery);
-  }
-  p.add(n % kProgressEvery);
-  finish_vector(m.ops);
-}
-
-void load_ext_links(store::Connection& db, Model& m, const Window& w, Progress& p) {
-  if (!db.has_table("external_correlation")) return;
-  auto st = windowed(db, "SELECT correlation, external_id FROM external_correlation WHERE pid=?1", w);
-  int64_t n = 0;
-  while (st.step()) {
-    m.ext_links.emplace_back(static_cast<uint32_t>(st.int64(0)), st.int64(1));
-    if (++n % kProgressEvery == 0) p.add(kProgressEvery);
-  }
-  p.add(n % kProgressEvery);
-}
-
-// Memory events are not windowed: peaks before the analysed steps still matter.
-void load_memory(store::Connection& db, Model& m, const Window& w, Progress& p) {
-  auto st = windowed(db, "SELECT ts, device, op, source, mem_kind, bytes, total_allocated, total_reserved "
-                         "FROM memory_event WHERE pid=?1", w);
-  int64_t n = 0;
-  while (st.step()) {
-    int64_t ts = st.int64(0), source = st.int64(3), op = st.int64(2);
-    auto device = static_cast<uint16_t>(st.int64(1));
-    if (source == 2) {
-      if (st.is_null(6) && st.is_null(7)) continue;
-      m.torch_mem.push_back({ts, st.is_null(6) ? -1 : st.int64(6), st.is_null(7) ? -1 : st.int64(7), device});
-    } else if (source == 1 && st.int64(4) == 3) {  // CUDA, device memory
-      int64_t bytes = st.int64(5);
-      m.cuda_mem.push_back({ts, op == 2 ? -bytes : bytes, device});
-    }
-    ++n;
-  }
-  p.add(n);
-  auto by_ts = [](const auto& a, const auto& b) { return a.ts < b.ts; };
-  std::stable_sort(m.torch_mem.begin(), m.torch_mem.end(), by_ts);
-  std::stable_sort(m.cuda_mem.begin(), m.cuda_mem.end(), by_ts);
-}
-
-void link(Model& m) {
+void link_model(Model& m) {
   std::vector<std::pair<uint64_t, uint32_t>> pairs;
   pairs.reserve(m.apis.size());
   for (uint32_t i = 0; i < m.apis.size(); ++i) pairs.emplace_back(m.apis[i].corr, i);
@@ -328,6 +114,15 @@ void link(Model& m) {
   }
   m.ext_links = {};
   m.op_by_corr.build(std::move(pairs));
+}
+
+namespace {
+
+// True when the recording holds one process, so scans need no pid filter.
+// (Writers add a process row for every process that wrote anything.)
+bool single_process(store::Connection& db, int64_t pid) {
+  auto st = db.prepare("SELECT count(*), min(pid) FROM process");
+  return st.step() && st.int64(0) == 1 && st.int64(1) == pid;
 }
 
 }  // namespace
@@ -430,32 +225,45 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
   return m;
 }
 
-void load_events(store::Reader& reader, Model& m, int64_t lo, int64_t hi, bool progress) {
-  m.lo = lo;
-  m.hi = hi;
-  auto& db = reader.db();
-  int64_t total = 0;
-  for (const char* t : {"kernel", "memcpy", "memset", "api_call", "op", "sync", "memory_event", "external_correlation"})
-    total += estimate_rows(db, t);
-  Progress prog(progress, total);
-  const Window w{m.pid, lo, hi};
-  using Task = std::function<void(store::Connection&)>;
-  // Largest first, so the two workers finish close together.
-  std::vector<Task> tasks = {
-      [&](store::Connection& c) { load_kernels(c, m, w, prog); },
-      [&](store::Connection& c) { load_apis(c, m, w, prog); },
-      [&](store::Connection& c) { load_ext_links(c, m, w, prog); },
-      [&](store::Connection& c) { load_ops(c, m, w, prog); },
-      [&](store::Connection& c) { load_copies(c, m, w, prog); },
-      [&](store::Connection& c) { load_syncs(c, m, w, prog); },
-      [&](store::Connection& c) { load_memory(c, m, w, prog); },
-  };
+namespace {
+
+template <class T>
+void sort_by_start(std::vector<T>& v) {
+  auto by_start = [](const T& a, const T& b) { return a.start < b.start; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
+}
+
+// The first chunk loads straight into the model's vector, reserved for the whole
+// table, so appending the others never reallocates it.
+template <class T>
+void reserve_chunks(std::vector<std::vector<T>>& parts, const std::vector<scan::Chunk>& chunks, int64_t table_rows) {
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const int64_t rows = i == 0 ? table_rows : chunks[i].hi - chunks[i].lo + 1;
+    parts[i].reserve(static_cast<size_t>(std::clamp<int64_t>(rows, 0, int64_t{1} << 31)));
+  }
+}
+
+// Concatenates the chunks in rowid order into `out`, freeing each as it goes.
+template <class T>
+void merge(std::vector<std::vector<T>>& parts, std::vector<T>& out) {
+  if (parts.empty()) return;
+  out = std::move(parts[0]);
+  for (size_t i = 1; i < parts.size(); ++i) {
+    out.insert(out.end(), parts[i].begin(), parts[i].end());
+    parts[i] = {};
+  }
+  // Windowed loads keep fewer rows than reserved.
+  if (out.capacity() > out.size() + out.size() / 4 + 4096) out.shrink_to_fit();
+}
+
+// Runs tasks on up to two threads, each with its own read-only connection.
+void run_parallel(const std::string& path, const std::vector<std::function<void(store::Connection&)>>& tasks) {
   std::atomic<size_t> next{0};
   std::mutex err_mu;
   std::string error;
   auto worker = [&] {
     try {
-      store::Connection conn(m.path, store::Connection::Mode::kReadOnly);
+      store::Connection conn(path, store::Connection::Mode::kReadOnly);
       for (size_t i; (i = next.fetch_add(1)) < tasks.size();) tasks[i](conn);
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(err_mu);
@@ -463,14 +271,81 @@ void load_events(store::Reader& reader, Model& m, int64_t lo, int64_t hi, bool p
       next = tasks.size();
     }
   };
-  unsigned hw = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
+  const unsigned hw = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
   std::vector<std::thread> threads;
   for (unsigned i = 1; i < hw; ++i) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
+  if (!error.empty()) throw Error(path + ": " + error);
+}
+
+}  // namespace
+
+void load_events(store::Reader& reader, Model& m, int64_t lo, int64_t hi, bool progress) {
+  m.lo = lo;
+  m.hi = hi;
+  auto& db = reader.db();
+  int64_t total = 0;
+  for (const char* t : {"kernel", "memcpy", "memset", "api_call", "op", "sync", "memory_event", "external_correlation"})
+    total += scan::estimate_rows(db, t);
+  scan::Progress prog(progress, total);
+  const scan::Window w{m.pid, lo, hi, single_process(db, m.pid)};
+  PhaseTimer timer;
+
+  // The big tables load in two rowid halves each, so both threads stay busy.
+  constexpr int kParts = 2;
+  auto ck = scan::split(db, "kernel", kParts), ca = scan::split(db, "api_call", kParts), co = scan::split(db, "op", kParts),
+       ce = db.has_table("external_correlation") ? scan::split(db, "external_correlation", kParts)
+                                                 : std::vector<scan::Chunk>{};
+  std::vector<std::vector<KernelRec>> kernels(ck.size());
+  std::vector<scan::KernelConfigs> configs(ck.size());
+  std::vector<std::vector<ApiRec>> apis(ca.size());
+  std::vector<std::vector<OpRec>> ops(co.size());
+  std::vector<std::vector<scan::ExtLink>> links(ce.size());
+  reserve_chunks(kernels, ck, scan::estimate_rows(db, "kernel"));
+  reserve_chunks(apis, ca, scan::estimate_rows(db, "api_call"));
+  reserve_chunks(ops, co, scan::estimate_rows(db, "op"));
+  reserve_chunks(links, ce, scan::estimate_rows(db, "external_correlation"));
+  std::vector<std::function<void(store::Connection&)>> tasks;
+  for (size_t i = 0; i < co.size(); ++i) tasks.push_back([&, i](store::Connection& c) { scan::ops(c, w, co[i], ops[i], prog); });
+  for (size_t i = 0; i < ca.size(); ++i) tasks.push_back([&, i](store::Connection& c) { scan::apis(c, m, w, ca[i], apis[i], prog); });
+  for (size_t i = 0; i < ck.size(); ++i) tasks.push_back([&, i](store::Connection& c) { scan::kernels(c, w, ck[i], kernels[i], configs[i], prog); });
+  for (size_t i = 0; i < ce.size(); ++i) tasks.push_back([&, i](store::Connection& c) { scan::ext_links(c, w, ce[i], links[i], prog); });
+  tasks.push_back([&](store::Connection& c) { scan::memory(c, w, m, prog); });
+  tasks.push_back([&](store::Connection& c) { scan::copies(c, w, m.copies, prog); });
+  tasks.push_back([&](store::Connection& c) { scan::syncs(c, w, m.syncs, prog); });
+  run_parallel(m.path, tasks);
   prog.finish();
-  if (!error.empty()) throw Error(m.path + ": " + error);
-  link(m);
+  timer.mark("  scan tables");
+
+  merge(kernels, m.kernels);
+  m.kernel_config.assign(m.strings ? m.strings->size() : 0, {});
+  for (auto it = configs.rbegin(); it != configs.rend(); ++it)  // the earliest chunk wins
+    for (const auto& [name, g] : *it)
+      if (name < m.kernel_config.size()) m.kernel_config[name] = g;
+  merge(apis, m.apis);
+  merge(ops, m.ops);
+  merge(links, m.ext_links);
+  // Op thread ids -> small indices.
+  std::unordered_map<uint32_t, uint32_t> threads;
+  uint32_t last_tid = UINT32_MAX, last_index = 0;
+  for (auto& o : m.ops) {
+    if (o.thread != last_tid) {
+      last_tid = o.thread;
+      last_index = threads.emplace(o.thread, static_cast<uint32_t>(threads.size())).first->second;
+    }
+    o.thread = last_index;
+  }
+  run_tasks({
+      [&] { sort_by_start(m.kernels); },
+      [&] { sort_by_start(m.ops); },
+      [&] { sort_by_start(m.apis); },
+      [&] {
+        sort_by_start(m.copies);
+        sort_by_start(m.syncs);
+      },
+  });
+  timer.mark("  merge and sort");
 }
 
 }  // namespace gpuscope::analyzer

@@ -1,6 +1,8 @@
 // fusion: chains of short elementwise kernels that one fused kernel could replace.
 #include "analyzer/rules/rule_util.h"
 
+#include <array>
+
 namespace gpuscope::analyzer {
 namespace {
 
@@ -40,7 +42,24 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   const auto max_gap = static_cast<int64_t>(kMaxChainGapUs * 1000);
   double saving = 0;
   int64_t chains = 0, chained = 0, chain_time = 0;
-  Tally sig;
+  // Chains are counted by the ids of their first ops (or kernels) and named at the end:
+  // a long run can hold hundreds of thousands of chains.
+  struct Signature {
+    std::array<uint64_t, 4> ids;
+    uint32_t n;
+    bool operator==(const Signature&) const = default;
+  };
+  struct SigHash {
+    size_t operator()(const Signature& s) const {
+      size_t h = s.n;
+      for (uint64_t id : s.ids) h = h * 1000003u ^ std::hash<uint64_t>{}(id);
+      return h;
+    }
+  };
+  struct Acc {
+    int64_t saved = 0, count = 0, time = 0;
+  };
+  std::unordered_map<Signature, Acc, SigHash> by_sig;
   std::vector<int64_t> per_step(c.steps.size());
   struct Best {
     double saving = 0;
@@ -66,28 +85,33 @@ std::optional<Finding> evaluate(const RuleInput& in) {
       const size_t n = j - i;
       if (static_cast<double>(n) >= kMinChainKernels) {
         int64_t total = 0, longest = 0;
-        std::string ops;
-        size_t named = 0;
+        Signature sig{};
+        sig.n = static_cast<uint32_t>(n);
         for (size_t k = i; k < j; ++k) {
           const KernelRec& kr = c.m.kernels[list[k]];
           total += kr.dur;
           longest = std::max<int64_t>(longest, kr.dur);
-          std::string op = c.op_name(c.op_of_corr(kr.corr));
-          if (named < 4) {
-            ops += (ops.empty() ? "" : " > ") + (op.empty() ? short_kernel_name(c.m.str(kr.name)).substr(0, 60) : op);
-            ++named;
+          if (k - i < sig.ids.size()) {
+            const uint32_t op = c.op_of_corr(kr.corr);
+            sig.ids[k - i] = op == kNone ? (uint64_t{1} << 32) | kr.name : c.m.ops[op].name;
           }
         }
-        if (n > named) ops += " > ... (" + std::to_string(n) + " kernels)";
         const double s = static_cast<double>(total - longest);
         saving += s;
         ++chains;
         chained += static_cast<int64_t>(n);
         chain_time += total;
-        sig.add(ops, total - longest, 1, std::to_string(n) + " kernels, " + ns_text(static_cast<double>(total)));
+        auto& acc = by_sig[sig];
+        acc.saved += total - longest;
+        acc.count += 1;
+        acc.time += total;
         const KernelRec& first = c.m.kernels[list[i]];
         if (int st = c.step_of(first.start); st >= 0) per_step[static_cast<size_t>(st)] += total - longest;
-        best.push_back({s, {first.start, c.m.kernels[list[j - 1]].end(), std::to_string(n) + "-kernel elementwise chain"}});
+        if (best.size() < 3 || s > best.back().saving) {
+          best.push_back({s, {first.start, c.m.kernels[list[j - 1]].end(), std::to_string(n) + "-kernel elementwise chain"}});
+          std::sort(best.begin(), best.end(), [](const Best& a, const Best& b) { return a.saving > b.saving; });
+          if (best.size() > 3) best.pop_back();
+        }
       }
       i = j;
     }
@@ -103,10 +127,20 @@ std::optional<Finding> evaluate(const RuleInput& in) {
       {"chained_kernels_per_step", static_cast<double>(chained) / c.n_steps, "count"},
       {"chain_kernel_ms_per_step", c.ms_per_step(chain_time), "ms"},
   };
+  Tally sig;
+  for (const auto& [key, acc] : by_sig) {
+    std::string ops;
+    for (size_t k = 0; k < key.ids.size() && k < key.n; ++k) {
+      const uint64_t id = key.ids[k];
+      ops += (ops.empty() ? "" : " > ") +
+             ((id >> 32) ? short_kernel_name(c.m.str(static_cast<uint32_t>(id))).substr(0, 60) : c.name(static_cast<uint32_t>(id)));
+    }
+    if (key.n > key.ids.size()) ops += " > ... (" + std::to_string(key.n) + " kernels)";
+    sig.add(ops, acc.saved, acc.count,
+            std::to_string(key.n) + " kernels, " + ns_text(static_cast<double>(acc.time) / static_cast<double>(acc.count)) + " per chain");
+  }
   f.evidence.top = sig.top(5);
-  std::partial_sort(best.begin(), best.begin() + static_cast<long>(std::min<size_t>(3, best.size())), best.end(),
-                    [](const Best& a, const Best& b) { return a.saving > b.saving; });
-  for (size_t i = 0; i < best.size() && i < 3; ++i) f.evidence.ranges.push_back(best[i].range);
+  for (const auto& b : best) f.evidence.ranges.push_back(b.range);
   auto worst = worst_steps(c, per_step, 2, "saved by fusing");
   f.evidence.ranges.insert(f.evidence.ranges.end(), worst.begin(), worst.end());
   f.fix.text = "Compile the model (or the hot function) with torch.compile: TorchInductor fuses chains of "

@@ -1,0 +1,38 @@
+// Phase timings on stderr when GPUSCOPE_ANALYZE_TIMING is set, for bench/analyzer.
+#pragma once
+
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+namespace gpuscope::analyzer {
+
+class PhaseTimer {
+ public:
+  PhaseTimer() : on_(std::getenv("GPUSCOPE_ANALYZE_TIMING") != nullptr) {}
+  // Wall time and this thread's CPU time since the last mark (CPU time does not
+  // depend on what else the machine runs).
+  void mark(const char* phase) {
+    if (!on_) return;
+    auto now = std::chrono::steady_clock::now();
+    double cpu = thread_cpu();
+    std::fprintf(stderr, "gpuscope analyze: %-24s wall %7.3f s  cpu %7.3f s\n", phase,
+                 std::chrono::duration<double>(now - last_).count(), cpu - last_cpu_);
+    last_ = now;
+    last_cpu_ = cpu;
+  }
+
+ private:
+  static double thread_cpu() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  }
+  bool on_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  double last_cpu_ = thread_cpu();
+};
+
+}  // namespace gpuscope::analyzer
