@@ -13,6 +13,8 @@
 #include <QFileInfo>
 #include <QImage>
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -40,22 +42,35 @@ double rss_mib() {
 }
 
 struct FrameStats {
-  double median = 0, worst = 0;
+  double median = 0, worst = 0, lanes = 0, painter = 0;  // lanes/painter: medians
+  double cpu = 0;  // CPU ms per frame, all threads (what an idle machine would need)
 };
+
+double cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 
 FrameStats time_frames(TimelineView* v, int frames) {
   QImage img(v->size(), QImage::Format_ARGB32_Premultiplied);
   v->render(img);  // warm caches
   v->render(img);
-  std::vector<double> ms;
+  std::vector<double> ms, lanes, painter;
+  const double cpu0 = cpu_ms();
   for (int i = 0; i < frames; ++i) {
     QElapsedTimer t;
     t.start();
     v->render(img);
     ms.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+    lanes.push_back(v->lastFrameTiming().lanes_ms);
+    painter.push_back(v->lastFrameTiming().painter_ms);
   }
+  const double cpu = (cpu_ms() - cpu0) / frames;
   std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.back()};
+  std::sort(lanes.begin(), lanes.end());
+  std::sort(painter.begin(), painter.end());
+  return {ms[ms.size() / 2], ms.back(), lanes[lanes.size() / 2], painter[painter.size() / 2], cpu};
 }
 
 }  // namespace
@@ -63,7 +78,7 @@ FrameStats time_frames(TimelineView* v, int frames) {
 int main(int argc, char** argv) {
   int64_t events = 10'000'000;
   std::string db = "/tmp/gpuscope_bench_10M.db";
-  bool regenerate = false;
+  bool regenerate = false, frames_only = false;
   int frames = 25, width = 1920, height = 1080;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
@@ -76,6 +91,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--events")) events = std::atoll(next());
     else if (!std::strcmp(argv[i], "--db")) db = next();
     else if (!std::strcmp(argv[i], "--regenerate")) regenerate = true;
+    else if (!std::strcmp(argv[i], "--frames-only")) frames_only = true;  // load on this thread, no findings
     else if (!std::strcmp(argv[i], "--frames")) frames = std::max(1, std::atoi(next()));
     else if (!std::strcmp(argv[i], "--size")) {
       if (std::sscanf(next(), "%dx%d", &width, &height) != 2) {
@@ -83,7 +99,7 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: gui_bench [--events N] [--db PATH] [--regenerate] [--frames N] [--size WxH]\n");
+      std::fprintf(stderr, "usage: gui_bench [--events N] [--db PATH] [--regenerate] [--frames N] [--size WxH] [--frames-only]\n");
       return 2;
     }
   }
@@ -131,8 +147,12 @@ int main(int argc, char** argv) {
     loop.quit();
   });
   clock.start();
-  w.openFile(QString::fromStdString(db));
-  loop.exec();
+  if (frames_only) {
+    if (!w.openBlocking(QString::fromStdString(db), &error, false)) loop.quit();
+  } else {
+    w.openFile(QString::fromStdString(db));
+    loop.exec();
+  }
   if (!error.isEmpty()) {
     std::fprintf(stderr, "gui_bench: %s\n", qPrintable(error));
     return 2;
@@ -151,14 +171,16 @@ int main(int argc, char** argv) {
     double span;
   };
   const Level levels[] = {{"fit all", 0}, {"1/30 of the run", span / 30}, {"1/3000", span / 3000}, {"1/300000", span / 300000}};
-  std::printf("\n%-18s %12s %12s %10s\n", "zoom", "view span", "median ms", "worst ms");
+  std::printf("\n%-18s %12s %12s %10s %10s %10s %10s\n", "zoom", "view span", "median ms", "worst ms", "lanes ms", "painter ms", "CPU ms");
+  std::printf("%-18s %12s %12s %10s %10s %10s %10s\n", "", "", "(wall)", "(wall)", "(wall)", "(wall)", "(mean)");
   for (const Level& l : levels) {
     if (l.span == 0)
       v->fitAll();
     else
       v->setRange(mid - l.span / 2, mid + l.span / 2);
     FrameStats s = time_frames(v, frames);
-    std::printf("%-18s %10.3f ms %12.2f %10.2f\n", l.name, (v->viewEnd() - v->viewStart()) / 1e6, s.median, s.worst);
+    std::printf("%-18s %10.3f ms %12.2f %10.2f %10.2f %10.2f %10.2f\n", l.name, (v->viewEnd() - v->viewStart()) / 1e6,
+                s.median, s.worst, s.lanes, s.painter, s.cpu);
   }
   // Fit-all with every kernel of one name highlighted (a search).
   Highlight h;
@@ -170,8 +192,9 @@ int main(int argc, char** argv) {
   v->setHighlight(&h);
   v->fitAll();
   FrameStats s = time_frames(v, frames);
-  std::printf("%-18s %10.3f ms %12.2f %10.2f   (search: %zu matches in %.0f ms)\n", "fit all, highlight",
-              (v->viewEnd() - v->viewStart()) / 1e6, s.median, s.worst, h.count(), search_ms);
+  std::printf("%-18s %10.3f ms %12.2f %10.2f %10.2f %10.2f %10.2f   (search: %zu matches in %.0f ms)\n",
+              "fit all, highlight", (v->viewEnd() - v->viewStart()) / 1e6, s.median, s.worst, s.lanes, s.painter, s.cpu,
+              h.count(), search_ms);
   v->setHighlight(nullptr);
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "model/parallel_read.h"
 #include "model/recording_loader.h"
 #include "store/reader.h"
 
@@ -15,7 +16,7 @@ constexpr int64_t kAsyncTrack = -1;  // tid key of a process's start/end ranges
 constexpr int64_t kSyncTrack = -2;   // tid key of waits with no known thread
 
 struct ThreadMap {
-  std::map<std::pair<int64_t, int64_t>, std::vector<Event>> threads;
+  EventMap<std::pair<int64_t, int64_t>> threads;
   std::pair<int64_t, int64_t> last_key{-1, -3};
   std::vector<Event>* last = nullptr;
   std::vector<Event>& at(int64_t pid, int64_t tid) {
@@ -38,78 +39,90 @@ EventKind range_kind(int64_t source, int64_t kind) {
   }
 }
 
+std::string select_for(const std::string& table) {
+  if (table == "api_call") return "SELECT id, pid, tid, name_id, start, \"end\", correlation FROM api_call";
+  if (table == "sync") return "SELECT id, pid, tid, type, start, \"end\", correlation FROM sync";
+  if (table == "op") return "SELECT id, pid, tid, name_id, start, \"end\" FROM op";
+  // A range never closed lasts until its process's last flush.
+  return "SELECT r.id, r.pid, r.tid, r.source, r.kind, r.name_id, r.start, "
+         "coalesce(r.\"end\", (SELECT p.\"end\" FROM process p WHERE p.pid = r.pid), r.start), "
+         "r.color FROM \"range\" r";
+}
+
+void read_range(LoadContext& ctx, const std::string& table, IdRange range, ThreadMap& map) {
+  store::Reader r(ctx.database);
+  const RecordingInfo& info = *ctx.info;
+  const std::string stage = "CPU threads";
+  const std::string id = table == "range" ? "r.id" : "id";
+  auto st = r.query(select_for(table) + " WHERE " + id + " BETWEEN ? AND ?");
+  st.bind(1, range.lo);
+  st.bind(2, range.hi);
+  int64_t pending = 0;
+  while (st.step()) {
+    Event e;
+    e.row = static_cast<uint32_t>(st.int64(0));
+    if (table == "api_call") {
+      e.name = static_cast<uint32_t>(st.int64(3));
+      e.start = st.int64(4);
+      e.end = std::max(e.start, st.int64(5));
+      e.extra = static_cast<uint32_t>(st.int64(6));
+      e.kind = EventKind::kApiCall;
+      map.at(st.int64(1), st.int64(2)).push_back(e);
+    } else if (table == "sync") {
+      int64_t type = st.int64(3);
+      e.name = info.sync_name_base + static_cast<uint32_t>(type >= 0 && type <= 4 ? type : 0);
+      e.start = st.int64(4);
+      e.end = std::max(e.start, st.int64(5));
+      e.extra = static_cast<uint32_t>(st.int64(6));
+      e.kind = EventKind::kSync;
+      map.at(st.int64(1), st.is_null(2) ? kSyncTrack : st.int64(2)).push_back(e);
+    } else if (table == "op") {
+      e.name = static_cast<uint32_t>(st.int64(3));
+      e.start = st.int64(4);
+      e.end = std::max(e.start, st.int64(5));
+      e.kind = EventKind::kOp;
+      map.at(st.int64(1), st.int64(2)).push_back(e);
+    } else {
+      e.kind = range_kind(st.int64(3), st.int64(4));
+      e.name = static_cast<uint32_t>(st.int64(5));
+      e.start = st.int64(6);
+      e.end = e.kind == EventKind::kMark ? e.start : std::max(e.start, st.int64(7));
+      e.extra = st.is_null(8) ? 0 : static_cast<uint32_t>(st.int64(8));
+      const int64_t tid = e.kind == EventKind::kAsyncRange ? kAsyncTrack : st.int64(2);
+      map.at(st.int64(1), tid).push_back(e);
+    }
+    if (++pending == kProgressEvery) {
+      ctx.rows(pending, stage);
+      pending = 0;
+      if (ctx.cancelled()) return;
+    }
+  }
+  if (pending) ctx.rows(pending, stage);
+  sort_lists(map.threads);
+}
+
 }  // namespace
 
 std::shared_ptr<LoadBatch> load_cpu_part(LoadContext& ctx) {
   store::Reader r(ctx.database);
   const RecordingInfo& info = *ctx.info;
   const std::string stage = "CPU threads";
-  ThreadMap map;
-  int64_t pending = 0;
-  auto tick = [&] {
-    if (++pending == kProgressEvery) {
-      ctx.rows(pending, stage);
-      pending = 0;
-    }
+  struct Task {
+    std::string table;
+    IdRange range;
   };
-
-  auto a = r.query("SELECT id, pid, tid, name_id, start, \"end\", correlation FROM api_call");
-  while (a.step()) {
-    Event e;
-    e.row = static_cast<uint32_t>(a.int64(0));
-    e.name = static_cast<uint32_t>(a.int64(3));
-    e.start = a.int64(4);
-    e.end = std::max(e.start, a.int64(5));
-    e.extra = static_cast<uint32_t>(a.int64(6));
-    e.kind = EventKind::kApiCall;
-    map.at(a.int64(1), a.int64(2)).push_back(e);
-    tick();
-    if (pending == 0 && ctx.cancelled()) return nullptr;
-  }
-  auto s = r.query("SELECT id, pid, tid, type, start, \"end\", correlation FROM sync");
-  while (s.step()) {
-    Event e;
-    e.row = static_cast<uint32_t>(s.int64(0));
-    int64_t type = s.int64(3);
-    e.name = info.sync_name_base + static_cast<uint32_t>(type >= 0 && type <= 4 ? type : 0);
-    e.start = s.int64(4);
-    e.end = std::max(e.start, s.int64(5));
-    e.extra = static_cast<uint32_t>(s.int64(6));
-    e.kind = EventKind::kSync;
-    map.at(s.int64(1), s.is_null(2) ? kSyncTrack : s.int64(2)).push_back(e);
-    tick();
-  }
-  auto o = r.query("SELECT id, pid, tid, name_id, start, \"end\" FROM op");
-  while (o.step()) {
-    Event e;
-    e.row = static_cast<uint32_t>(o.int64(0));
-    e.name = static_cast<uint32_t>(o.int64(3));
-    e.start = o.int64(4);
-    e.end = std::max(e.start, o.int64(5));
-    e.kind = EventKind::kOp;
-    map.at(o.int64(1), o.int64(2)).push_back(e);
-    tick();
-    if (pending == 0 && ctx.cancelled()) return nullptr;
-  }
-  // A range never closed lasts until its process's last flush.
-  auto g = r.query(
-      "SELECT r.id, r.pid, r.tid, r.source, r.kind, r.name_id, r.start, "
-      "coalesce(r.\"end\", (SELECT p.\"end\" FROM process p WHERE p.pid = r.pid), r.start), "
-      "r.color FROM \"range\" r");
-  while (g.step()) {
-    Event e;
-    e.row = static_cast<uint32_t>(g.int64(0));
-    e.kind = range_kind(g.int64(3), g.int64(4));
-    e.name = static_cast<uint32_t>(g.int64(5));
-    e.start = g.int64(6);
-    e.end = e.kind == EventKind::kMark ? e.start : std::max(e.start, g.int64(7));
-    e.extra = g.is_null(8) ? 0 : static_cast<uint32_t>(g.int64(8));
-    int64_t tid = e.kind == EventKind::kAsyncRange ? kAsyncTrack : g.int64(2);
-    map.at(g.int64(1), tid).push_back(e);
-    tick();
-  }
-  if (pending) ctx.rows(pending, stage);
+  std::vector<Task> tasks;
+  for (const char* table : {"api_call", "op", "sync", "range"})
+    for (const IdRange& range : split_ids(r, table, reader_threads())) tasks.push_back({table, range});
+  std::vector<ThreadMap> maps(tasks.size());
+  std::vector<std::function<void()>> jobs;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    jobs.push_back([&, i] { read_range(ctx, tasks[i].table, tasks[i].range, maps[i]); });
+  run_parallel(jobs);
   if (ctx.cancelled()) return nullptr;
+  std::vector<EventMap<std::pair<int64_t, int64_t>>> parts;
+  for (auto& m : maps) parts.push_back(std::move(m.threads));
+  auto threads = merge_sorted(parts);
 
   std::map<std::pair<int64_t, int64_t>, std::string> names;
   auto th = r.query("SELECT pid, tid, name FROM thread");
@@ -118,7 +131,8 @@ std::shared_ptr<LoadBatch> load_cpu_part(LoadContext& ctx) {
   auto batch = std::make_shared<LoadBatch>();
   batch->stage = stage;
   std::map<int64_t, bool> pids;
-  for (auto& [key, ev] : map.threads) {
+  std::vector<std::function<void()>> pack_jobs;
+  for (auto& [key, ev] : threads) {
     auto [pid, tid] = key;
     pids[pid] = true;
     auto t = std::make_shared<Track>();
@@ -137,10 +151,12 @@ std::shared_ptr<LoadBatch> load_cpu_part(LoadContext& ctx) {
       t->title = name + " " + std::to_string(tid) + (tid == pid ? " (main)" : "");
       t->sort_key = tid == pid ? 0 : tid;
     }
-    t->lanes = pack_lanes(std::move(ev));
+    auto* events = &ev;
+    pack_jobs.push_back([t, events] { t->lanes = pack_lanes(std::move(*events), true); });
     batch->tracks.push_back(std::move(t));
-    if (ctx.cancelled()) return nullptr;
   }
+  run_parallel(pack_jobs);
+  if (ctx.cancelled()) return nullptr;
   for (const auto& [pid, unused] : pids) {
     const ProcessInfo* p = nullptr;
     for (const auto& q : info.processes)

@@ -13,39 +13,44 @@ void ColumnAccum::reset(int ncols) {
 }
 
 void LanePyramid::build(const std::vector<Event>& ev) {
-  busy_.clear();
-  longest_.clear();
+  levels_.clear();
   const size_t n = ev.size();
   if (n == 0) return;
   const size_t blocks = (n + kLeaf - 1) / kLeaf;
-  std::vector<int64_t> busy(blocks);
-  std::vector<uint32_t> longest(blocks);
+  std::vector<Node> leaves(blocks);
   for (size_t b = 0; b < blocks; ++b) {
-    size_t first = b * kLeaf, last = std::min(n, first + kLeaf);
-    int64_t sum = 0;
-    uint32_t best = static_cast<uint32_t>(first);
+    const size_t first = b * kLeaf, last = std::min(n, first + kLeaf);
+    Node& node = leaves[b];
+    node.start = ev[first].start;
+    node.end = ev[last - 1].end;
+    node.busy = 0;
+    node.longest = static_cast<uint32_t>(first);
     for (size_t k = first; k < last; ++k) {
-      sum += ev[k].duration();
-      if (ev[k].duration() > ev[best].duration()) best = static_cast<uint32_t>(k);
+      node.busy += ev[k].duration();
+      if (ev[k].duration() > ev[node.longest].duration()) node.longest = static_cast<uint32_t>(k);
     }
-    busy[b] = sum;
-    longest[b] = best;
+    node.longest_dur = static_cast<uint32_t>(std::min<int64_t>(ev[node.longest].duration(), UINT32_MAX));
   }
-  busy_.push_back(std::move(busy));
-  longest_.push_back(std::move(longest));
-  while (busy_.back().size() > 1) {
-    const auto& pb = busy_.back();
-    const auto& pl = longest_.back();
-    size_t m = (pb.size() + 1) / 2;
-    std::vector<int64_t> nb(m);
-    std::vector<uint32_t> nl(m);
+  levels_.push_back(std::move(leaves));
+  while (levels_.back().size() > 1) {
+    const auto& prev = levels_.back();
+    const size_t m = (prev.size() + 1) / 2;
+    std::vector<Node> up(m);
     for (size_t i = 0; i < m; ++i) {
-      size_t a = 2 * i, b = std::min(2 * i + 1, pb.size() - 1);
-      nb[i] = pb[a] + (b != a ? pb[b] : 0);
-      nl[i] = ev[pl[b]].duration() > ev[pl[a]].duration() ? pl[b] : pl[a];
+      const Node& a = prev[2 * i];
+      if (2 * i + 1 >= prev.size()) {
+        up[i] = a;
+        continue;
+      }
+      const Node& b = prev[2 * i + 1];
+      up[i].start = a.start;
+      up[i].end = b.end;
+      up[i].busy = a.busy + b.busy;
+      const Node& best = b.longest_dur > a.longest_dur ? b : a;
+      up[i].longest = best.longest;
+      up[i].longest_dur = best.longest_dur;
     }
-    busy_.push_back(std::move(nb));
-    longest_.push_back(std::move(nl));
+    levels_.push_back(std::move(up));
   }
 }
 
@@ -56,6 +61,7 @@ struct LanePyramid::Ctx {
   std::vector<uint32_t>* wide;
   double wide_ns;
   double t1;
+  double inv_p;
 
   void credit(int c, double ns, uint32_t who, double share) {
     out.busy[static_cast<size_t>(c)] += ns;
@@ -73,14 +79,20 @@ struct LanePyramid::Ctx {
       wide->push_back(k);
       return;
     }
-    const double p = w.ns_per_px;
-    // Clamp in double first: far-away events would overflow an int.
-    const int cs = static_cast<int>(std::max(0.0, std::floor((s - w.t0) / p)));
-    const int ce = static_cast<int>(std::min(w.ncols - 1.0, std::ceil((en - w.t0) / p) - 1));
+    const double xs = (s - w.t0) * inv_p, xe = (en - w.t0) * inv_p;
     if (en == s) {  // an instant: visible in its column, no busy time
-      if (cs < w.ncols) credit(cs, 0.0, k, 0.0);
+      if (xs >= 0 && xs < w.ncols) credit(static_cast<int>(xs), 0.0, k, 0.0);
       return;
     }
+    // Most events sit inside one column.
+    if (xs >= 0 && xe < w.ncols && static_cast<int>(xs) == static_cast<int>(xe)) {
+      credit(static_cast<int>(xs), en - s, k, en - s);
+      return;
+    }
+    // Clamp in double first: far-away events would overflow an int.
+    const double p = w.ns_per_px;
+    const int cs = static_cast<int>(std::max(0.0, std::floor(xs)));
+    const int ce = static_cast<int>(std::min(w.ncols - 1.0, std::ceil(xe) - 1));
     for (int c = cs; c <= ce; ++c) {
       double lo = std::max(s, w.t0 + p * c), hi = std::min(en, w.t0 + p * (c + 1));
       if (hi > lo) credit(c, hi - lo, k, hi - lo);
@@ -88,65 +100,60 @@ struct LanePyramid::Ctx {
   }
 };
 
-void LanePyramid::visit(Ctx& c, int level, size_t node) const {
-  const size_t n = c.ev.size();
-  const size_t span = static_cast<size_t>(kLeaf) << level;
-  const size_t first = node * span;
-  if (first >= n) return;
-  const size_t last = std::min(n, first + span) - 1;
-  const double s = static_cast<double>(c.ev[first].start);
-  const double e = static_cast<double>(c.ev[last].end);
+void LanePyramid::visit(Ctx& c, int level, size_t index) const {
+  const auto& nodes = levels_[static_cast<size_t>(level)];
+  if (index >= nodes.size()) return;
+  const Node& node = nodes[index];
+  const double s = static_cast<double>(node.start);
+  const double e = static_cast<double>(node.end);
   if (e < c.w.t0 || s >= c.t1) return;
   const double p = c.w.ns_per_px;
   const double xs = (s - c.w.t0) / p;
   if (xs >= 0) {
     // The whole block inside one column: its summary is the exact answer there.
     const int cs = static_cast<int>(xs);
-    const double col_end = c.w.t0 + p * (cs + 1);
-    if (e <= col_end && cs < c.w.ncols) {
-      uint32_t who = longest_[static_cast<size_t>(level)][node];
-      c.credit(cs, static_cast<double>(busy_[static_cast<size_t>(level)][node]), who,
-               static_cast<double>(c.ev[who].duration()));
+    if (e <= c.w.t0 + p * (cs + 1) && cs < c.w.ncols) {
+      c.credit(cs, static_cast<double>(node.busy), node.longest, static_cast<double>(node.longest_dur));
       return;
     }
   }
   if (level == 0) {
-    for (size_t k = first; k <= last; ++k) c.add_event(static_cast<uint32_t>(k));
+    const size_t first = index * kLeaf, last = std::min(c.ev.size(), first + kLeaf);
+    for (size_t k = first; k < last; ++k) c.add_event(static_cast<uint32_t>(k));
     return;
   }
-  visit(c, level - 1, 2 * node);
-  visit(c, level - 1, 2 * node + 1);
+  visit(c, level - 1, 2 * index);
+  visit(c, level - 1, 2 * index + 1);
 }
 
 void LanePyramid::columns(const std::vector<Event>& events, const Window& w, ColumnAccum& out,
                           std::vector<uint32_t>* wide, double wide_px) const {
-  if (events.empty() || busy_.empty() || w.ncols <= 0) return;
-  Ctx c{events, w, out, wide, wide_px * w.ns_per_px, w.t1()};
+  if (events.empty() || levels_.empty() || w.ncols <= 0) return;
+  Ctx c{events, w, out, wide, wide_px * w.ns_per_px, w.t1(), 1.0 / w.ns_per_px};
   visit(c, levels() - 1, 0);
 }
 
-int64_t LanePyramid::busy_rec(const std::vector<Event>& ev, int level, size_t node, int64_t a,
+int64_t LanePyramid::busy_rec(const std::vector<Event>& ev, int level, size_t index, int64_t a,
                               int64_t b) const {
-  const size_t n = ev.size();
-  const size_t span = static_cast<size_t>(kLeaf) << level;
-  const size_t first = node * span;
-  if (first >= n) return 0;
-  const size_t last = std::min(n, first + span) - 1;
-  if (ev[last].end <= a || ev[first].start >= b) return 0;
-  if (ev[first].start >= a && ev[last].end <= b) return busy_[static_cast<size_t>(level)][node];
+  const auto& nodes = levels_[static_cast<size_t>(level)];
+  if (index >= nodes.size()) return 0;
+  const Node& node = nodes[index];
+  if (node.end <= a || node.start >= b) return 0;
+  if (node.start >= a && node.end <= b) return node.busy;
   if (level == 0) {
     int64_t sum = 0;
-    for (size_t k = first; k <= last; ++k) {
+    const size_t first = index * kLeaf, last = std::min(ev.size(), first + kLeaf);
+    for (size_t k = first; k < last; ++k) {
       int64_t lo = std::max(ev[k].start, a), hi = std::min(ev[k].end, b);
       if (hi > lo) sum += hi - lo;
     }
     return sum;
   }
-  return busy_rec(ev, level - 1, 2 * node, a, b) + busy_rec(ev, level - 1, 2 * node + 1, a, b);
+  return busy_rec(ev, level - 1, 2 * index, a, b) + busy_rec(ev, level - 1, 2 * index + 1, a, b);
 }
 
 int64_t LanePyramid::busy_in(const std::vector<Event>& events, int64_t a, int64_t b) const {
-  if (events.empty() || busy_.empty() || b <= a) return 0;
+  if (events.empty() || levels_.empty() || b <= a) return 0;
   return busy_rec(events, levels() - 1, 0, a, b);
 }
 
@@ -158,7 +165,7 @@ size_t LanePyramid::first_ending_after(const std::vector<Event>& events, int64_t
 
 size_t LanePyramid::memory_bytes() const {
   size_t bytes = 0;
-  for (const auto& l : busy_) bytes += l.size() * (sizeof(int64_t) + sizeof(uint32_t));
+  for (const auto& l : levels_) bytes += l.size() * sizeof(Node);
   return bytes;
 }
 

@@ -50,16 +50,23 @@ class LanePyramid {
   static size_t first_ending_after(const std::vector<Event>& events, int64_t t);
 
   size_t memory_bytes() const;
-  int levels() const { return static_cast<int>(busy_.size()); }
+  int levels() const { return static_cast<int>(levels_.size()); }
 
  private:
   struct Ctx;
   void visit(Ctx& c, int level, size_t node) const;
   int64_t busy_rec(const std::vector<Event>& ev, int level, size_t node, int64_t a, int64_t b) const;
 
-  // busy_[L][i]: total duration of events [i * kLeaf << L, (i + 1) * kLeaf << L).
-  std::vector<std::vector<int64_t>> busy_;
-  std::vector<std::vector<uint32_t>> longest_;
+  // levels_[L][i] covers events [i * kLeaf << L, (i + 1) * kLeaf << L). The
+  // extent is stored (not read from the events) so the walk stays in these
+  // small arrays instead of missing the cache on the big event array.
+  struct Node {
+    int64_t start, end, busy;
+    uint32_t longest;      // index of the longest event
+    uint32_t longest_dur;  // its duration, saturated (ranks columns' dominant events)
+  };
+  static_assert(sizeof(Node) == 32);
+  std::vector<std::vector<Node>> levels_;
 };
 
 // Counter samples as a step function; min and max per block for fast

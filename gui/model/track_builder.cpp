@@ -22,12 +22,20 @@ int nesting_rank(EventKind k) {
 
 }  // namespace
 
-std::vector<Lane> pack_lanes(std::vector<Event> events) {
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    if (a.start != b.start) return a.start < b.start;
-    if (a.end != b.end) return a.end > b.end;
-    return nesting_rank(a.kind) < nesting_rank(b.kind);
-  });
+bool lane_order(const Event& a, const Event& b) {
+  if (a.start != b.start) return a.start < b.start;
+  if (a.end != b.end) return a.end > b.end;
+  return nesting_rank(a.kind) < nesting_rank(b.kind);
+}
+
+void sort_for_lanes(std::vector<Event>& events) {
+  // Rows come in id order, which is almost time order: often nothing to do.
+  if (!std::is_sorted(events.begin(), events.end(), lane_order))
+    std::sort(events.begin(), events.end(), lane_order);
+}
+
+std::vector<Lane> pack_lanes(std::vector<Event> events, bool sorted) {
+  if (!sorted) sort_for_lanes(events);
   std::vector<Lane> lanes;
   std::vector<int64_t> lane_end;
   for (const Event& e : events) {

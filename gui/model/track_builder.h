@@ -16,7 +16,11 @@ namespace gpuscope::gui {
 // into the first lane that is free at its start. For properly nested events
 // (ops, push/pop ranges, API calls inside ops) the lane is the nesting depth;
 // overlapping ones get extra lanes. Builds every lane's pyramid.
-std::vector<Lane> pack_lanes(std::vector<Event> events);
+std::vector<Lane> pack_lanes(std::vector<Event> events, bool sorted = false);
+
+// The order pack_lanes wants: start ascending, longer first, outer kinds first.
+bool lane_order(const Event& a, const Event& b);
+void sort_for_lanes(std::vector<Event>& events);
 
 // Correlation ids link an API call to the GPU work it launched (per process).
 struct CorrEntry {

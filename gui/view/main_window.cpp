@@ -57,9 +57,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   kernel_model_ = new NameSummaryModel(this);
   op_model_ = new NameSummaryModel(this);
   memcpy_model_ = new MemcpySummaryModel(this);
-  kernel_table_ = new SummaryTable(kernel_model_, NameSummaryModel::kName, this);
-  op_table_ = new SummaryTable(op_model_, NameSummaryModel::kName, this);
-  memcpy_table_ = new SummaryTable(memcpy_model_, MemcpySummaryModel::kDirection, this);
+  kernel_table_ = new SummaryTable(kernel_model_, NameSummaryModel::kName, NameSummaryModel::kTotal, this);
+  op_table_ = new SummaryTable(op_model_, NameSummaryModel::kName, NameSummaryModel::kTotal, this);
+  memcpy_table_ = new SummaryTable(memcpy_model_, MemcpySummaryModel::kDirection, MemcpySummaryModel::kTotal, this);
   tabs_ = new QTabWidget(this);
   tabs_->addTab(findings_, QStringLiteral("Findings"));
   tabs_->addTab(kernel_table_, QStringLiteral("Kernels"));

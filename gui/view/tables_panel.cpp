@@ -10,7 +10,7 @@
 
 namespace gpuscope::gui {
 
-SummaryTable::SummaryTable(QAbstractItemModel* model, int stretch_column, QWidget* parent)
+SummaryTable::SummaryTable(QAbstractItemModel* model, int stretch_column, int sort_column, QWidget* parent)
     : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
@@ -25,6 +25,7 @@ SummaryTable::SummaryTable(QAbstractItemModel* model, int stretch_column, QWidge
   view_ = new QTableView(this);
   view_->setModel(proxy_);
   view_->setSortingEnabled(true);
+  view_->sortByColumn(sort_column, Qt::DescendingOrder);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->setSelectionMode(QAbstractItemView::SingleSelection);
   view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -52,7 +53,7 @@ FindingsPanel::FindingsPanel(QWidget* parent) : QWidget(parent) {
   status_ = new QLabel(this);
   status_->setWordWrap(true);
   model_ = new FindingsModel(this);
-  table_ = new SummaryTable(model_, FindingsModel::kTitle, this);
+  table_ = new SummaryTable(model_, FindingsModel::kTitle, FindingsModel::kSaving, this);
   table_->filter()->setPlaceholderText(QStringLiteral("Filter findings"));
   fix_ = new QTextBrowser(this);
   fix_->setMaximumHeight(110);

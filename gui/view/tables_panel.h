@@ -18,7 +18,8 @@ namespace gpuscope::gui {
 class SummaryTable : public QWidget {
   Q_OBJECT
  public:
-  SummaryTable(QAbstractItemModel* model, int stretch_column, QWidget* parent = nullptr);
+  // Sorted by `sort_column` (largest first) until the user picks another.
+  SummaryTable(QAbstractItemModel* model, int stretch_column, int sort_column, QWidget* parent = nullptr);
   QTableView* view() const { return view_; }
   QLineEdit* filter() const { return filter_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }

@@ -2,6 +2,7 @@
 // written as pixel rows straight into the image (one level-of-detail walk per
 // lane, no QPainter calls per event), then QPainter draws what needs it: events
 // wide enough for a box and a label, headers, the ruler and the overlays.
+#include <QElapsedTimer>
 #include <QPainter>
 #include <QPainterPath>
 
@@ -16,17 +17,10 @@
 namespace gpuscope::gui {
 namespace {
 
-constexpr double kWidePx = 3.0;     // events this wide get their own box
-constexpr int kLabelMinPx = 28;     // and a label from this width
-constexpr double kDimAlpha = 0.28;  // base events under a highlight
+constexpr int kLabelMinPx = 28;  // boxes this wide get a label
 constexpr size_t kMaxArrows = 64;
 
 QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<int>(s.size())); }
-
-double busy_alpha(double busy, double ns_per_px) {
-  if (busy <= 0) return 0.45;  // an instant: visible, no duration, not a solid bar
-  return std::min(1.0, 0.35 + 0.65 * busy / ns_per_px);
-}
 
 QRgb counter_color(const std::string& unit) {
   if (unit == "B") return qRgb(70, 120, 200);
@@ -59,48 +53,6 @@ void TimelineView::writeLine(QImage& img, int y0, int rows, const std::vector<QR
     std::memcpy(reinterpret_cast<QRgb*>(img.scanLine(y)) + x0, line.data(), sizeof(QRgb) * static_cast<size_t>(n));
 }
 
-void TimelineView::paintLane(QImage& img, const Track* track, uint32_t lane, int y, QRgb bg) {
-  const auto& ev = track->lanes[lane].events;
-  const int tw = timelineWidth();
-  const Window w{t0_, ns_per_px_, tw};
-  const bool dim = highlight_ && !highlight_->empty();
-  accum_.reset(tw);
-  wide_.clear();
-  track->lanes[lane].lod.columns(ev, w, accum_, &wide_, kWidePx);
-  line_.assign(static_cast<size_t>(tw), bg);
-  for (int c = 0; c < tw; ++c) {
-    const uint32_t d = accum_.dominant[static_cast<size_t>(c)];
-    if (d == kNoEvent) continue;
-    double a = busy_alpha(accum_.busy[static_cast<size_t>(c)], ns_per_px_);
-    line_[static_cast<size_t>(c)] = blend(event_color(ev[d]), bg, dim ? a * kDimAlpha : a);
-  }
-  const int top = y + 1, h = kLaneHeight - 2;
-  for (uint32_t k : wide_) {
-    const Event& e = ev[k];
-    QRgb color = event_color(e);
-    if (dim) color = blend(color, bg, kDimAlpha);
-    boxes_.push_back({xOf(static_cast<double>(e.start)), xOf(static_cast<double>(e.end)), top, h, color, e.name, false});
-  }
-  const Highlight::FilteredLane* fl = dim ? highlight_->find(track, lane) : nullptr;
-  if (fl) {
-    const auto& hev = fl->events.events;
-    accum_.reset(tw);
-    wide_.clear();
-    fl->events.lod.columns(hev, w, accum_, &wide_, kWidePx);
-    for (int c = 0; c < tw; ++c) {
-      const uint32_t d = accum_.dominant[static_cast<size_t>(c)];
-      if (d == kNoEvent) continue;
-      double a = std::max(0.7, busy_alpha(accum_.busy[static_cast<size_t>(c)], ns_per_px_));
-      line_[static_cast<size_t>(c)] = blend(event_color(hev[d]), bg, a);
-    }
-    for (uint32_t k : wide_) {
-      const Event& e = hev[k];
-      boxes_.push_back({xOf(static_cast<double>(e.start)), xOf(static_cast<double>(e.end)), top, h, event_color(e), e.name, true});
-    }
-  }
-  writeLine(img, top, h, line_);
-}
-
 void TimelineView::paintCounter(QImage& img, const Track* track, int y, int h) {
   const int tw = timelineWidth();
   const Window w{t0_, ns_per_px_, tw};
@@ -127,6 +79,7 @@ void TimelineView::paintCounter(QImage& img, const Track* track, int y, int h) {
 void TimelineView::paintLanes(QImage& img) {
   boxes_.clear();
   const int H = img.height();
+  std::vector<LaneJob> jobs;
   for (size_t i = 0; i < rows_.size(); ++i) {
     const Row& row = rows_[i];
     const int y = kRulerHeight + row.y - scroll_y_;
@@ -141,15 +94,24 @@ void TimelineView::paintLanes(QImage& img) {
     for (uint32_t l = 0; l < row.track->lanes.size(); ++l) {
       const int ly = y + kTrackPad + static_cast<int>(l) * kLaneHeight;
       if (ly >= H || ly + kLaneHeight <= kRulerHeight) continue;
-      paintLane(img, row.track, l, ly, bg);
+      jobs.push_back({row.track, l, ly, bg});
     }
   }
+  LaneFrame f;
+  f.t0 = t0_;
+  f.ns_per_px = ns_per_px_;
+  f.x0 = kHeaderWidth;
+  f.width = timelineWidth();
+  f.clip_top = kRulerHeight;
+  f.lane_height = kLaneHeight;
+  f.highlight = highlight_;
+  lanes_.paint(img, f, jobs, boxes_);
 }
 
 void TimelineView::paintBoxes(QPainter& p) {
   const QFontMetrics fm(p.font());
   const double x_min = kHeaderWidth, x_max = kHeaderWidth + timelineWidth();
-  for (const Box& b : boxes_) {
+  for (const LaneBox& b : boxes_) {
     const double x0 = std::max(b.x0, x_min - 2), x1 = std::min(b.x1, x_max + 2);
     if (x1 <= x0) continue;
     const QRectF r(x0, b.y, x1 - x0, b.h);
@@ -267,11 +229,19 @@ void TimelineView::paintOverlays(QPainter& p, int width, int height) {
   const int x_end = kHeaderWidth + timelineWidth();
   p.save();
   p.setClipRect(QRect(kHeaderWidth, kRulerHeight, x_end - kHeaderWidth, height - kRulerHeight));
-  // Step markers across every row.
-  p.setPen(QPen(QColor(120, 60, 160, 150), 1, Qt::DashLine));
-  for (const StepMarker& s : timeline_->steps()) {
-    const double x = xOf(static_cast<double>(s.start));
-    if (x >= kHeaderWidth && x < x_end) p.drawLine(QPointF(x, kRulerHeight), QPointF(x, height));
+  // Step markers across every row, unless they are packed so tight that
+  // they would hide the rows (the ruler still numbers them).
+  const auto& steps = timeline_->steps();
+  auto first_step = std::lower_bound(steps.begin(), steps.end(), viewStart(),
+                                     [](const StepMarker& s, double t) { return static_cast<double>(s.start) < t; });
+  auto last_step = std::lower_bound(first_step, steps.end(), viewEnd(),
+                                    [](const StepMarker& s, double t) { return static_cast<double>(s.start) < t; });
+  if ((last_step - first_step) * 8 < timelineWidth()) {
+    p.setPen(QPen(QColor(120, 60, 160, 140), 1));
+    for (auto it = first_step; it != last_step; ++it) {
+      const double x = std::round(xOf(static_cast<double>(it->start))) + 0.5;
+      p.drawLine(QPointF(x, kRulerHeight), QPointF(x, height));
+    }
   }
   if (hasRangeSelection()) {
     const double xa = xOf(static_cast<double>(range_a_)), xb = xOf(static_cast<double>(range_b_));
@@ -350,9 +320,12 @@ void TimelineView::paintArrow(QPainter& p, const EventRef& from, const EventRef&
 }
 
 void TimelineView::render(QImage& img) {
+  QElapsedTimer clock;
+  clock.start();
   img.fill(kBackground);
   const int W = img.width(), H = img.height();
   if (timeline_) paintLanes(img);
+  timing_.lanes_ms = static_cast<double>(clock.nsecsElapsed()) / 1e6;
   QPainter p(&img);
   QFont f = font();
   f.setPointSizeF(std::max(7.0, f.pointSizeF() * 0.85));
@@ -371,6 +344,7 @@ void TimelineView::render(QImage& img) {
     p.setPen(QColor(90, 90, 90));
     p.drawText(QRect(kHeaderWidth, kRulerHeight, W - kHeaderWidth, H - kRulerHeight), Qt::AlignCenter, message_);
   }
+  timing_.painter_ms = static_cast<double>(clock.nsecsElapsed()) / 1e6 - timing_.lanes_ms;
 }
 
 }  // namespace gpuscope::gui

@@ -14,6 +14,7 @@
 
 #include "model/highlight.h"
 #include "model/timeline.h"
+#include "view/lane_painter.h"
 
 class QFontMetrics;
 class QPainter;
@@ -28,7 +29,7 @@ class TimelineView : public QWidget {
   static constexpr int kRulerHeight = 28;
   static constexpr int kGroupHeight = 22;
   static constexpr int kLaneHeight = 17;
-  static constexpr int kCounterHeight = 40;
+  static constexpr int kCounterHeight = 32;
   static constexpr int kTrackPad = 3;
 
   explicit TimelineView(QWidget* parent = nullptr);
@@ -76,6 +77,12 @@ class TimelineView : public QWidget {
   // Renders the whole widget as it would paint into `image` (sized like the
   // widget); used by paintEvent, --screenshot and the benchmark.
   void render(QImage& image);
+  // Where the last render's time went (the benchmark reports it).
+  struct FrameTiming {
+    double lanes_ms = 0;    // level-of-detail walks and pixel rows
+    double painter_ms = 0;  // boxes, labels, headers, ruler, overlays
+  };
+  const FrameTiming& lastFrameTiming() const { return timing_; }
 
  signals:
   void selectionChanged();
@@ -106,15 +113,7 @@ class TimelineView : public QWidget {
   void changed();  // repaint + viewChanged
 
   // Painting (timeline_paint.cpp).
-  struct Box {  // an event wide enough to draw as a box
-    double x0, x1;
-    int y, h;
-    QRgb color;
-    uint32_t name;
-    bool outline;
-  };
   void paintLanes(QImage& img);
-  void paintLane(QImage& img, const Track* track, uint32_t lane, int y, QRgb bg);
   void paintCounter(QImage& img, const Track* track, int y, int h);
   void writeLine(QImage& img, int y, int rows, const std::vector<QRgb>& line);
   void paintBoxes(QPainter& p);
@@ -144,14 +143,14 @@ class TimelineView : public QWidget {
   bool moved_ = false;
 
   QString message_;
+  FrameTiming timing_;
   QImage canvas_;
   std::unordered_map<uint64_t, QString> elide_cache_;
-  // Scratch for the level-of-detail walk, reused across lanes and frames.
-  ColumnAccum accum_;
-  std::vector<uint32_t> wide_;
+  // Scratch reused across frames.
+  LanePainter lanes_;
   std::vector<QRgb> line_;
   std::vector<double> lo_, hi_;
-  std::vector<Box> boxes_;
+  std::vector<LaneBox> boxes_;
 };
 
 }  // namespace gpuscope::gui
