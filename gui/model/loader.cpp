@@ -2,6 +2,8 @@
 
 #include <QMetaObject>
 
+#include <sys/resource.h>
+
 #include <mutex>
 
 #include "common/error.h"
@@ -42,6 +44,9 @@ void Loader::start(const QString& path, bool findings) {
   cancel_ = false;
   running_ = true;
   thread_ = std::thread([this, findings, p = path.toStdString()] {
+    // Loading must not starve the GUI thread: on Linux the nice value is per
+    // thread, and the threads this one starts inherit it.
+    setpriority(PRIO_PROCESS, 0, 5);
     Sink sink(this);
     try {
       if (load_recording(p, sink, &cancel_, findings)) emit finished();

@@ -25,7 +25,9 @@ struct IdRange {
 // [min(id), max(id)] of `table` cut into at most `parts` ranges (none when empty).
 inline std::vector<IdRange> split_ids(store::Reader& r, const std::string& table, int parts) {
   std::vector<IdRange> out;
-  auto st = r.query("SELECT min(id), max(id) FROM \"" + table + "\"");
+  // Separate sub-selects: SQLite reads a rowid end directly only for a lone min() or max().
+  const std::string q = "\"" + table + "\"";
+  auto st = r.query("SELECT (SELECT min(id) FROM " + q + "), (SELECT max(id) FROM " + q + ")");
   if (!st.step() || st.is_null(0)) return out;
   const int64_t lo = st.int64(0), hi = st.int64(1);
   const int64_t n = hi - lo + 1;

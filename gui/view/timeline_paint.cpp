@@ -212,6 +212,20 @@ void TimelineView::paintRuler(QPainter& p, int width) {
     }
     p.drawText(QPointF(x + 3, kRulerHeight - 11), label);
   }
+  // A measured range: its span on the ruler, with its duration.
+  if (hasRangeSelection()) {
+    const double xa = std::max<double>(xOf(static_cast<double>(range_a_)), kHeaderWidth);
+    const double xb = std::min<double>(xOf(static_cast<double>(range_b_)), x_end);
+    if (xb > xa) {
+      p.fillRect(QRectF(xa, 0, xb - xa, kRulerHeight - 1), QColor(60, 120, 220, 60));
+      const QString text = q(format_duration(static_cast<double>(range_b_ - range_a_)));
+      const double tw = fm.horizontalAdvance(text) + 10;
+      const QRectF box(std::clamp((xa + xb - tw) / 2, static_cast<double>(kHeaderWidth), x_end - tw), 2, tw, fm.height() + 2);
+      p.fillRect(box, QColor(40, 90, 200));
+      p.setPen(Qt::white);
+      p.drawText(box, Qt::AlignCenter, text);
+    }
+  }
   // Steps: number labels along the ruler's top.
   if (timeline_) {
     p.setPen(QColor(120, 60, 160));
