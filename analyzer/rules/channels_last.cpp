@@ -1,6 +1,8 @@
 // channels-last: cuDNN converts NCHW tensors to NHWC and back around convolutions.
 #include "analyzer/rules/rule_util.h"
 
+#include <cctype>
+
 namespace gpuscope::analyzer {
 namespace {
 
@@ -17,7 +19,8 @@ std::optional<Finding> evaluate(const RuleInput& in);
 extern const Rule kChannelsLastRule = {
     "channels-last",
     "Convolutions in NCHW pay for layout transposes",
-    "cuDNN layout conversion kernels (nchwToNhwc, nhwcToNchw) in steps that run convolutions: tensor-core "
+    "cuDNN layout conversion kernels (nchwToNhwc, nhwcToNchw), and kernels launched by a convolution op whose "
+    "name says transpose, convert, permute, nchw or nhwc, in steps that run convolutions: tensor-core "
     "convolutions want NHWC, so NCHW (contiguous) tensors are transposed before and after each one.",
     "The transpose kernels' time per step: in channels_last memory format they are not needed.",
     kThresholds,
@@ -25,6 +28,19 @@ extern const Rule kChannelsLastRule = {
 };
 
 namespace {
+
+// A kernel a convolution op launched to change the layout (cuDNN versions name them differently).
+bool conv_layout_kernel(const Context& c, const KernelRec& k, const KernelClass& kc) {
+  if (kc.has(kLayoutTranspose)) return true;
+  if (kc.has(kMatmul)) return false;
+  const uint32_t op = c.op_of_corr(k.corr);
+  if (op == kNone || c.m.str(c.m.ops[op].name).find("conv") == std::string_view::npos) return false;
+  std::string n(c.m.str(k.name).substr(0, 300));
+  for (char& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* w : {"transpose", "convert", "permute", "nchw", "nhwc"})
+    if (n.find(w) != std::string::npos) return true;
+  return false;
+}
 
 std::optional<Finding> evaluate(const RuleInput& in) {
   const Context& c = in.ctx;
@@ -39,7 +55,7 @@ std::optional<Finding> evaluate(const RuleInput& in) {
       conv += k.dur;
       ++nconv;
     }
-    if (!kc.has(kLayoutTranspose)) continue;
+    if (!conv_layout_kernel(c, k, kc)) continue;
     transpose += k.dur;
     ++n;
     uint32_t op = c.user_op(c.op_of_corr(k.corr));
