@@ -85,6 +85,7 @@ void keep_largest(std::vector<Gap>& top, const Gap& g) {
 struct IdleInputs {
   const Context& c;
   std::vector<Wait> waits;          // sorted by end
+  std::vector<Wait> waits_by_start; // the same, sorted by start
   std::vector<int64_t> launch_starts;
   IntervalSet alloc;
 
@@ -94,6 +95,14 @@ struct IdleInputs {
     if (2 * c.dataloader.covered(g.start, g.end) >= len) return IdleCause::kDataLoader;
     if (2 * c.compiling.covered(g.start, g.end) >= len) return IdleCause::kCompile;
     if (2 * alloc.covered(g.start, g.end) >= len) return IdleCause::kAllocator;
+    // The CPU synchronized while the GPU sat idle: round trips such as one .item()
+    // after another, each a tiny copy and a wait.
+    auto w = std::lower_bound(waits_by_start.begin(), waits_by_start.end(), g.start,
+                              [](const Wait& x, int64_t t) { return x.start < t; });
+    if (w != waits_by_start.end() && w->start < g.end) {
+      g.blocker = w->api;
+      return w->allocator ? IdleCause::kAllocator : IdleCause::kHostSync;
+    }
     auto lo = std::lower_bound(launch_starts.begin(), launch_starts.end(), g.start);
     auto hi = std::lower_bound(lo, launch_starts.end(), g.end);
     g.launches = static_cast<uint32_t>(hi - lo);
@@ -226,7 +235,8 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
         auto copy_set = [&](bool is_memset) {
           return IntervalSet::from_sorted_fn(m.copies.size(), [&](size_t i) {
             const CopyRec& x = m.copies[i];
-            return x.device == dev && x.memset == is_memset ? Interval{x.start, x.end()} : Interval{};
+            const bool scalar_read = !x.memset && x.copy_kind == 2 && x.bytes <= kScalarReadBytes;
+            return x.device == dev && x.memset == is_memset && !scalar_read ? Interval{x.start, x.end()} : Interval{};
           });
         };
         memcpy = copy_set(false);
@@ -294,7 +304,7 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
   if (!has_device) return c;
 
   // Phase 3: idle attribution, the steps in two halves.
-  IdleInputs in{c, {}, {}, {}};
+  IdleInputs in{c, {}, {}, {}, {}};
   for (const auto& s : m.syncs) {
     if (s.type == 2) continue;  // cudaStreamWaitEvent: the GPU waits, not the host
     uint32_t api = m.api_by_corr.find(s.corr);
@@ -309,6 +319,8 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
     return api_is_allocator(m.apis[i].cls) ? Interval{m.apis[i].start, m.apis[i].end()} : Interval{};
   });
   std::sort(in.waits.begin(), in.waits.end(), [](const Wait& a, const Wait& b) { return a.end < b.end; });
+  in.waits_by_start = in.waits;
+  std::sort(in.waits_by_start.begin(), in.waits_by_start.end(), [](const Wait& a, const Wait& b) { return a.start < b.start; });
   const auto n = static_cast<uint32_t>(c.steps.size()), half = n / 2;
   IdleAcc a, b;
   run_tasks({[&] { attribute_steps(in, 0, half, a, c.step_idle); }, [&] { attribute_steps(in, half, n, b, c.step_idle); }});

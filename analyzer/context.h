@@ -20,6 +20,11 @@ namespace gpuscope::analyzer {
 // A blocking wait that ends up to this long before the GPU runs dry still
 // counts as the reason (CPU and GPU timestamps are not perfectly aligned).
 inline constexpr int64_t kSyncToleranceNs = 10'000;
+// Device-to-host copies up to this size are scalar reads (.item(), .tolist() of a few
+// values). They are not counted as GPU busy: their GPU time is negligible, and
+// counting them would cut the idle gap that the synchronization around them causes
+// into pieces that no longer show that cause.
+inline constexpr int64_t kScalarReadBytes = 4096;
 // A gap is launch overhead when the CPU issued launches in it at no more than
 // this much CPU time per launch (eager PyTorch spends ~5-30 us per op).
 inline constexpr int64_t kLaunchGapPerLaunchNs = 50'000;

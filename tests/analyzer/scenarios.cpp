@@ -132,16 +132,29 @@ void write(const std::string& name, bool planted, Sim& s) {
       }
     };
   } else if (name == "host-sync") {
-    if (planted)
-      L.layer = [](Sim& sim, int, bool) {
+    if (planted) {
+      auto item = [](Sim& sim) {
         sim.op_begin("aten::item");
         sim.op_begin("aten::_local_scalar_dense");
         sim.copy(2, 3, 1, 4, us(2));
         sim.sync();
         sim.op_end();
         sim.op_end();
+      };
+      L.layer = [item](Sim& sim, int, bool) {
+        item(sim);
         sim.cpu(us(200));
       };
+      // Gradient norms read one by one: after the first wait the GPU is idle and
+      // each further .item() is a tiny copy and a sync while Python loops.
+      L.after_backward = [item](Sim& sim, int) {
+        for (int i = 0; i < 12; ++i) sim.kernel(kNll, us(5));
+        for (int i = 0; i < 12; ++i) {
+          item(sim);
+          sim.cpu(us(30));
+        }
+      };
+    }
   } else if (name == "channels-last") {
     L.gemm = kConv;
     L.chain = {};
