@@ -59,6 +59,7 @@ FrameStats time_frames(TimelineView* v, int frames) {
   std::vector<double> ms, lanes, painter;
   const double cpu0 = cpu_ms();
   for (int i = 0; i < frames; ++i) {
+    v->invalidateLaneCache();  // a full redraw, as after a zoom
     QElapsedTimer t;
     t.start();
     v->render(img);

@@ -62,6 +62,7 @@ struct LanePyramid::Ctx {
   double wide_ns;
   double t1;
   double inv_p;
+  double split_ns;
 
   void credit(int c, double ns, uint32_t who, double share) {
     out.busy[static_cast<size_t>(c)] += ns;
@@ -117,6 +118,15 @@ void LanePyramid::visit(Ctx& c, int level, size_t index) const {
       return;
     }
   }
+  if (e - s < c.split_ns && xs >= 0 && e < c.t1) {
+    // A sliver across one column edge (see split_px): shared in proportion.
+    const int cs = static_cast<int>(xs);
+    const double f = (c.w.t0 + p * (cs + 1) - s) / (e - s);
+    const double busy = static_cast<double>(node.busy), longest = static_cast<double>(node.longest_dur);
+    c.credit(cs, busy * f, node.longest, longest * f);
+    c.credit(cs + 1, busy * (1 - f), node.longest, longest * (1 - f));
+    return;
+  }
   if (level == 0) {
     const size_t first = index * kLeaf, last = std::min(c.ev.size(), first + kLeaf);
     for (size_t k = first; k < last; ++k) c.add_event(static_cast<uint32_t>(k));
@@ -127,9 +137,9 @@ void LanePyramid::visit(Ctx& c, int level, size_t index) const {
 }
 
 void LanePyramid::columns(const std::vector<Event>& events, const Window& w, ColumnAccum& out,
-                          std::vector<uint32_t>* wide, double wide_px) const {
+                          std::vector<uint32_t>* wide, double wide_px, double split_px) const {
   if (events.empty() || levels_.empty() || w.ncols <= 0) return;
-  Ctx c{events, w, out, wide, wide_px * w.ns_per_px, w.t1(), 1.0 / w.ns_per_px};
+  Ctx c{events, w, out, wide, wide_px * w.ns_per_px, w.t1(), 1.0 / w.ns_per_px, split_px * w.ns_per_px};
   visit(c, levels() - 1, 0);
 }
 

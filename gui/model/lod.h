@@ -40,8 +40,15 @@ class LanePyramid {
   // Accumulates the busy time of `events` in `w` into `out` (sized w.ncols).
   // When `wide` is given, events at least `wide_px` columns long are appended to
   // it (by index) instead, so the caller draws them as boxes with labels.
+  // Exact by default. With `split_px` > 0, a block narrower than that many
+  // columns that straddles a column edge has its busy time split in proportion
+  // instead of being opened: a column's busy time is then off by less than
+  // split_px of its width, and a zoomed-out frame reads a few blocks per column
+  // instead of descending to the events at every column edge (several times
+  // faster).
   void columns(const std::vector<Event>& events, const Window& w, ColumnAccum& out,
-               std::vector<uint32_t>* wide = nullptr, double wide_px = 3.0) const;
+               std::vector<uint32_t>* wide = nullptr, double wide_px = 3.0,
+               double split_px = 0) const;
 
   // Exact busy ns of the lane inside [a, b).
   int64_t busy_in(const std::vector<Event>& events, int64_t a, int64_t b) const;

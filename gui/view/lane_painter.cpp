@@ -12,6 +12,9 @@ namespace {
 
 constexpr double kWidePx = 3.0;     // events this wide get their own box
 constexpr double kDimAlpha = 0.28;  // base events under a highlight
+// Busy time per column within 1/16 of a column (invisible as shading), for a
+// walk that stops above the events (LanePyramid::columns).
+constexpr double kSplitPx = 1.0 / 16;
 // Below this many events in view, threads cost more than they save.
 constexpr size_t kEventsPerThread = 300'000;
 
@@ -32,7 +35,7 @@ void LanePainter::paint_one(uchar* bits, qsizetype stride, int height, const Lan
   auto x_of = [&](int64_t t) { return f.x0 + (static_cast<double>(t) - f.t0) / f.ns_per_px; };
   s.acc.reset(f.width);
   s.wide.clear();
-  lane.lod.columns(ev, w, s.acc, &s.wide, kWidePx);
+  lane.lod.columns(ev, w, s.acc, &s.wide, kWidePx, kSplitPx);
   s.line.assign(static_cast<size_t>(f.width), bg);
   for (int c = 0; c < f.width; ++c) {
     const uint32_t d = s.acc.dominant[static_cast<size_t>(c)];
@@ -51,7 +54,7 @@ void LanePainter::paint_one(uchar* bits, qsizetype stride, int height, const Lan
     const auto& hev = fl->events.events;
     s.acc.reset(f.width);
     s.wide.clear();
-    fl->events.lod.columns(hev, w, s.acc, &s.wide, kWidePx);
+    fl->events.lod.columns(hev, w, s.acc, &s.wide, kWidePx, kSplitPx);
     for (int c = 0; c < f.width; ++c) {
       const uint32_t d = s.acc.dominant[static_cast<size_t>(c)];
       if (d == kNoEvent) continue;

@@ -336,9 +336,20 @@ void TimelineView::paintArrow(QPainter& p, const EventRef& from, const EventRef&
 void TimelineView::render(QImage& img) {
   QElapsedTimer clock;
   clock.start();
-  img.fill(kBackground);
   const int W = img.width(), H = img.height();
-  if (timeline_) paintLanes(img);
+  const LaneCacheKey key{t0_, ns_per_px_, W, H, scroll_y_, content_generation_};
+  if (timeline_ && key == lane_cache_key_ && lane_cache_.size() == img.size() && lane_cache_.format() == img.format()) {
+    std::memcpy(img.bits(), lane_cache_.constBits(), static_cast<size_t>(img.sizeInBytes()));
+    boxes_ = lane_cache_boxes_;
+  } else {
+    img.fill(kBackground);
+    if (timeline_) {
+      paintLanes(img);
+      lane_cache_ = img.copy();
+      lane_cache_boxes_ = boxes_;
+      lane_cache_key_ = key;
+    }
+  }
   timing_.lanes_ms = static_cast<double>(clock.nsecsElapsed()) / 1e6;
   QPainter p(&img);
   QFont f = font();

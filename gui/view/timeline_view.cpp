@@ -61,6 +61,7 @@ void TimelineView::timelineChanged() {
 }
 
 void TimelineView::relayout() {
+  ++content_generation_;
   rows_.clear();
   int y = 0;
   if (timeline_) {
@@ -223,6 +224,7 @@ void TimelineView::setMessage(const QString& message) {
 
 void TimelineView::setHighlight(const Highlight* h) {
   highlight_ = h;
+  ++content_generation_;  // the same highlight object may hold new matches
   update();
 }
 

@@ -83,6 +83,9 @@ class TimelineView : public QWidget {
     double painter_ms = 0;  // boxes, labels, headers, ruler, overlays
   };
   const FrameTiming& lastFrameTiming() const { return timing_; }
+  // Frames that only change overlays (selection, range) reuse the last lanes;
+  // this forces a full redraw (the benchmark measures those).
+  void invalidateLaneCache() { ++content_generation_; }
 
  signals:
   void selectionChanged();
@@ -144,6 +147,17 @@ class TimelineView : public QWidget {
 
   QString message_;
   FrameTiming timing_;
+  // What the cached lane pixels were drawn for.
+  struct LaneCacheKey {
+    double t0 = 0, ns_per_px = 0;
+    int width = 0, height = 0, scroll = 0;
+    uint64_t generation = 0;
+    bool operator==(const LaneCacheKey&) const = default;
+  };
+  uint64_t content_generation_ = 1;  // bumped by layout, data and highlight changes
+  LaneCacheKey lane_cache_key_;
+  QImage lane_cache_;
+  std::vector<LaneBox> lane_cache_boxes_;
   QImage canvas_;
   std::unordered_map<uint64_t, QString> elide_cache_;
   // Scratch reused across frames.
