@@ -105,7 +105,7 @@ CheckResult check(const Recording& run, const Budget& budget, const std::string&
     if (d.id == a.summary.device) r.run.device_name = d.name;
 
   auto step_limit = [&](const char* name, double limit, double actual, const char* what) {
-    BudgetCheck c{name, fmt::fixed(limit, 3) + " ms", fmt::fixed(actual, 3) + " ms", actual <= limit, ""};
+    BudgetCheck c{name, fmt::fixed(limit, 3) + " ms", fmt::fixed(actual, 3) + " ms", actual <= limit, "", limit, actual};
     c.detail = std::string(what) + " over " + std::to_string(r.run.steps) + " analysed steps" +
                (c.pass ? "" : ": " + fmt::signed_percent(actual / limit - 1) + " over the limit");
     r.checks.push_back(c);
@@ -127,7 +127,7 @@ CheckResult check(const Recording& run, const Budget& budget, const std::string&
                                "(record with the torch plugin, or --trace ...,memory)");
     const auto limit = *budget.max_peak_memory_bytes;
     BudgetCheck c{"max_peak_memory_bytes", fmt::bytes(static_cast<double>(limit)), fmt::bytes(static_cast<double>(peak)),
-                  peak <= limit, what};
+                  peak <= limit, what, static_cast<double>(limit), static_cast<double>(peak)};
     if (!c.pass) c.detail += ": " + fmt::signed_bytes(static_cast<double>(peak - limit)) + " over the limit";
     r.checks.push_back(c);
   }
@@ -136,14 +136,14 @@ CheckResult check(const Recording& run, const Budget& budget, const std::string&
       throw Error(run.path() + ": the budget sets min_gpu_utilization, but the recording has no GPU activity");
     const double u = a.summary.gpu_utilization;
     BudgetCheck c{"min_gpu_utilization", fmt::percent(*budget.min_gpu_utilization), fmt::percent(u),
-                  u >= *budget.min_gpu_utilization, "GPU busy over step time"};
+                  u >= *budget.min_gpu_utilization, "GPU busy over step time", *budget.min_gpu_utilization, u};
     r.checks.push_back(c);
   }
   for (const auto& id : budget.forbid_findings) {
     const analyzer::Finding* found = nullptr;
     for (const auto& f : a.findings)
       if (f.id == id) found = &f;
-    BudgetCheck c{"forbid_findings: " + id, "absent", found ? "present" : "absent", found == nullptr, ""};
+    BudgetCheck c{"forbid_findings: " + id, "absent", found ? "present" : "absent", found == nullptr, "", 0, found ? 1.0 : 0.0};
     c.detail = found ? found->title + "; " + found->evidence.summary + " (saves ~" + fmt::fixed(found->saving_ms_per_step, 3) +
                            " ms per step, " + fmt::fixed(found->saving_pct, 1) + " %)"
                      : "no " + id + " finding";

@@ -246,7 +246,7 @@ std::string headline(const DiffResult& d) {
   const std::string shift = "step time " + fmt::signed_percent(d.test.shift) + " (median " + fmt::fixed(d.base.median_ms, 3) +
                             " -> " + fmt::fixed(d.next.median_ms, 3) + " ms)";
   const std::string thr = fmt::percent(d.options.threshold, 1);
-  auto p_text = [](double p) { return "p " + std::string(p < 0.0001 ? "" : "= ") + fmt::p_value(p); };
+  auto p_text = [](double p) { return "p " + fmt::p_is(p); };
   switch (d.verdict) {
     case Verdict::kRegression:
       return "Regression: " + shift + ", beyond the " + thr + " threshold (" + p_text(d.test.p_slower) + ")";
@@ -325,13 +325,27 @@ DiffResult diff(const Recording& base, const Recording& next, const DiffOptions&
       for (Change& c : *list) c.share = c.delta_ms / step_delta_ms;
     rank(*list, d.verdict, step_delta_ms);
   }
-  for (const auto* list : {&d.kernels, &d.ops})
+  d.copies = copy_changes(base.analysis(), next.analysis());
+  // Copies compete with kernels and ops for the top places: moving twice the
+  // data costs step time as surely as a slower kernel.
+  std::vector<Change> copies;
+  for (const CopyChange& x : d.copies) {
+    Change c;
+    c.kind = x.label.rfind("memset", 0) == 0 ? "memset" : "memcpy";
+    c.name = x.label;
+    c.base_ms = x.base_ms;
+    c.new_ms = x.new_ms;
+    c.base_count = x.base_count;
+    c.new_count = x.new_count;
+    classify_change(c);
+    if (d.verdict != Verdict::kNoChange && std::fabs(step_delta_ms) > 0) c.share = c.delta_ms / step_delta_ms;
+    copies.push_back(std::move(c));
+  }
+  for (const auto* list : {&d.kernels, &d.ops, &copies})
     for (const Change& c : *list)
       if (c.status != Status::kUnchanged) d.top.push_back(c);
   rank(d.top, d.verdict, step_delta_ms);
   if (d.top.size() > static_cast<size_t>(std::max(0, options.top))) d.top.resize(static_cast<size_t>(std::max(0, options.top)));
-
-  d.copies = copy_changes(base.analysis(), next.analysis());
   fill_metrics(d, base.analysis(), next.analysis());
   fill_findings(d, base.analysis(), next.analysis());
   fill_notes(d, base, next);

@@ -63,9 +63,9 @@ double parse_percent(const std::string& text, const std::string& option);
 enum class Status { kAdded, kRemoved, kGrown, kShrunk, kUnchanged };
 const char* status_name(Status s);  // "added", "removed", "grown", "shrunk", "unchanged"
 
-// A kernel's or op's time per step in both recordings.
+// A kernel's, op's or copy kind's time per step in both recordings.
 struct Change {
-  std::string kind;  // "kernel" or "op"
+  std::string kind;  // "kernel", "op", or in the top changes also "memcpy" / "memset"
   std::string name;
   std::string origin;  // kernels: cuBLAS, ATen, ...
   Status status = Status::kUnchanged;
@@ -120,7 +120,7 @@ struct DiffResult {
   Verdict verdict = Verdict::kNoChange;
   double median_change = 0, p95_change = 0;  // relative
   std::vector<Change> kernels, ops;          // every name, by contribution
-  std::vector<Change> top;                   // kernels and ops together, the top `options.top` that changed
+  std::vector<Change> top;                   // kernels, ops and copies together, the top `options.top` that changed
   std::vector<CopyChange> copies;
   std::vector<MetricChange> metrics;  // utilization, memory peaks, counts
   std::vector<MetricChange> breakdown;  // ms per step by category
@@ -157,6 +157,7 @@ struct BudgetCheck {
   std::string actual;  // as text, with unit
   bool pass = true;
   std::string detail;  // why it failed, or what was measured
+  double limit_value = 0, actual_value = 0;  // ms, bytes, fraction; findings: 0 allowed, 1 present
 };
 
 struct CheckResult {

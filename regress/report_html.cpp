@@ -95,7 +95,7 @@ std::string to_html(const DiffResult& d) {
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + title + "</title>\n<style>\n" +
                   kStyle + "\n</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n";
   o += std::string("<div class=\"verdict ") + (d.verdict == Verdict::kRegression ? "regression" : "pass") + "\"><b>" +
-       verdict_label(d.verdict) + "</b>: " + html_escape(d.headline) + "</div>\n";
+       html_escape(d.headline) + "</b></div>\n";
   const auto why = causes(d);
   if (!why.empty()) {
     o += "<p>Behind it:</p><ul>\n";
@@ -122,7 +122,7 @@ std::string to_html(const DiffResult& d) {
        td(html_escape(fmt::p_value(d.test.p_slower) + " / " + fmt::p_value(d.test.p_faster)), true) + "</tr>\n</table>\n";
 
   o += "<h2>Top changes, time per step</h2>\n";
-  if (d.top.empty()) o += "<p>No kernel or op changed its time per step by more than 1 %.</p>\n";
+  if (d.top.empty()) o += "<p>No kernel, op or copy changed its time per step by more than 1 %.</p>\n";
   else change_rows(o, d.top, true);
   o += "<p class=\"note\">Ops count their kernels' GPU time plus their own CPU time. A marked row changed beyond its own "
        "step-to-step noise (two-sided Mann-Whitney over per-step kernel time, p &lt; alpha).</p>\n";

@@ -167,8 +167,9 @@ std::string to_json(const CheckResult& c) {
   j["step_ms_p95"] = ms(c.run.p95_ms);
   json checks = json::array();
   for (const auto& k : c.checks)
-    checks.push_back(json{{"name", k.name}, {"limit", k.limit}, {"actual", k.actual}, {"pass", k.pass},
-                          {"detail", fmt::valid_utf8(k.detail)}});
+    checks.push_back(json{{"name", k.name}, {"limit", k.limit}, {"actual", k.actual},
+                          {"limit_value", round_to(k.limit_value, 6)}, {"actual_value", round_to(k.actual_value, 6)},
+                          {"pass", k.pass}, {"detail", fmt::valid_utf8(k.detail)}});
   j["checks"] = checks;
   json notes = json::array();
   for (const auto& n : c.notes) notes.push_back(fmt::valid_utf8(n));

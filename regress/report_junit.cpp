@@ -35,7 +35,7 @@ std::string to_junit(const DiffResult& d) {
   o += "    <testcase" + attr("classname", "gpuscope.diff") + attr("name", "step time: " + d.next.recording + " vs " + d.base.recording) +
        attr("time", "0") + ">\n";
   // The body repeats the terminal report: CI systems show it under the failed test.
-  const std::string body = fmt::xml_escape(to_text(d));
+  const std::string body = fmt::xml_escape(to_text(d), false);
   if (failed) o += "      <failure" + attr("type", "regression") + attr("message", d.headline) + ">" + body + "</failure>\n";
   else o += "      <system-out>" + body + "</system-out>\n";
   o += "    </testcase>\n  </testsuite>\n</testsuites>\n";
@@ -52,7 +52,7 @@ std::string to_junit(const CheckResult& c) {
   for (const auto& k : c.checks) {
     o += "    <testcase" + attr("classname", "gpuscope.check") + attr("name", k.name) + attr("time", "0") + ">\n";
     const std::string text = k.name + ": limit " + k.limit + ", actual " + k.actual + (k.detail.empty() ? "" : "; " + k.detail);
-    if (!k.pass) o += "      <failure" + attr("type", "budget") + attr("message", text) + ">" + fmt::xml_escape(text) + "</failure>\n";
+    if (!k.pass) o += "      <failure" + attr("type", "budget") + attr("message", text) + ">" + fmt::xml_escape(text, false) + "</failure>\n";
     else o += "      <system-out>" + fmt::xml_escape(text) + "</system-out>\n";
     o += "    </testcase>\n";
   }

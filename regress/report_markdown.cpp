@@ -61,8 +61,9 @@ std::string to_markdown(const DiffResult& d) {
   }
   step_table(o, d);
 
-  o += "### Top " + std::to_string(d.top.size()) + " changes (time per step)\n\n";
-  if (d.top.empty()) o += "No kernel or op changed its time per step by more than 1 %.\n\n";
+  o += d.top.empty() ? std::string("### Top changes (time per step)\n\n")
+                      : "### Top " + std::to_string(d.top.size()) + " changes (time per step)\n\n";
+  if (d.top.empty()) o += "No kernel, op or copy changed its time per step by more than 1 %.\n\n";
   else changes_table(o, d.top, d.top.size());
   o += "Ops count their kernels' GPU time plus their own CPU time, so a kernel and the op that launches it "
        "can both appear. p: two-sided Mann-Whitney over the kernel's per-step time.\n\n";

@@ -29,8 +29,8 @@ std::string to_text(const DiffResult& d) {
   o += side_line("base", d.base);
   o += side_line("new ", d.next);
   o += "  shift " + fmt::signed_percent(d.test.shift) + " (95 % CI " + fmt::signed_percent(d.test.ci_low) + " to " +
-       fmt::signed_percent(d.test.ci_high) + "), Mann-Whitney over steps: p(slower) = " + fmt::p_value(d.test.p_slower) +
-       ", p(faster) = " + fmt::p_value(d.test.p_faster) + "; threshold " + fmt::percent(d.options.threshold) + ", alpha " +
+       fmt::signed_percent(d.test.ci_high) + "), Mann-Whitney over steps: p(slower) " + fmt::p_is(d.test.p_slower) +
+       ", p(faster) " + fmt::p_is(d.test.p_faster) + "; threshold " + fmt::percent(d.options.threshold) + ", alpha " +
        fmt::fixed(d.options.alpha, 3) + "\n";
   for (const Change* c : causes(d))
     o += "  behind it: " + c->kind + " " + fmt::plain(c->name, 120) + " " + fmt::signed_fixed(c->delta_ms, 3) +
@@ -38,7 +38,8 @@ std::string to_text(const DiffResult& d) {
 
   if (!d.top.empty()) {
     o += "\nTop changes, ms per step:\n";
-    o += "   # kind   status           base        new      delta  share  p        name\n";
+    o += pad("#", 4, true) + " " + pad("kind", 6) + " " + pad("status", 10) + pad("base", 11, true) + pad("new", 11, true) +
+         pad("delta", 11, true) + pad("share", 7, true) + "  " + pad("p", 8) + " name\n";
     int i = 0;
     for (const Change& c : d.top)
       o += pad(std::to_string(++i), 4, true) + " " + pad(c.kind, 6) + " " + pad(status_name(c.status), 10) +
@@ -47,10 +48,10 @@ std::string to_text(const DiffResult& d) {
   }
   o += "\nOther measures (base -> new):\n";
   for (const auto& m : d.metrics)
-    o += "  " + pad(m.name, 26) + fmt::metric(m.base, m.unit) + " -> " + fmt::metric(m.next, m.unit) +
+    o += "  " + pad(m.name, 30) + fmt::metric(m.base, m.unit) + " -> " + fmt::metric(m.next, m.unit) +
          (metric_change(m).empty() ? "" : " (" + metric_change(m) + ")") + "\n";
   for (const auto& c : d.copies)
-    o += "  " + pad(c.label, 26) + fmt::bytes(c.base_bytes) + " -> " + fmt::bytes(c.new_bytes) + " per step, " +
+    o += "  " + pad(c.label, 29) + " " + fmt::bytes(c.base_bytes) + " -> " + fmt::bytes(c.new_bytes) + " per step, " +
          fmt::fixed(c.base_ms, 3) + " -> " + fmt::fixed(c.new_ms, 3) + " ms\n";
   if (!d.findings.empty()) {
     o += "\nFindings:\n";

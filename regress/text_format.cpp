@@ -110,6 +110,8 @@ std::string p_value(double p) {
   return printf_double("%.2g", p);
 }
 
+std::string p_is(double p) { return p < 0.0001 ? p_value(p) : "= " + p_value(p); }
+
 std::string metric(double v, const std::string& unit) {
   if (unit == "ms") return fixed(v, 3) + " ms";
   if (unit == "bytes") return bytes(v);
@@ -156,7 +158,7 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
-std::string xml_escape(std::string_view s) {
+std::string xml_escape(std::string_view s, bool attribute) {
   std::string out;
   for_each_code_point(s, [&](uint32_t cp) {
     switch (cp) {
@@ -165,8 +167,8 @@ std::string xml_escape(std::string_view s) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
-      case '\n': out += "&#10;"; break;
-      case '\t': out += "&#9;"; break;
+      case '\n': out += attribute ? "&#10;" : "\n"; break;
+      case '\t': out += attribute ? "&#9;" : "\t"; break;
       default:
         if (cp < 0x20 || cp == 0xfffe || cp == 0xffff) cp = '?';
         append_utf8(out, cp);

@@ -17,13 +17,15 @@ std::string optional_percent(const std::optional<double>& fraction);  // "" when
 std::string bytes(double b);                       // "1.50 GB", "512 B"
 std::string signed_bytes(double b);                // "+1.50 GB"
 std::string p_value(double p);                     // "0.031", "< 0.0001"
+std::string p_is(double p);                        // "= 0.031", "< 0.0001"
 std::string metric(double v, const std::string& unit);  // by unit: ms, bytes, fraction, count
 
 std::string valid_utf8(std::string_view s);  // invalid sequences become U+FFFD
 // Valid UTF-8, control characters as '?', at most `max` code points (an ellipsis marks a cut).
 std::string plain(std::string_view s, size_t max = std::string::npos);
 std::string html_escape(std::string_view s);
-std::string xml_escape(std::string_view s);  // attribute- and text-safe, XML 1.0 characters only
+// XML 1.0 characters only; in an attribute newlines and tabs become character references.
+std::string xml_escape(std::string_view s, bool attribute = true);
 std::string md_escape(std::string_view s);   // inside a Markdown table cell or inline text
 
 }  // namespace gpuscope::regress::fmt

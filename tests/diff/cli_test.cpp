@@ -209,6 +209,25 @@ TEST(DiffCli, CheckBudget) {
   expect_one_line_error(gpuscope("check " + run("cnosteps.db", no_steps) + " --budget " + ok), "no steps found");
 }
 
+// Recordings from the GPU machine (tests/gpu/diff_check.sh copies them to its
+// output as diff_*_h200.db): the same configuration twice passes, the variant
+// with the sin kernel made slower fails and names that kernel first.
+TEST(DiffCli, GpuFixtures) {
+  const fs::path data = fs::path(GPUSCOPE_SOURCE_DIR) / "tests" / "data";
+  const std::string base = (data / "diff_base_h200.db").string(), rerun = (data / "diff_rerun_h200.db").string(),
+                    slow = (data / "diff_slow_h200.db").string();
+  if (!fs::exists(base) || !fs::exists(rerun) || !fs::exists(slow))
+    GTEST_SKIP() << "no GPU fixtures yet: run tests/gpu/diff_check.sh on the GPU machine and commit diff_*_h200.db";
+  Result same = gpuscope("diff " + base + " " + rerun);
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  Result r = gpuscope("diff " + base + " " + slow + " --json -");
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const std::string first = j["kernels"][0]["name"];
+  EXPECT_NE(first.find("sin_kernel"), std::string::npos) << first;
+  EXPECT_GE(j["kernels"][0]["delta_pct"].get<double>(), 10.0) << "the kernel is at least 10 % slower in total";
+}
+
 TEST(DiffCli, Help) {
   Result d = gpuscope("diff --help");
   EXPECT_EQ(d.code, 0);

@@ -142,7 +142,10 @@ TEST_F(DiffGolden, AttributionAddedRemovedAndTheRest) {
   EXPECT_NEAR(gemm->delta_ms, 2 * 0.8 * 0.4, 0.05);  // two launches, each 40 % slower
   EXPECT_NEAR(gemm->base_count, 2, 1e-9);
   ASSERT_TRUE(gemm->share.has_value());
-  EXPECT_GT(*gemm->share, 0.7);
+  EXPECT_GT(*gemm->share, 0.6);  // the doubled copy takes most of the rest
+  bool copy_in_top = false;
+  for (const auto& c : d.top) copy_in_top |= c.kind == "memcpy" && c.status == regress::Status::kGrown;
+  EXPECT_TRUE(copy_in_top);
   const auto* mm = find(d.ops, "aten::mm");
   ASSERT_TRUE(mm);
   EXPECT_EQ(mm->status, regress::Status::kGrown);
@@ -177,7 +180,10 @@ TEST_F(DiffGolden, FormatsStayParseable) {
   EXPECT_EQ(j["exit_code"], 1);
   EXPECT_EQ(j["base"]["steps"], 30);
   EXPECT_EQ(j["base"]["step_ms"].size(), 30u);
-  EXPECT_EQ(j["top_changes"].size(), 10u);
+  size_t changed = 0;
+  for (const auto* list : {&d.kernels, &d.ops})
+    for (const auto& c : *list) changed += c.status != regress::Status::kUnchanged;
+  EXPECT_EQ(j["top_changes"].size(), changed + 1) << "every changed kernel and op, and the copy";
   // The kernel name with | & < > ` in it stays escaped in every text format.
   const std::string md = regress::to_markdown(d), xml = regress::to_junit(d), html = regress::to_html(d);
   EXPECT_EQ(md.find("mul|scale"), std::string::npos);

@@ -159,8 +159,23 @@ void write_run(const std::string& path, const RunSpec& spec) {
   w.commit();
 }
 
+namespace {
+
+// One folder per test process, removed when the process exits.
+struct TempDir {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("gpuscope_diff_test_" + std::to_string(::getpid()));
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
 std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gpuscope_diff_test_" + std::to_string(::getpid()));
+  static TempDir temp;
+  const auto& dir = temp.path;
   std::filesystem::create_directories(dir);
   const auto p = dir / name;
   std::filesystem::remove(p);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "common/error.h"
@@ -51,6 +52,8 @@ Rates run_pairs(uint64_t seed, double shift, double cv, double spike_rate, int n
     r.significant_slower += t.p_slower < kAlpha;
     r.any_direction += classify(t, kAlpha, kThreshold) != Direction::kNone;
   }
+  std::printf("shift %+.0f %%, cv %.0f %%, stalls %.0f %%: %d/%d regressions, %d p_slower < alpha, %d significant either way\n",
+              shift * 100, cv * 100, spike_rate * 100, r.regressions, kPairs, r.significant_slower, r.any_direction);
   return r;
 }
 
@@ -148,6 +151,7 @@ TEST(DiffStats, MannWhitneyMatchesThePermutationDistribution) {
   const auto obs = regress::mann_whitney(base, next);
   const double exact = static_cast<double>(std::count_if(us.begin(), us.end(), [&](double u) { return u >= obs.u; })) /
                        static_cast<double>(us.size());
+  std::printf("U = %.1f: normal p = %.5f, exact p = %.5f\n", obs.u, obs.p_greater, exact);
   EXPECT_NEAR(obs.p_greater, exact, 0.01) << "exact " << exact;
   EXPECT_LT(obs.p_greater, 0.05);
 }
