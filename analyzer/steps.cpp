@@ -85,7 +85,19 @@ double percentile(std::vector<double> v, double p) {
 
 StepPlan plan_steps(const Model& m, const Options& opt) {
   StepPlan plan;
-  if (!from_step_table(m, plan) && !from_ranges(m, plan)) {
+  StepPlan by_ranges;
+  const bool have_ranges = from_ranges(m, by_ranges);
+  const bool have_table = from_step_table(m, plan);
+  // A step table that misses most steps (a step replayed as a CUDA graph never calls
+  // the optimizer from Python) loses to step-like ranges that see them all.
+  if (have_table && have_ranges && by_ranges.all.size() >= 2 * plan.all.size() &&
+      by_ranges.detail.find("step") != std::string::npos) {
+    by_ranges.detail += " (the step table has only " + std::to_string(plan.all.size()) + " steps)";
+    plan = std::move(by_ranges);
+  } else if (!have_table && have_ranges) {
+    plan = std::move(by_ranges);
+  }
+  if (!have_table && !have_ranges) {
     if (opt.first_step || opt.last_step)
       throw Error(m.path + ": --steps given, but the recording has no steps (no step table, no repeating ranges)");
     return plan;

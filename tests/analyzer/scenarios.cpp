@@ -260,6 +260,8 @@ void write(const std::string& name, bool planted, Sim& s) {
       sim.cpu(ms(5));
       sim.range(1, "DataLoader.next", t, sim.now(), 1);
     };
+  } else if (name == "graph_replay") {
+    L.steps = 10;  // optimizer steps recorded for the first 3 only, NVTX train_step for all
   } else if (name == "no_steps") {
     s.write_steps = false;
     L.steps = 3;
@@ -288,12 +290,13 @@ void write(const std::string& name, bool planted, Sim& s) {
   } else {
     throw std::runtime_error("unknown scenario " + name);
   }
-  if (name == "nvtx_steps") {
+  if (name == "nvtx_steps" || name == "graph_replay") {
     // NVTX step ranges around the default loop.
     for (int i = 0; i < L.steps; ++i) {
       Loop one = L;
       one.steps = 1;
       one.warmup = i == 0;
+      if (name == "graph_replay") s.write_steps = i < 3;
       const int64_t t = s.now();
       run(s, one);
       s.range(1, "train_step", t, s.now(), 0);

@@ -81,6 +81,14 @@ TEST(Steps, NvtxRangesWhenNoStepTable) {
   EXPECT_TRUE(noted);
 }
 
+TEST(Steps, RangesWinOverAStepTableThatMissesMostSteps) {
+  auto a = analyze_scenario("graph_replay");
+  EXPECT_EQ(a.summary.step_source, StepSource::kRanges);
+  EXPECT_EQ(a.summary.steps_recorded, 10);
+  EXPECT_NE(a.summary.step_source_detail.find("the step table has only 3 steps"), std::string::npos)
+      << a.summary.step_source_detail;
+}
+
 TEST(Steps, WholeRecordingWhenNothingRepeats) {
   auto a = analyze_scenario("no_steps");
   EXPECT_EQ(a.summary.step_source, StepSource::kWholeRecording);
