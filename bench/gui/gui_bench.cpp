@@ -191,6 +191,24 @@ int main(int argc, char** argv) {
     std::printf("%-18s %10.3f ms %12.2f %10.2f %10.2f %10.2f %10.2f\n", l.name, (v->viewEnd() - v->viewStart()) / 1e6,
                 s.median, s.worst, s.lanes, s.painter, s.cpu);
   }
+  // A frame that changes only overlays (a click selects an event): lanes reused.
+  {
+    v->fitAll();
+    QImage frame(v->size(), QImage::Format_ARGB32_Premultiplied);
+    v->render(frame);
+    std::vector<double> ms;
+    for (int i = 0; i < frames; ++i) {
+      v->select(i % 2 ? EventRef{} : tl->kernel_summary().front().longest);
+      QElapsedTimer t;
+      t.start();
+      v->render(frame);
+      ms.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("%-18s %10.3f ms %12.2f %10.2f   (selection changes; lanes cached)\n", "fit all, select",
+                (v->viewEnd() - v->viewStart()) / 1e6, ms[ms.size() / 2], ms.back());
+    v->select({});
+  }
   // Fit-all with every kernel of one name highlighted (a search).
   Highlight h;
   const auto mask = match_names(*tl->strings(), QStringLiteral("kernel_1<"), false);
