@@ -105,7 +105,7 @@ CheckResult check(const Recording& run, const Budget& budget, const std::string&
     if (d.id == a.summary.device) r.run.device_name = d.name;
 
   auto step_limit = [&](const char* name, double limit, double actual, const char* what) {
-    BudgetCheck c{name, fmt::fixed(limit, 3) + " ms", fmt::fixed(actual, 3) + " ms", actual <= limit, "", limit, actual};
+    BudgetCheck c{name, fmt::duration(limit), fmt::duration(actual), actual <= limit, "", limit, actual};
     c.detail = std::string(what) + " over " + std::to_string(r.run.steps) + " analysed steps" +
                (c.pass ? "" : ": " + fmt::signed_percent(actual / limit - 1) + " over the limit");
     r.checks.push_back(c);

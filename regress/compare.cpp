@@ -243,8 +243,8 @@ void fill_notes(DiffResult& d, const Recording& base, const Recording& next) {
 }
 
 std::string headline(const DiffResult& d) {
-  const std::string shift = "step time " + fmt::signed_percent(d.test.shift) + " (median " + fmt::fixed(d.base.median_ms, 3) +
-                            " -> " + fmt::fixed(d.next.median_ms, 3) + " ms)";
+  const std::string shift = "step time " + fmt::signed_percent(d.test.shift) + " (median " + fmt::duration(d.base.median_ms) +
+                            " -> " + fmt::duration(d.next.median_ms) + ")";
   const std::string thr = fmt::percent(d.options.threshold, 1);
   auto p_text = [](double p) { return "p " + fmt::p_is(p); };
   switch (d.verdict) {

@@ -19,9 +19,9 @@ void step_table(std::string& o, const DiffResult& d) {
   o += "| | base | new | change |\n|---|---:|---:|---:|\n";
   o += "| recording | " + name_cell(d.base.recording) + " | " + name_cell(d.next.recording) + " | |\n";
   o += "| steps analysed | " + std::to_string(d.base.steps) + " | " + std::to_string(d.next.steps) + " | |\n";
-  o += "| step time median | " + fmt::fixed(d.base.median_ms, 3) + " ms | " + fmt::fixed(d.next.median_ms, 3) + " ms | " +
+  o += "| step time median | " + fmt::duration(d.base.median_ms) + " | " + fmt::duration(d.next.median_ms) + " | " +
        fmt::signed_percent(d.median_change) + " |\n";
-  o += "| step time p95 | " + fmt::fixed(d.base.p95_ms, 3) + " ms | " + fmt::fixed(d.next.p95_ms, 3) + " ms | " +
+  o += "| step time p95 | " + fmt::duration(d.base.p95_ms) + " | " + fmt::duration(d.next.p95_ms) + " | " +
        fmt::signed_percent(d.p95_change) + " |\n";
   o += "| shift estimate (95 % CI) | | | " + fmt::signed_percent(d.test.shift) + " (" + fmt::signed_percent(d.test.ci_low) +
        " to " + fmt::signed_percent(d.test.ci_high) + ") |\n";
@@ -104,7 +104,7 @@ std::string to_markdown(const DiffResult& d) {
 std::string to_markdown(const CheckResult& c) {
   std::string o = std::string("## ") + (c.pass() ? "\u2705 gpuscope check: PASS" : "\u274c gpuscope check: FAIL") + "\n\n";
   o += name_cell(c.recording) + " against " + name_cell(c.budget) + ": " + std::to_string(c.run.steps) +
-       " analysed steps, median " + fmt::fixed(c.run.median_ms, 3) + " ms, p95 " + fmt::fixed(c.run.p95_ms, 3) + " ms.\n\n";
+       " analysed steps, median " + fmt::duration(c.run.median_ms) + ", p95 " + fmt::duration(c.run.p95_ms) + ".\n\n";
   o += "| limit | budget | actual | result | detail |\n|---|---:|---:|---|---|\n";
   for (const auto& k : c.checks)
     o += "| " + fmt::md_escape(k.name) + " | " + k.limit + " | " + k.actual + " | " + (k.pass ? "pass" : "**FAIL**") + " | " +

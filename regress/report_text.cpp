@@ -18,7 +18,7 @@ std::string pad(std::string s, size_t width, bool right = false) {
 
 std::string side_line(const char* which, const SideSummary& s) {
   return std::string("  ") + which + " " + fmt::plain(s.recording, 60) + ": " + std::to_string(s.steps) + " steps, median " +
-         fmt::fixed(s.median_ms, 3) + " ms, p95 " + fmt::fixed(s.p95_ms, 3) + " ms (" + fmt::plain(s.step_source, 80) +
+         fmt::duration(s.median_ms) + ", p95 " + fmt::duration(s.p95_ms) + " (" + fmt::plain(s.step_source, 80) +
          (s.device_name.empty() ? "" : ", " + fmt::plain(s.device_name, 60)) + ")\n";
 }
 
@@ -70,7 +70,7 @@ std::string to_text(const DiffResult& d) {
 std::string to_text(const CheckResult& c) {
   std::string o = std::string("gpuscope check: ") + (c.pass() ? "PASS" : "FAIL") + " (" + fmt::plain(c.recording, 60) +
                   " against " + fmt::plain(c.budget, 60) + ", " + std::to_string(c.run.steps) + " steps, median " +
-                  fmt::fixed(c.run.median_ms, 3) + " ms)\n";
+                  fmt::duration(c.run.median_ms) + ")\n";
   for (const auto& k : c.checks)
     o += std::string("  ") + (k.pass ? "pass " : "FAIL ") + pad(k.name, 30) + " limit " + pad(k.limit, 12) + " actual " +
          pad(k.actual, 12) + " " + fmt::plain(k.detail, 200) + "\n";

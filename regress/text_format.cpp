@@ -112,8 +112,15 @@ std::string p_value(double p) {
 
 std::string p_is(double p) { return p < 0.0001 ? p_value(p) : "= " + p_value(p); }
 
+std::string duration(double ms) {
+  const double a = std::fabs(ms);
+  if (a >= 1 || a == 0) return fixed(ms, 3) + " ms";
+  if (a >= 0.001) return fixed(ms * 1e3, 2) + " us";
+  return fixed(ms * 1e6, 0) + " ns";
+}
+
 std::string metric(double v, const std::string& unit) {
-  if (unit == "ms") return fixed(v, 3) + " ms";
+  if (unit == "ms") return duration(v);
   if (unit == "bytes") return bytes(v);
   if (unit == "fraction") return percent(v);
   return fixed(v, v == std::round(v) ? 0 : 2);

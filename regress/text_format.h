@@ -18,6 +18,7 @@ std::string bytes(double b);                       // "1.50 GB", "512 B"
 std::string signed_bytes(double b);                // "+1.50 GB"
 std::string p_value(double p);                     // "0.031", "< 0.0001"
 std::string p_is(double p);                        // "= 0.031", "< 0.0001"
+std::string duration(double ms);                   // "12.345 ms", "13.25 us", "310 ns": readable at any scale
 std::string metric(double v, const std::string& unit);  // by unit: ms, bytes, fraction, count
 
 std::string valid_utf8(std::string_view s);  // invalid sequences become U+FFFD
