@@ -59,7 +59,6 @@ std::string to_markdown(const DiffResult& d) {
            (why[i]->share ? " (" + share_text(*why[i]) + " of the change)" : "");
     o += ".\n\n";
   }
-  step_table(o, d);
 
   o += d.top.empty() ? std::string("### Top changes (time per step)\n\n")
                       : "### Top " + std::to_string(d.top.size()) + " changes (time per step)\n\n";
@@ -67,6 +66,8 @@ std::string to_markdown(const DiffResult& d) {
   else changes_table(o, d.top, d.top.size());
   o += "Ops count their kernels' GPU time plus their own CPU time, so a kernel and the op that launches it "
        "can both appear. p: two-sided Mann-Whitney over the kernel's per-step time.\n\n";
+  o += "### Step time and other measures\n\n";
+  step_table(o, d);
 
   if (!d.findings.empty()) {
     o += "### Findings\n\n";
