@@ -20,6 +20,16 @@ bool wants_screenshot(int argc, char** argv) {
   return false;
 }
 
+// Offscreen rendering makes Qt say things about the missing display that are
+// not the user's problem; keep stderr to our one-line errors.
+void quiet_offscreen(QtMsgType type, const QMessageLogContext& ctx, const QString& msg) {
+  if (msg.contains(QLatin1String("propagateSizeHints")) || msg.contains(QLatin1String("XDG_RUNTIME_DIR")))
+    return;
+  if (type == QtDebugMsg || type == QtInfoMsg) return;
+  (void)ctx;
+  std::fprintf(stderr, "%s\n", msg.toLocal8Bit().constData());
+}
+
 int fail(const QString& message) {
   std::fprintf(stderr, "gpuscope view: %s\n", message.toLocal8Bit().constData());
   return 2;
@@ -29,9 +39,11 @@ int fail(const QString& message) {
 
 int main(int argc, char** argv) {
   // A screenshot needs no display: render offscreen when there is none.
-  if (wants_screenshot(argc, argv) && !std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") &&
-      !std::getenv("QT_QPA_PLATFORM"))
-    setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  if (wants_screenshot(argc, argv)) {
+    if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM"))
+      setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    qInstallMessageHandler(quiet_offscreen);
+  }
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("gpuscope-view"));
   QApplication::setOrganizationName(QStringLiteral("gpuscope"));

@@ -114,14 +114,23 @@ void MainWindow::buildMenus() {
   file->addSeparator();
   file->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
-  view->addAction(QStringLiteral("&Fit all"), QKeySequence(Qt::Key_0), view_, &TimelineView::fitAll);
-  view->addAction(QStringLiteral("&Zoom to selection"), QKeySequence(Qt::Key_F), view_, &TimelineView::zoomToSelection);
-  view->addAction(QStringLiteral("F&ind…"), QKeySequence::Find, search_, &SearchBar::focusSearch);
-  for (QAction* a : view->actions()) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-  // Fit/zoom keys belong to the timeline (it handles them itself); the menu shows them.
-  view->actions().at(0)->setShortcut({});
-  view->actions().at(1)->setShortcut({});
-  view->actions().at(2)->setShortcutContext(Qt::WindowShortcut);
+  // The timeline handles its keys itself (they must work while it has focus);
+  // the menu only shows them.
+  view->addAction(QStringLiteral("&Fit all\t0"), view_, &TimelineView::fitAll);
+  view->addAction(QStringLiteral("&Zoom to selection\tF"), view_, &TimelineView::zoomToSelection);
+  QAction* find = view->addAction(QStringLiteral("F&ind…"), search_, &SearchBar::focusSearch);
+  find->setShortcut(QKeySequence::Find);
+  QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+  help->addAction(QStringLiteral("&Navigation"), this, [this] {
+    QMessageBox::information(
+        this, QStringLiteral("Navigation"),
+        QStringLiteral("Wheel: zoom at the cursor · Shift+wheel: scroll rows\n"
+                       "Drag: pan · Shift+drag or drag on the ruler: measure a range\n"
+                       "W / S: zoom in / out · A / D: pan left / right\n"
+                       "F: zoom to the selection · 0 or Home: fit all · Esc: clear\n"
+                       "Click: select (details on the right) · click a group header: collapse\n"
+                       "Ctrl+F: search; Enter / Shift+Enter: next / previous match"));
+  });
   refreshRecentMenu();
 }
 
