@@ -55,7 +55,8 @@ bool load_cupti(CuptiApi& api, std::string& why) {
          resolve(lib, "cuptiActivitySetAttribute", api.set_attribute, why) &&
          resolve(lib, "cuptiActivityPushExternalCorrelationId", api.push_external_id, why) &&
          resolve(lib, "cuptiActivityPopExternalCorrelationId", api.pop_external_id, why) &&
-         resolve(lib, "cuptiGetVersion", api.get_version, why);
+         resolve(lib, "cuptiGetVersion", api.get_version, why) &&
+         resolve(lib, "cuptiSetThreadIdType", api.set_thread_id_type, why);
 }
 
 std::string cupti_error(const CuptiApi& api, CUptiResult r) {

@@ -26,6 +26,7 @@ struct CuptiApi {
   decltype(&cuptiActivityPushExternalCorrelationId) push_external_id = nullptr;
   decltype(&cuptiActivityPopExternalCorrelationId) pop_external_id = nullptr;
   decltype(&cuptiGetVersion) get_version = nullptr;
+  decltype(&cuptiSetThreadIdType) set_thread_id_type = nullptr;
 };
 
 // Loads libcupti (one already in the process first, then GPUSCOPE_CUPTI, the

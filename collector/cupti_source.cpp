@@ -142,6 +142,8 @@ bool start(const Config& config, std::string& why) {
     if (g_pool[i].data) g_free.push(g_pool, i);
   }
   g_api.register_timestamp_callback(timestamp);
+  // OS thread ids (gettid), as every CPU-side source records them, not pthread_self().
+  g_api.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   rc = g_api.register_callbacks(buffer_requested, buffer_completed);
   if (rc != CUPTI_SUCCESS) {
     why = "cuptiActivityRegisterCallbacks failed: " + cupti_error(g_api, rc);
