@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/configure.sh
-demo=tests/data/mlp_h200.db
+demo=tests/data/known_work_h200.db
 if [ ! -f "$demo" ]; then demo=$(ls tests/data/*.db | head -n 1); fi
 build/bin/gpuscope info "$demo"
 if build/bin/gpuscope analyze --help >/dev/null 2>&1; then
