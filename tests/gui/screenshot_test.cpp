@@ -68,44 +68,61 @@ bool matches(const Diff& d) { return d.same_size && d.share <= kMaxDifferingShar
 class ScreenshotTest : public QObject {
   Q_OBJECT
  private slots:
+  void matchesTheGoldenImage_data();
   void matchesTheGoldenImage();
   void comparisonCanFail();
   void throughTheCli();
   void badInput();
 
  private:
-  QImage shoot(const QStringList& extra);
+  QImage shoot(const QStringList& extra, const QString& recording = QStringLiteral("nvtx_loop.db"));
   QTemporaryDir dir_;
   int counter_ = 0;
 };
 
-QImage ScreenshotTest::shoot(const QStringList& extra) {
+QImage ScreenshotTest::shoot(const QStringList& extra, const QString& recording) {
   const QString out = dir_.filePath(QStringLiteral("shot%1.png").arg(counter_++));
   Run r = run(kBin + QStringLiteral("/gpuscope-view"),
-              QStringList{kSource + QStringLiteral("/tests/data/nvtx_loop.db"), QStringLiteral("--screenshot"), out,
+              QStringList{kSource + QStringLiteral("/tests/data/") + recording, QStringLiteral("--screenshot"), out,
                           QStringLiteral("--timeline-only"), QStringLiteral("--size"), QStringLiteral("1200x420")} +
                   extra);
   if (r.rc != 0) qWarning("gpuscope-view failed (%d): %s", r.rc, qPrintable(r.err));
   return QImage(out);
 }
 
+void ScreenshotTest::matchesTheGoldenImage_data() {
+  QTest::addColumn<QString>("recording");
+  QTest::addColumn<QStringList>("args");
+  QTest::addColumn<QString>("golden");
+  // NVTX ranges on two threads, whole recording.
+  QTest::newRow("nvtx_loop") << QStringLiteral("nvtx_loop.db") << QStringList() << QStringLiteral("nvtx_loop");
+  // The H200 known-work recording around its kernels: streams, copies, counters, threads.
+  QTest::newRow("known_work_h200") << QStringLiteral("known_work_h200.db")
+                                   << QStringList{QStringLiteral("--range"), QStringLiteral("0.4745:0.4790")}
+                                   << QStringLiteral("known_work_h200");
+}
+
 void ScreenshotTest::matchesTheGoldenImage() {
-  const QString golden = kSource + QStringLiteral("/tests/gui/golden/nvtx_loop.png");
-  const QImage got = shoot({});
+  QFETCH(QString, recording);
+  QFETCH(QStringList, args);
+  QFETCH(QString, golden);
+  if (!QFileInfo::exists(kSource + QStringLiteral("/tests/data/") + recording)) QSKIP("recording not in tests/data");
+  const QString want_path = kSource + QStringLiteral("/tests/gui/golden/") + golden + QStringLiteral(".png");
+  const QImage got = shoot(args, recording);
   QVERIFY(!got.isNull());
   QCOMPARE(got.size(), QSize(1200, 420));
   if (qEnvironmentVariableIsSet("GPUSCOPE_UPDATE_GOLDEN")) {
-    QVERIFY(got.save(golden));
+    QVERIFY(got.save(want_path));
     QSKIP("golden image rewritten");
   }
-  const QImage want(golden);
-  QVERIFY2(!want.isNull(), qPrintable(golden + QStringLiteral(" missing; run with GPUSCOPE_UPDATE_GOLDEN=1")));
+  const QImage want(want_path);
+  QVERIFY2(!want.isNull(), qPrintable(want_path + QStringLiteral(" missing; run with GPUSCOPE_UPDATE_GOLDEN=1")));
   const Diff d = compare(got, want);
   if (!matches(d)) {
-    const QString actual = kSource + QStringLiteral("/tests/gui/golden/nvtx_loop.actual.png");
+    const QString actual = kSource + QStringLiteral("/tests/gui/golden/") + golden + QStringLiteral(".actual.png");
     got.save(actual);
     QFAIL(qPrintable(QStringLiteral("screenshot differs from %1: %2 % of pixels beyond tolerance %3 (allowed %4 %); wrote %5")
-                         .arg(golden)
+                         .arg(want_path)
                          .arg(100 * d.share, 0, 'f', 2)
                          .arg(kChannelTolerance)
                          .arg(100 * kMaxDifferingShare)
