@@ -242,6 +242,26 @@ void fill_notes(DiffResult& d, const Recording& base, const Recording& next) {
   if (next.imported()) d.notes.push_back("new was imported from a torch.profiler trace");
 }
 
+void fill_causes(DiffResult& d, const std::vector<Change>& copies, double step_delta_ms) {
+  if (d.verdict == Verdict::kNoChange || step_delta_ms == 0) return;
+  auto first = [&](const std::vector<Change>& list) {
+    for (const Change& c : list) {
+      if (c.status == Status::kUnchanged || !c.share || *c.share < kMinCauseShare) continue;
+      if (c.p_value && !c.significant) continue;  // moved no more than its own step-to-step noise
+      d.causes.push_back({c.kind, c.name, c.delta_ms, *c.share});
+      return;
+    }
+  };
+  first(d.kernels);
+  first(d.ops);
+  first(copies);
+  const MetricChange* best = nullptr;
+  for (const auto& b : d.breakdown)
+    if (!best || (b.next - b.base) / step_delta_ms > (best->next - best->base) / step_delta_ms) best = &b;
+  if (best && (best->next - best->base) / step_delta_ms >= kMinCauseShare)
+    d.causes.push_back({"breakdown", best->name, best->next - best->base, (best->next - best->base) / step_delta_ms});
+}
+
 std::string headline(const DiffResult& d) {
   const std::string shift = "step time " + fmt::signed_percent(d.test.shift) + " (median " + fmt::duration(d.base.median_ms) +
                             " -> " + fmt::duration(d.next.median_ms) + ")";
@@ -349,6 +369,8 @@ DiffResult diff(const Recording& base, const Recording& next, const DiffOptions&
   fill_metrics(d, base.analysis(), next.analysis());
   fill_findings(d, base.analysis(), next.analysis());
   fill_notes(d, base, next);
+  rank(copies, d.verdict, step_delta_ms);
+  fill_causes(d, copies, step_delta_ms);
   d.headline = headline(d);
   return d;
 }

@@ -110,6 +110,17 @@ struct SideSummary {
   std::vector<double> step_ms;
 };
 
+// What moved with a significant step-time change, one line each: the first
+// kernel, op, copy kind and step-time category (kernel, memcpy, ..., idle)
+// that moved its way by at least kMinCauseShare of the change.
+inline constexpr double kMinCauseShare = 0.10;
+struct Cause {
+  std::string kind;  // "kernel", "op", "memcpy", "memset", "breakdown"
+  std::string name;  // breakdown: the category, e.g. "dataloader"
+  double delta_ms = 0;
+  double share = 0;
+};
+
 enum class Verdict { kRegression, kImprovement, kWithinThreshold, kNoChange };
 const char* verdict_name(Verdict v);  // "regression", "improvement", "within_threshold", "no_change"
 
@@ -125,6 +136,7 @@ struct DiffResult {
   std::vector<MetricChange> metrics;  // utilization, memory peaks, counts
   std::vector<MetricChange> breakdown;  // ms per step by category
   std::vector<FindingChange> findings;
+  std::vector<Cause> causes;  // empty without a significant step-time change
   std::vector<std::string> notes;
   std::string headline;  // the verdict in one sentence
   int exit_code() const { return verdict == Verdict::kRegression ? 1 : 0; }

@@ -96,12 +96,11 @@ std::string to_html(const DiffResult& d) {
                   kStyle + "\n</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n";
   o += std::string("<div class=\"verdict ") + (d.verdict == Verdict::kRegression ? "regression" : "pass") + "\"><b>" +
        html_escape(d.headline) + "</b></div>\n";
-  const auto why = causes(d);
-  if (!why.empty()) {
+  if (!d.causes.empty()) {
     o += "<p>Behind it:</p><ul>\n";
-    for (const Change* c : why)
-      o += "<li>" + c->kind + " <code class=\"name\">" + html_escape(c->name) + "</code> " + fmt::signed_fixed(c->delta_ms, 3) +
-           " ms per step" + (c->share ? " (" + share_text(*c) + " of the change)" : "") + "</li>\n";
+    for (const Cause& c : d.causes)
+      o += "<li>" + cause_subject(c, "<code class=\"name\">" + html_escape(c.name) + "</code>") + " " +
+           fmt::signed_fixed(c.delta_ms, 3) + " ms per step (" + fmt::fixed(c.share * 100, 0) + " % of the change)</li>\n";
     o += "</ul>\n";
   }
 

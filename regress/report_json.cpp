@@ -105,6 +105,11 @@ std::string to_json(const DiffResult& d) {
   t["p95_change_pct"] = pct(d.p95_change);
   t["median_delta_ms"] = ms(d.next.median_ms - d.base.median_ms);
   j["step_time"] = t;
+  json causes = json::array();
+  for (const auto& c : d.causes)
+    causes.push_back(json{{"kind", c.kind}, {"name", fmt::valid_utf8(c.name)}, {"delta_ms_per_step", ms(c.delta_ms)},
+                          {"share_of_change", frac(c.share)}});
+  j["causes"] = causes;
   j["top_changes"] = changes(d.top);
   j["kernels"] = changes(d.kernels);
   j["ops"] = changes(d.ops);

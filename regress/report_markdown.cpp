@@ -50,14 +50,12 @@ void changes_table(std::string& o, const std::vector<Change>& list, size_t limit
 std::string to_markdown(const DiffResult& d) {
   std::string o = std::string("## ") + verdict_icon(d.verdict) + " gpuscope diff: " + verdict_label(d.verdict) + "\n\n";
   o += "**" + fmt::md_escape(d.headline) + "**\n\n";
-  const auto why = causes(d);
-  if (!why.empty()) {
-    o += "Behind it:";
-    for (size_t i = 0; i < why.size(); ++i)
-      o += std::string(i ? ";" : "") + " " + why[i]->kind + " " + name_cell(why[i]->name) + " " +
-           fmt::signed_fixed(why[i]->delta_ms, 3) + " ms per step" +
-           (why[i]->share ? " (" + share_text(*why[i]) + " of the change)" : "");
-    o += ".\n\n";
+  if (!d.causes.empty()) {
+    o += "Behind it:\n\n";
+    for (const Cause& c : d.causes)
+      o += "- " + cause_subject(c, name_cell(c.name)) + " " + fmt::signed_fixed(c.delta_ms, 3) + " ms per step (" +
+           fmt::fixed(c.share * 100, 0) + " % of the change)\n";
+    o += "\n";
   }
 
   o += d.top.empty() ? std::string("### Top changes (time per step)\n\n")

@@ -32,9 +32,9 @@ std::string to_text(const DiffResult& d) {
        fmt::signed_percent(d.test.ci_high) + "), Mann-Whitney over steps: p(slower) " + fmt::p_is(d.test.p_slower) +
        ", p(faster) " + fmt::p_is(d.test.p_faster) + "; threshold " + fmt::percent(d.options.threshold) + ", alpha " +
        fmt::fixed(d.options.alpha, 3) + "\n";
-  for (const Change* c : causes(d))
-    o += "  behind it: " + c->kind + " " + fmt::plain(c->name, 120) + " " + fmt::signed_fixed(c->delta_ms, 3) +
-         " ms per step" + (c->share ? " (" + share_text(*c) + " of the change)" : "") + "\n";
+  for (const Cause& c : d.causes)
+    o += "  behind it: " + cause_subject(c, fmt::plain(c.name, 120)) + " " + fmt::signed_fixed(c.delta_ms, 3) +
+         " ms per step (" + fmt::fixed(c.share * 100, 0) + " % of the change)\n";
 
   if (!d.top.empty()) {
     o += "\nTop changes, ms per step:\n";

@@ -16,17 +16,10 @@ const char* verdict_label(Verdict v) {
   return "NO CHANGE";
 }
 
-std::vector<const Change*> causes(const DiffResult& d) {
-  std::vector<const Change*> out;
-  if (d.verdict == Verdict::kNoChange) return out;
-  const double sign = d.test.shift < 0 ? -1.0 : 1.0;
-  for (const auto* list : {&d.kernels, &d.ops})
-    for (const Change& c : *list)
-      if (c.status != Status::kUnchanged && c.delta_ms * sign > 0) {
-        out.push_back(&c);
-        break;
-      }
-  return out;
+std::string cause_subject(const Cause& c, const std::string& name) {
+  if (c.kind == "breakdown") return "step-time category " + name;
+  if (c.kind == "memcpy" || c.kind == "memset") return name;  // the label starts with the kind
+  return c.kind + " " + name;
 }
 
 std::string metric_change(const MetricChange& m) {

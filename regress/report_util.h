@@ -12,9 +12,8 @@ namespace gpuscope::regress::report {
 // "REGRESSION", "FASTER", "NO REGRESSION", "NO CHANGE"
 const char* verdict_label(Verdict v);
 
-// With a significant step-time change: the first kernel and the first op that
-// moved in its direction (each may be missing). Empty otherwise.
-std::vector<const Change*> causes(const DiffResult& d);
+// "kernel NAME", "step-time breakdown: dataloader"
+std::string cause_subject(const Cause& c, const std::string& name);
 
 // "+12.4 %", "+2.5 pts" for fractions, "" when the base is 0.
 std::string metric_change(const MetricChange& m);
