@@ -6,6 +6,7 @@
 #include "analyzer/timing.h"
 
 #include <algorithm>
+#include <iterator>
 #include <unordered_map>
 
 namespace gpuscope::analyzer {
@@ -32,13 +33,6 @@ struct Wait {
   uint32_t api = kNone;
   bool allocator = false;
 };
-
-// Per-step covered time of `set`, one value per step window.
-std::vector<int64_t> per_step(const IntervalSet& set, const std::vector<StepWindow>& steps) {
-  std::vector<int64_t> out(steps.size());
-  for (size_t i = 0; i < steps.size(); ++i) out[i] = set.covered(steps[i].start, steps[i].end);
-  return out;
-}
 
 }  // namespace
 
@@ -268,26 +262,43 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
   run_tasks(tasks);
   timer.mark("  selections and sets");
 
-  // Phase 2: priority sweep. The covered time of the union of the first k
-  // categories, minus that of the first k-1, is what category k adds.
+  // Phase 2: priority sweep, step by step. The covered time of the union of the
+  // first k categories, minus that of the first k-1, is what category k adds.
+  // Unions are built per step from the clipped sets, so no whole-run union of
+  // kernels and API calls (millions of intervals) is ever materialized.
+  const IntervalSet* order[Breakdown::kCategories - 1] = {&compute, &memcpy, &memset, &comm, &runtime, &c.dataloader, &c.op_busy};
   std::array<std::vector<int64_t>, Breakdown::kCategories - 1> cov;
-  IntervalSet u = std::move(compute);
-  cov[0] = per_step(u, c.steps);
-  u = u.unite(memcpy);
-  cov[1] = per_step(u, c.steps);
-  u = u.unite(memset);
-  cov[2] = per_step(u, c.steps);
-  u = u.unite(comm);
-  cov[3] = per_step(u, c.steps);
-  c.gpu_busy = u;
-  u = u.unite(runtime);
-  runtime = {};
-  cov[4] = per_step(u, c.steps);
-  u = u.unite(c.dataloader);
-  cov[5] = per_step(u, c.steps);
-  u = u.unite(c.op_busy);
-  cov[6] = per_step(u, c.steps);
-  u = {};
+  for (auto& v : cov) v.assign(c.steps.size(), 0);
+  {
+    std::vector<Interval> cur, add, merged;
+    for (size_t i = 0; i < c.steps.size(); ++i) {
+      const int64_t s0 = c.steps[i].start, s1 = c.steps[i].end;
+      cur.clear();
+      for (size_t k = 0; k < std::size(order); ++k) {
+        add.clear();
+        order[k]->append_clipped(s0, s1, add);
+        merged.clear();
+        std::merge(cur.begin(), cur.end(), add.begin(), add.end(), std::back_inserter(merged),
+                   [](const Interval& a, const Interval& b) { return a.start < b.start; });
+        cur.clear();
+        int64_t total = 0;
+        for (const Interval& iv : merged) {
+          if (!cur.empty() && iv.start <= cur.back().end) {
+            if (iv.end > cur.back().end) {
+              total += iv.end - cur.back().end;
+              cur.back().end = iv.end;
+            }
+          } else {
+            cur.push_back(iv);
+            total += iv.end - iv.start;
+          }
+        }
+        cov[k][i] = total;
+      }
+    }
+  }
+  c.gpu_busy = compute.unite(memcpy).unite(memset).unite(comm);
+  compute = memcpy = memset = comm = runtime = {};
   c.step_breakdown.resize(c.steps.size());
   for (size_t i = 0; i < c.steps.size(); ++i) {
     Breakdown& b = c.step_breakdown[i];

@@ -88,6 +88,12 @@ IntervalSet IntervalSet::clip(int64_t lo, int64_t hi) const {
   return out;
 }
 
+void IntervalSet::append_clipped(int64_t lo, int64_t hi, std::vector<Interval>& out) const {
+  if (hi <= lo) return;
+  auto it = std::upper_bound(items_.begin(), items_.end(), lo, [](int64_t t, const Interval& iv) { return t < iv.end; });
+  for (; it != items_.end() && it->start < hi; ++it) out.push_back({std::max(it->start, lo), std::min(it->end, hi)});
+}
+
 int64_t IntervalSet::covered(int64_t lo, int64_t hi) const {
   if (hi <= lo || items_.empty()) return 0;
   // First interval ending after lo, last one starting before hi.

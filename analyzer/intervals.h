@@ -44,6 +44,8 @@ class IntervalSet {
   IntervalSet subtract(const IntervalSet& other) const;
   IntervalSet intersect(const IntervalSet& other) const;
   IntervalSet clip(int64_t lo, int64_t hi) const;
+  // Appends the parts inside [lo, hi) to `out`, in order.
+  void append_clipped(int64_t lo, int64_t hi, std::vector<Interval>& out) const;
 
   // Covered time inside [lo, hi): O(log n).
   int64_t covered(int64_t lo, int64_t hi) const;

@@ -233,26 +233,51 @@ void sort_by_start(std::vector<T>& v) {
   if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
 }
 
-// The first chunk loads straight into the model's vector, reserved for the whole
-// table, so appending the others never reallocates it.
+// Sizes `out` for every chunk's rowid range and hands each chunk its slice.
+// `max_rows` bounds what a rowid range may claim: SQLite needs well over 16 bytes
+// a row, so a range larger than the file allows has gaps in its rowids.
 template <class T>
-void reserve_chunks(std::vector<std::vector<T>>& parts, const std::vector<scan::Chunk>& chunks, int64_t table_rows) {
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const int64_t rows = i == 0 ? table_rows : chunks[i].hi - chunks[i].lo + 1;
-    parts[i].reserve(static_cast<size_t>(std::clamp<int64_t>(rows, 0, int64_t{1} << 31)));
+std::vector<scan::Slice<T>> slices(std::vector<T>& out, const std::vector<scan::Chunk>& chunks, int64_t max_rows) {
+  auto cap_of = [&](const scan::Chunk& c) {
+    // hi - lo cannot overflow: both are real rowids of the table.
+    return static_cast<size_t>(std::clamp<int64_t>(c.hi - c.lo + 1, 0, max_rows));
+  };
+  size_t total = 0;
+  for (const auto& c : chunks) total += cap_of(c);
+  out.assign(total, T{});
+  std::vector<scan::Slice<T>> s(chunks.size());
+  size_t offset = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    s[i].data = out.data() + offset;
+    s[i].cap = cap_of(chunks[i]);
+    offset += s[i].cap;
   }
+  return s;
 }
 
-// Concatenates the chunks in rowid order into `out`, freeing each as it goes.
+// Closes the holes left by rows outside the window, in rowid order.
 template <class T>
-void merge(std::vector<std::vector<T>>& parts, std::vector<T>& out) {
-  if (parts.empty()) return;
-  out = std::move(parts[0]);
-  for (size_t i = 1; i < parts.size(); ++i) {
-    out.insert(out.end(), parts[i].begin(), parts[i].end());
-    parts[i] = {};
+void compact(std::vector<T>& out, std::vector<scan::Slice<T>>& s) {
+  size_t n = 0, extra = 0;
+  for (const auto& slice : s) {
+    // Moving left within one buffer, so std::copy (front to back) is safe.
+    if (out.data() + n != slice.data) std::copy(slice.data, slice.data + slice.n, out.data() + n);
+    n += slice.n;
+    extra += slice.overflow.size();
   }
-  // Windowed loads keep fewer rows than reserved.
+  out.resize(n);
+  if (extra > 0) {  // rare: rowids with gaps; rebuild in rowid order
+    std::vector<T> all;
+    all.reserve(n + extra);
+    size_t at = 0;
+    for (auto& slice : s) {
+      all.insert(all.end(), out.begin() + static_cast<long>(at), out.begin() + static_cast<long>(at + slice.n));
+      all.insert(all.end(), slice.overflow.begin(), slice.overflow.end());
+      at += slice.n;
+      slice.overflow = {};
+    }
+    out = std::move(all);
+  }
   if (out.capacity() > out.size() + out.size() / 4 + 4096) out.shrink_to_fit();
 }
 
@@ -295,17 +320,14 @@ void load_events(store::Reader& reader, Model& m, int64_t lo, int64_t hi, bool p
   // The big tables load in two rowid halves each, so both threads stay busy.
   constexpr int kParts = 2;
   auto ck = scan::split(db, "kernel", kParts), ca = scan::split(db, "api_call", kParts), co = scan::split(db, "op", kParts),
-       ce = db.has_table("external_correlation") ? scan::split(db, "external_correlation", kParts)
-                                                 : std::vector<scan::Chunk>{};
-  std::vector<std::vector<KernelRec>> kernels(ck.size());
+       ce = scan::split(db, "external_correlation", kParts);
+  const int64_t max_rows = std::max<int64_t>(
+      1024, db.query_int("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()").value_or(0) / 16);
+  auto kernels = slices(m.kernels, ck, max_rows);
+  auto apis = slices(m.apis, ca, max_rows);
+  auto ops = slices(m.ops, co, max_rows);
+  auto links = slices(m.ext_links, ce, max_rows);
   std::vector<scan::KernelConfigs> configs(ck.size());
-  std::vector<std::vector<ApiRec>> apis(ca.size());
-  std::vector<std::vector<OpRec>> ops(co.size());
-  std::vector<std::vector<scan::ExtLink>> links(ce.size());
-  reserve_chunks(kernels, ck, scan::estimate_rows(db, "kernel"));
-  reserve_chunks(apis, ca, scan::estimate_rows(db, "api_call"));
-  reserve_chunks(ops, co, scan::estimate_rows(db, "op"));
-  reserve_chunks(links, ce, scan::estimate_rows(db, "external_correlation"));
   std::vector<std::function<void(store::Connection&)>> tasks;
   for (size_t i = 0; i < co.size(); ++i) tasks.push_back([&, i](store::Connection& c) { scan::ops(c, w, co[i], ops[i], prog); });
   for (size_t i = 0; i < ca.size(); ++i) tasks.push_back([&, i](store::Connection& c) { scan::apis(c, m, w, ca[i], apis[i], prog); });
@@ -318,14 +340,14 @@ void load_events(store::Reader& reader, Model& m, int64_t lo, int64_t hi, bool p
   prog.finish();
   timer.mark("  scan tables");
 
-  merge(kernels, m.kernels);
+  compact(m.kernels, kernels);
   m.kernel_config.assign(m.strings ? m.strings->size() : 0, {});
   for (auto it = configs.rbegin(); it != configs.rend(); ++it)  // the earliest chunk wins
     for (const auto& [name, g] : *it)
       if (name < m.kernel_config.size()) m.kernel_config[name] = g;
-  merge(apis, m.apis);
-  merge(ops, m.ops);
-  merge(links, m.ext_links);
+  compact(m.apis, apis);
+  compact(m.ops, ops);
+  compact(m.ext_links, links);
   // Op thread ids -> small indices.
   std::unordered_map<uint32_t, uint32_t> threads;
   uint32_t last_tid = UINT32_MAX, last_index = 0;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <string>
 #include <unordered_map>
@@ -47,16 +48,30 @@ struct Counter {
 
 }  // namespace
 
+namespace {
+
+// min(rowid) and max(rowid) in separate queries: SQLite answers a lone min() or
+// max() from the b-tree's edge, but scans the whole table for both at once.
+std::optional<std::pair<int64_t, int64_t>> rowid_range(store::Connection& db, const char* table) {
+  if (!db.has_table(table)) return std::nullopt;
+  auto lo = db.query_int(std::string("SELECT min(rowid) FROM \"") + table + "\"");
+  auto hi = db.query_int(std::string("SELECT max(rowid) FROM \"") + table + "\"");
+  if (!lo || !hi) return std::nullopt;
+  return std::make_pair(*lo, *hi);
+}
+
+}  // namespace
+
 int64_t estimate_rows(store::Connection& db, const char* table) {
-  if (!db.has_table(table)) return 0;
-  auto v = db.query_int(std::string("SELECT coalesce(max(rowid) - min(rowid) + 1, 0) FROM \"") + table + "\"");
-  return v.value_or(0);
+  auto r = rowid_range(db, table);
+  return r ? r->second - r->first + 1 : 0;
 }
 
 std::vector<Chunk> split(store::Connection& db, const char* table, int parts) {
-  auto st = db.prepare(std::string("SELECT min(rowid), max(rowid) FROM \"") + table + "\"");
-  if (!st.step() || st.is_null(0) || parts <= 1) return {Chunk{}};
-  const int64_t lo = st.int64(0), hi = st.int64(1);
+  auto r = rowid_range(db, table);
+  if (!r) return {};  // no rows, nothing to scan
+  const int64_t lo = r->first, hi = r->second;
+  if (parts <= 1) return {Chunk{lo, hi}};
   std::vector<Chunk> out;
   const int64_t size = (hi - lo + parts) / parts;
   for (int64_t a = lo; a <= hi; a += size) out.push_back({a, std::min(hi, a + size - 1)});
@@ -80,7 +95,7 @@ void Progress::finish() {
   if (on_ && done_.load() > 0) std::fprintf(stderr, "\r%60s\r", "");
 }
 
-void kernels(store::Connection& db, const Window& w, Chunk c, std::vector<KernelRec>& out, KernelConfigs& configs,
+void kernels(store::Connection& db, const Window& w, Chunk c, Slice<KernelRec>& out, KernelConfigs& configs,
              Progress& p) {
   auto st = select(db, "start, \"end\", name_id, correlation, stream, device, grid_x*grid_y*grid_z, rowid", "kernel", w, c);
   // Launch configurations of each name's first kernel, by rowid: a handful of point
@@ -107,11 +122,11 @@ void kernels(store::Connection& db, const Window& w, Chunk c, std::vector<Kernel
       config.reset();
       configs.emplace(k.name, g);
     }
-    out.push_back(k);
+    out.push(k);
   }
 }
 
-void apis(store::Connection& db, const Model& m, const Window& w, Chunk c, std::vector<ApiRec>& out, Progress& p) {
+void apis(store::Connection& db, const Model& m, const Window& w, Chunk c, Slice<ApiRec>& out, Progress& p) {
   std::unordered_map<uint32_t, ApiClass> classes;  // API names are few: classify each once
   auto st = select(db, "start, \"end\", name_id, correlation, return_code", "api_call", w, c);
   Counter n{p};
@@ -128,11 +143,11 @@ void apis(store::Connection& db, const Model& m, const Window& w, Chunk c, std::
     auto it = classes.find(a.name);
     if (it == classes.end()) it = classes.emplace(a.name, classify_api(m.str(a.name))).first;
     a.cls = it->second;
-    out.push_back(a);
+    out.push(a);
   }
 }
 
-void ops(store::Connection& db, const Window& w, Chunk c, std::vector<OpRec>& out, Progress& p) {
+void ops(store::Connection& db, const Window& w, Chunk c, Slice<OpRec>& out, Progress& p) {
   auto st = select(db, "start, \"end\", tid, name_id, shapes_id, dtypes_id, external_id", "op", w, c);
   Counter n{p};
   while (st.step()) {
@@ -147,17 +162,17 @@ void ops(store::Connection& db, const Window& w, Chunk c, std::vector<OpRec>& ou
     o.shapes = id32(st, 4);
     o.dtypes = id32(st, 5);
     o.ext = st.is_null(6) ? -1 : st.int64(6);
-    out.push_back(o);
+    out.push(o);
   }
 }
 
-void ext_links(store::Connection& db, const Window& w, Chunk c, std::vector<ExtLink>& out, Progress& p) {
+void ext_links(store::Connection& db, const Window& w, Chunk c, Slice<ExtLink>& out, Progress& p) {
   if (!db.has_table("external_correlation")) return;
   auto st = select(db, "correlation, external_id", "external_correlation", w, c);
   Counter n{p};
   while (st.step()) {
     n.tick();
-    out.emplace_back(static_cast<uint32_t>(st.int64(0)), st.int64(1));
+    out.push({static_cast<uint32_t>(st.int64(0)), st.int64(1)});
   }
 }
 

@@ -27,7 +27,8 @@ struct Chunk {
   int64_t lo = INT64_MIN + 1, hi = INT64_MAX;  // rowids, inclusive
 };
 
-// Splits a table's rowid range into `parts` chunks of about equal size.
+// Splits a table's rowid range into `parts` chunks of about equal size; none
+// when the table is empty or missing.
 std::vector<Chunk> split(store::Connection& db, const char* table, int parts);
 // Rows a table holds, estimated from its rowid range without scanning it.
 int64_t estimate_rows(store::Connection& db, const char* table);
@@ -49,12 +50,29 @@ class Progress {
 
 using ExtLink = std::pair<uint32_t, int64_t>;  // (correlation, external id)
 
+// Where a chunk's rows go: a slice of the model's vector, sized by the chunk's
+// rowid range, so two chunks fill one vector without a second copy of it.
+// `cap` is the rowid range's size, or less when the range looks implausible for
+// the file's size; rows beyond it go to `overflow`, in order.
+template <class T>
+struct Slice {
+  T* data = nullptr;
+  size_t cap = 0, n = 0;
+  std::vector<T> overflow;
+  void push(const T& v) {
+    if (n < cap)
+      data[n++] = v;
+    else
+      overflow.push_back(v);
+  }
+};
+
 using KernelConfigs = std::unordered_map<uint32_t, std::array<uint32_t, 6>>;  // name -> first grid, block
-void kernels(store::Connection& db, const Window& w, Chunk c, std::vector<KernelRec>& out, KernelConfigs& configs,
+void kernels(store::Connection& db, const Window& w, Chunk c, Slice<KernelRec>& out, KernelConfigs& configs,
              Progress& p);
-void apis(store::Connection& db, const Model& m, const Window& w, Chunk c, std::vector<ApiRec>& out, Progress& p);
-void ops(store::Connection& db, const Window& w, Chunk c, std::vector<OpRec>& out, Progress& p);
-void ext_links(store::Connection& db, const Window& w, Chunk c, std::vector<ExtLink>& out, Progress& p);
+void apis(store::Connection& db, const Model& m, const Window& w, Chunk c, Slice<ApiRec>& out, Progress& p);
+void ops(store::Connection& db, const Window& w, Chunk c, Slice<OpRec>& out, Progress& p);
+void ext_links(store::Connection& db, const Window& w, Chunk c, Slice<ExtLink>& out, Progress& p);
 void copies(store::Connection& db, const Window& w, std::vector<CopyRec>& out, Progress& p);
 void syncs(store::Connection& db, const Window& w, std::vector<SyncRec>& out, Progress& p);
 // Not windowed: peaks before the analysed steps still matter.
