@@ -80,7 +80,6 @@ struct IdleInputs {
   const Context& c;
   std::vector<Wait> waits;          // sorted by end
   std::vector<Wait> waits_by_start; // the same, sorted by start
-  std::vector<int64_t> launch_starts;
   IntervalSet alloc;
 
   // The cause of GPU idle time in g: what the process's CPU threads were doing.
@@ -97,9 +96,12 @@ struct IdleInputs {
       g.blocker = w->api;
       return w->allocator ? IdleCause::kAllocator : IdleCause::kHostSync;
     }
-    auto lo = std::lower_bound(launch_starts.begin(), launch_starts.end(), g.start);
-    auto hi = std::lower_bound(lo, launch_starts.end(), g.end);
-    g.launches = static_cast<uint32_t>(hi - lo);
+    // Launch calls made during the gap (API calls are sorted by start; a gap holds few).
+    const auto& apis = c.m.apis;
+    auto it = std::lower_bound(apis.begin(), apis.end(), g.start, [](const ApiRec& a, int64_t t) { return a.start < t; });
+    uint32_t launches = 0;
+    for (; it != apis.end() && it->start < g.end; ++it) launches += it->cls == ApiClass::kLaunch;
+    g.launches = launches;
     if (g.launches > 0 && len <= static_cast<int64_t>(g.launches) * kLaunchGapPerLaunchNs) return IdleCause::kLaunch;
     if (2 * c.op_busy.covered(g.start, g.end) >= len) return IdleCause::kCpuCompute;
     return IdleCause::kOther;
@@ -222,7 +224,7 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
           return IntervalSet::from_sorted_fn(m.kernels.size(), [&](size_t i) {
             const KernelRec& k = m.kernels[i];
             return k.device == dev && c.kc(k.name).has(kCommunication) == communication ? Interval{k.start, k.end()} : Interval{};
-          });
+          }, false);
         };
         compute = kernel_set(false);
         comm = kernel_set(true);
@@ -231,13 +233,14 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
             const CopyRec& x = m.copies[i];
             const bool scalar_read = !x.memset && x.copy_kind == 2 && x.bytes <= kScalarReadBytes;
             return x.device == dev && x.memset == is_memset && !scalar_read ? Interval{x.start, x.end()} : Interval{};
-          });
+          }, false);
         };
         memcpy = copy_set(false);
         memset = copy_set(true);
       },
       [&] {
-        runtime = IntervalSet::from_sorted_fn(m.apis.size(), [&](size_t i) { return Interval{m.apis[i].start, m.apis[i].end()}; });
+        runtime = IntervalSet::from_sorted_fn(
+            m.apis.size(), [&](size_t i) { return Interval{m.apis[i].start, m.apis[i].end()}; }, false);
       },
       [&] {
         c.op_busy = IntervalSet::from_sorted_fn(m.ops.size(), [&](size_t i) { return Interval{m.ops[i].start, m.ops[i].end}; });
@@ -297,7 +300,7 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
       }
     }
   }
-  c.gpu_busy = compute.unite(memcpy).unite(memset).unite(comm);
+  c.gpu_busy = compute.unite(memcpy, false).unite(memset, false).unite(comm, false);
   compute = memcpy = memset = comm = runtime = {};
   c.step_breakdown.resize(c.steps.size());
   for (size_t i = 0; i < c.steps.size(); ++i) {
@@ -315,7 +318,7 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
   if (!has_device) return c;
 
   // Phase 3: idle attribution, the steps in two halves.
-  IdleInputs in{c, {}, {}, {}, {}};
+  IdleInputs in{c, {}, {}, {}};
   for (const auto& s : m.syncs) {
     if (s.type == 2) continue;  // cudaStreamWaitEvent: the GPU waits, not the host
     uint32_t api = m.api_by_corr.find(s.corr);
@@ -324,7 +327,6 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
   for (uint32_t i = 0; i < m.apis.size(); ++i) {
     const ApiRec& a = m.apis[i];
     if (api_blocks_host(a.cls)) in.waits.push_back({a.start, a.end(), i, api_is_allocator(a.cls)});
-    if (a.cls == ApiClass::kLaunch) in.launch_starts.push_back(a.start);
   }
   in.alloc = IntervalSet::from_sorted_fn(m.apis.size(), [&](size_t i) {
     return api_is_allocator(m.apis[i].cls) ? Interval{m.apis[i].start, m.apis[i].end()} : Interval{};

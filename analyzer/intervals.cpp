@@ -23,6 +23,13 @@ IntervalSet IntervalSet::from_sorted(const std::vector<Interval>& raw) {
   return s;
 }
 
+int64_t IntervalSet::total() const {
+  if (!prefix_.empty()) return prefix_.back();
+  int64_t t = 0;
+  for (const auto& iv : items_) t += iv.end - iv.start;
+  return t;
+}
+
 void IntervalSet::finish() {
   items_.shrink_to_fit();
   prefix_.resize(items_.size());
@@ -33,12 +40,21 @@ void IntervalSet::finish() {
   }
 }
 
-IntervalSet IntervalSet::unite(const IntervalSet& other) const {
-  std::vector<Interval> merged;
-  merged.reserve(items_.size() + other.items_.size());
-  std::merge(items_.begin(), items_.end(), other.items_.begin(), other.items_.end(),
-             std::back_inserter(merged), [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  return from_sorted(merged);
+IntervalSet IntervalSet::unite(const IntervalSet& other, bool prefix) const {
+  // Merge order of the two sorted lists, read by index: no merged copy.
+  const auto& a = items_;
+  const auto& b = other.items_;
+  size_t i = 0, j = 0;
+  auto next = [&]() -> Interval {
+    if (j == b.size() || (i < a.size() && a[i].start <= b[j].start)) return a[i++];
+    return b[j++];
+  };
+  const size_t n = a.size() + b.size();
+  IntervalSet out = from_sorted_fn(n, [&](size_t k) {
+    if (k == 0) i = j = 0;  // from_sorted_fn walks the sequence twice
+    return next();
+  }, prefix);
+  return out;
 }
 
 IntervalSet IntervalSet::subtract(const IntervalSet& other) const {
@@ -96,6 +112,12 @@ void IntervalSet::append_clipped(int64_t lo, int64_t hi, std::vector<Interval>& 
 
 int64_t IntervalSet::covered(int64_t lo, int64_t hi) const {
   if (hi <= lo || items_.empty()) return 0;
+  if (prefix_.size() != items_.size()) {  // built without prefix sums: walk
+    int64_t sum = 0;
+    auto it = std::upper_bound(items_.begin(), items_.end(), lo, [](int64_t t, const Interval& iv) { return t < iv.end; });
+    for (; it != items_.end() && it->start < hi; ++it) sum += std::min(it->end, hi) - std::max(it->start, lo);
+    return sum;
+  }
   // First interval ending after lo, last one starting before hi.
   auto first = std::upper_bound(items_.begin(), items_.end(), lo, [](int64_t t, const Interval& iv) { return t < iv.end; });
   if (first == items_.end() || first->start >= hi) return 0;

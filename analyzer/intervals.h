@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -23,10 +24,24 @@ class IntervalSet {
   static IntervalSet from_sorted(const std::vector<Interval>& raw);
 
   // Builds from n intervals get(0..n-1), sorted by start, without a copy; an
-  // empty interval from get() is skipped.
+  // empty interval from get() is skipped. Two passes: the first counts, so the
+  // result is allocated once at its exact size. Without `prefix`, covered() walks.
   template <class Get>
-  static IntervalSet from_sorted_fn(size_t n, Get get) {
+  static IntervalSet from_sorted_fn(size_t n, Get get, bool prefix = true) {
     IntervalSet s;
+    size_t count = 0;
+    int64_t end = INT64_MIN;
+    for (size_t i = 0; i < n; ++i) {
+      const Interval iv = get(i);
+      if (iv.end <= iv.start) continue;
+      if (count == 0 || iv.start > end) {
+        ++count;
+        end = iv.end;
+      } else {
+        end = std::max(end, iv.end);
+      }
+    }
+    s.items_.reserve(count);
     for (size_t i = 0; i < n; ++i) {
       const Interval iv = get(i);
       if (iv.end <= iv.start) continue;
@@ -36,11 +51,11 @@ class IntervalSet {
         s.items_.push_back(iv);
       }
     }
-    s.finish();
+    if (prefix) s.finish();
     return s;
   }
 
-  IntervalSet unite(const IntervalSet& other) const;
+  IntervalSet unite(const IntervalSet& other, bool prefix = true) const;
   IntervalSet subtract(const IntervalSet& other) const;
   IntervalSet intersect(const IntervalSet& other) const;
   IntervalSet clip(int64_t lo, int64_t hi) const;
@@ -49,7 +64,7 @@ class IntervalSet {
 
   // Covered time inside [lo, hi): O(log n).
   int64_t covered(int64_t lo, int64_t hi) const;
-  int64_t total() const { return prefix_.empty() ? 0 : prefix_.back(); }
+  int64_t total() const;
   bool contains(int64_t t) const;
   const std::vector<Interval>& items() const { return items_; }
   bool empty() const { return items_.empty(); }

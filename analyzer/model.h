@@ -3,6 +3,7 @@
 // nothing here holds a per-row heap string. ~24-48 bytes per event.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -94,6 +95,37 @@ struct DeviceInfo {
 class IdMap {
  public:
   void build(std::vector<std::pair<uint64_t, uint32_t>> pairs);
+  // Builds from n entries get(i) -> (key, value), skipping value kNone, without a
+  // pairs copy when the keys are dense (they usually are).
+  template <class Get>
+  void build_fn(size_t n, Get get) {
+    uint64_t max_key = 0;
+    size_t count = 0;
+    for (size_t i = 0; i < n; ++i) {
+      auto [k, v] = get(i);
+      if (v == kNone) continue;
+      max_key = std::max(max_key, k);
+      ++count;
+    }
+    dense_.clear();
+    sparse_.clear();
+    if (count == 0) return;
+    if (max_key <= 4 * count + 65536) {
+      dense_.assign(max_key + 1, kNone);
+      for (size_t i = 0; i < n; ++i) {
+        auto [k, v] = get(i);
+        if (v != kNone) dense_[k] = v;
+      }
+      return;
+    }
+    std::vector<std::pair<uint64_t, uint32_t>> pairs;
+    pairs.reserve(count);
+    for (size_t i = 0; i < n; ++i) {
+      auto p = get(i);
+      if (p.second != kNone) pairs.push_back(p);
+    }
+    build(std::move(pairs));
+  }
   uint32_t find(uint64_t key) const;
   bool empty() const { return dense_.empty() && sparse_.empty(); }
 

@@ -70,10 +70,9 @@ int64_t choose_pid(store::Connection& db, const std::vector<int64_t>& pids, cons
 }  // namespace
 
 void link_model(Model& m) {
-  std::vector<std::pair<uint64_t, uint32_t>> pairs;
-  pairs.reserve(m.apis.size());
-  for (uint32_t i = 0; i < m.apis.size(); ++i) pairs.emplace_back(m.apis[i].corr, i);
-  m.api_by_corr.build(std::move(pairs));
+  m.api_by_corr.build_fn(m.apis.size(), [&](size_t i) {
+    return std::pair<uint64_t, uint32_t>{m.apis[i].corr, static_cast<uint32_t>(i)};
+  });
 
   // Ops: parents and self time from nesting on each thread (containment, not the
   // depth column, so a lost record cannot shift a whole subtree).
@@ -100,20 +99,16 @@ void link_model(Model& m) {
     m.ext_links = {};
     return;
   }
-  pairs.clear();
-  for (uint32_t i = 0; i < n; ++i)
-    if (m.ops[i].ext >= 0) pairs.emplace_back(static_cast<uint64_t>(m.ops[i].ext), i);
   IdMap op_by_ext;
-  op_by_ext.build(std::move(pairs));
-  pairs.clear();
-  pairs.reserve(m.ext_links.size());
-  for (auto [corr, ext] : m.ext_links) {
-    if (ext < 0) continue;
-    uint32_t op = op_by_ext.find(static_cast<uint64_t>(ext));
-    if (op != kNone) pairs.emplace_back(corr, op);
-  }
+  op_by_ext.build_fn(n, [&](size_t i) {
+    const int64_t ext = m.ops[i].ext;
+    return std::pair<uint64_t, uint32_t>{ext >= 0 ? static_cast<uint64_t>(ext) : 0, ext >= 0 ? static_cast<uint32_t>(i) : kNone};
+  });
+  m.op_by_corr.build_fn(m.ext_links.size(), [&](size_t i) {
+    const auto [corr, ext] = m.ext_links[i];
+    return std::pair<uint64_t, uint32_t>{corr, ext >= 0 ? op_by_ext.find(static_cast<uint64_t>(ext)) : kNone};
+  });
   m.ext_links = {};
-  m.op_by_corr.build(std::move(pairs));
 }
 
 namespace {
@@ -360,7 +355,11 @@ void load_events(store::Reader& reader, Model& m, int64_t lo, int64_t hi, bool p
   }
   run_tasks({
       [&] { sort_by_start(m.kernels); },
-      [&] { sort_by_start(m.ops); },
+      [&] {
+        // Parents before the children that start with them (rows arrive in end order).
+        auto outer_first = [](const OpRec& a, const OpRec& b) { return a.start != b.start ? a.start < b.start : a.end > b.end; };
+        if (!std::is_sorted(m.ops.begin(), m.ops.end(), outer_first)) std::sort(m.ops.begin(), m.ops.end(), outer_first);
+      },
       [&] { sort_by_start(m.apis); },
       [&] {
         sort_by_start(m.copies);
