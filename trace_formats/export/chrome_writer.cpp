@@ -117,24 +117,38 @@ void ChromeWriter::metadata() {
   }
   for (const auto& t : m_.threads()) {
     meta_event("thread_name", t.pid, t.tid, "name", [&] { append_json_string(buf_, t.name); });
+    // The main thread first, then by tid.
+    meta_event("thread_sort_index", t.pid, t.tid, "sort_index", [&] { append_int(buf_, t.tid == t.pid ? 0 : t.tid); });
   }
-  // Devices with activity get a "GPU N" process even without a device row.
-  std::set<int64_t> gpus;
-  for (const auto& d : m_.devices()) gpus.insert(d.id);
-  for (const char* t : {"kernel", "memcpy", "memset"}) {
-    auto q = m_.reader().query("SELECT DISTINCT device FROM " + std::string(t) + m_.where_pid());
-    while (q.step()) gpus.insert(q.int64(0));
+  // Known devices up front (the importer tells GPU rows by these labels);
+  // others when their first activity shows up.
+  for (const auto& d : m_.devices()) gpu_name(d.id);
+}
+
+void ChromeWriter::gpu_name(int64_t device) {
+  if (!gpus_named_.insert(device).second) return;
+  std::string label = "GPU " + std::to_string(device);
+  for (const char* what : {"process_name", "process_labels"}) {
+    begin("M");
+    buf_ += ",\"name\":\"";
+    buf_ += what;
+    buf_ += '"';
+    where(device, 0, 0);
+    buf_ += std::string_view(what) == "process_name" ? ",\"args\":{\"name\":" : ",\"args\":{\"labels\":";
+    append_json_string(buf_, label);
+    buf_ += "}}";
   }
-  for (int64_t id : gpus) {
-    std::string label = "GPU " + std::to_string(id);
-    meta_event("process_name", id, 0, "name", [&] { append_json_string(buf_, label); });
-    meta_event("process_labels", id, 0, "labels", [&] { append_json_string(buf_, label); });
-    meta_event("process_sort_index", id, 0, "sort_index", [&] { append_int(buf_, kGpuSortBase + id); });
-  }
+  begin("M");
+  buf_ += ",\"name\":\"process_sort_index\"";
+  where(device, 0, 0);
+  buf_ += ",\"args\":{\"sort_index\":";
+  append_int(buf_, kGpuSortBase + device);
+  buf_ += "}}";
 }
 
 void ChromeWriter::stream_name(int64_t device, int64_t stream) {
   if (!streams_named_.insert({device, stream}).second) return;
+  gpu_name(device);
   begin("M");
   buf_ += ",\"name\":\"thread_name\"";
   where(device, stream, 0);

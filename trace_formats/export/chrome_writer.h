@@ -73,6 +73,7 @@ class ChromeWriter {
     if ((++rows_ & 0x3FFF) == 0) progress_.update(rows_, total_rows_, "rows", events_);
   }
   void stream_name(int64_t device, int64_t stream);
+  void gpu_name(int64_t device);
   void flow(const char* ph, uint64_t id, int64_t pid, int64_t tid, int64_t ts);
 
   ExportModel& m_;
@@ -82,6 +83,7 @@ class ChromeWriter {
   bool first_ = true;
   uint64_t events_ = 0, rows_ = 0, total_rows_ = 0;
   std::set<std::pair<int64_t, int64_t>> streams_named_;
+  std::set<int64_t> gpus_named_;
 };
 
 // Rows the Chrome writer will visit, for progress.

@@ -6,6 +6,9 @@ namespace gpuscope::formats {
 
 ExportModel::ExportModel(store::Reader& reader, std::optional<int64_t> only_pid)
     : r_(reader), only_pid_(only_pid) {
+  // Exports read every table once plus point look-ups of correlations: a
+  // larger page cache and memory-mapped reads keep those off the syscall path.
+  r_.db().exec("PRAGMA cache_size=-131072; PRAGMA mmap_size=1073741824;");
   auto p = r_.query("SELECT pid, host, exe, cmdline, rank, world_size, start_utc_ns FROM process" + where_pid() +
                     " ORDER BY pid");
   while (p.step()) {

@@ -28,7 +28,7 @@ ImportResult import_into(ByteSource& src, const std::string& db_path, const Impo
   {
     // Large pages make the append-only bulk insert cheaper; the page size can
     // only be chosen before the first table exists, so set it on an empty file.
-    {
+    if (db_path != ":memory:") {
       store::Connection pre(db_path, store::Connection::Mode::kCreate);
       pre.exec("PRAGMA page_size=65536; VACUUM;");
     }
