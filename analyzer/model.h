@@ -22,6 +22,13 @@ namespace gpuscope::analyzer {
 
 inline constexpr uint32_t kNone = UINT32_MAX;
 
+// Timestamps further than this from the recording's origin (13 days) are
+// corrupt; rows carrying them are dropped at load, so sums cannot overflow.
+inline constexpr int64_t kMaxTimeNs = int64_t{1} << 50;
+inline bool sane_times(int64_t start, int64_t end) {
+  return start >= -kMaxTimeNs && end <= kMaxTimeNs && end >= start;
+}
+
 struct KernelRec {
   int64_t start = 0;
   uint32_t dur = 0;  // ns, saturated at 4.29 s

@@ -206,7 +206,8 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
       r.source = static_cast<uint8_t>(st.int64(1));
       r.name = id32(st, 2);
       r.start = st.int64(3);
-      r.end = std::max(r.start, st.int64(4));
+      r.end = st.int64(4);
+      if (!sane_times(r.start, r.end)) continue;
       r.depth = st.is_null(5) ? -1 : static_cast<int32_t>(st.int64(5));
       m.ranges.push_back(r);
     }
@@ -215,7 +216,8 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
   {
     auto st = reader.query("SELECT number, start, \"end\", source FROM step WHERE pid=? AND \"end\" > start");
     st.bind(1, m.pid);
-    while (st.step()) m.step_rows.push_back({st.int64(0), st.int64(1), st.int64(2), st.int64(3)});
+    while (st.step())
+      if (sane_times(st.int64(1), st.int64(2))) m.step_rows.push_back({st.int64(0), st.int64(1), st.int64(2), st.int64(3)});
   }
   return m;
 }

@@ -154,7 +154,7 @@ void ops(store::Connection& db, const Window& w, Chunk c, Slice<OpRec>& out, Pro
     n.tick();
     OpRec o;
     o.start = st.int64(0);
-    o.end = std::max(o.start, st.int64(1));
+    o.end = st.int64(1);
     if (!w.keep(o.start, o.end)) continue;
     // Thread ids stay raw here (chunks load in parallel); load_events numbers them.
     o.thread = static_cast<uint32_t>(st.int64(2));
@@ -227,12 +227,13 @@ void memory(store::Connection& db, const Window& w, Model& m, Progress& p) {
   while (st.step()) {
     n.tick();
     const int64_t ts = st.int64(0), source = st.int64(3), op = st.int64(2);
+    if (!sane_times(ts, ts)) continue;
     const auto device = static_cast<uint16_t>(st.int64(1));
     if (source == 2) {
       if (st.is_null(6) && st.is_null(7)) continue;
       m.torch_mem.push_back({ts, st.is_null(6) ? -1 : st.int64(6), st.is_null(7) ? -1 : st.int64(7), device});
     } else if (source == 1 && st.int64(4) == 3) {  // CUDA, device memory
-      const int64_t bytes = st.int64(5);
+      const int64_t bytes = std::clamp<int64_t>(st.int64(5), 0, int64_t{1} << 44);  // 16 TB: corrupt beyond
       m.cuda_mem.push_back({ts, op == 2 ? -bytes : bytes, device});
     }
   }

@@ -20,7 +20,7 @@ namespace gpuscope::analyzer::scan {
 struct Window {
   int64_t pid = 0, lo = 0, hi = 0;
   bool single_process = false;  // every row belongs to pid: no pid filter needed
-  bool keep(int64_t start, int64_t end) const { return end > lo && start < hi; }
+  bool keep(int64_t start, int64_t end) const { return end > lo && start < hi && sane_times(start, end); }
 };
 
 struct Chunk {
