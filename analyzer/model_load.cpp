@@ -279,14 +279,19 @@ void compact(std::vector<T>& out, std::vector<scan::Slice<T>>& s) {
 }
 
 // Runs tasks on up to two threads, each with its own read-only connection.
-void run_parallel(const std::string& path, const std::vector<std::function<void(store::Connection&)>>& tasks) {
+void run_parallel(const std::string& path, const std::vector<std::function<void(store::Connection&)>>& tasks,
+                  const std::vector<std::string>& names) {
   std::atomic<size_t> next{0};
   std::mutex err_mu;
   std::string error;
   auto worker = [&] {
     try {
       store::Connection conn(path, store::Connection::Mode::kReadOnly);
-      for (size_t i; (i = next.fetch_add(1)) < tasks.size();) tasks[i](conn);
+      for (size_t i; (i = next.fetch_add(1)) < tasks.size();) {
+        PhaseTimer t;
+        tasks[i](conn);
+        t.mark(("    " + names[i]).c_str());
+      }
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(err_mu);
       if (error.empty()) error = e.what();
@@ -326,14 +331,21 @@ void load_events(store::Reader& reader, Model& m, int64_t lo, int64_t hi, bool p
   auto links = slices(m.ext_links, ce, max_rows);
   std::vector<scan::KernelConfigs> configs(ck.size());
   std::vector<std::function<void(store::Connection&)>> tasks;
-  for (size_t i = 0; i < co.size(); ++i) tasks.push_back([&, i](store::Connection& c) { scan::ops(c, w, co[i], ops[i], prog); });
-  for (size_t i = 0; i < ca.size(); ++i) tasks.push_back([&, i](store::Connection& c) { scan::apis(c, m, w, ca[i], apis[i], prog); });
-  for (size_t i = 0; i < ck.size(); ++i) tasks.push_back([&, i](store::Connection& c) { scan::kernels(c, w, ck[i], kernels[i], configs[i], prog); });
-  for (size_t i = 0; i < ce.size(); ++i) tasks.push_back([&, i](store::Connection& c) { scan::ext_links(c, w, ce[i], links[i], prog); });
-  tasks.push_back([&](store::Connection& c) { scan::memory(c, w, m, prog); });
-  tasks.push_back([&](store::Connection& c) { scan::copies(c, w, m.copies, prog); });
-  tasks.push_back([&](store::Connection& c) { scan::syncs(c, w, m.syncs, prog); });
-  run_parallel(m.path, tasks);
+  std::vector<std::string> names;
+  auto add = [&](std::string name, std::function<void(store::Connection&)> fn) {
+    names.push_back(std::move(name));
+    tasks.push_back(std::move(fn));
+  };
+  for (size_t i = 0; i < co.size(); ++i) add("ops " + std::to_string(i), [&, i](store::Connection& c) { scan::ops(c, w, co[i], ops[i], prog); });
+  for (size_t i = 0; i < ca.size(); ++i) add("api calls " + std::to_string(i), [&, i](store::Connection& c) { scan::apis(c, m, w, ca[i], apis[i], prog); });
+  for (size_t i = 0; i < ck.size(); ++i)
+    add("kernels " + std::to_string(i), [&, i](store::Connection& c) { scan::kernels(c, w, ck[i], kernels[i], configs[i], prog); });
+  for (size_t i = 0; i < ce.size(); ++i)
+    add("external correlation " + std::to_string(i), [&, i](store::Connection& c) { scan::ext_links(c, w, ce[i], links[i], prog); });
+  add("memory events", [&](store::Connection& c) { scan::memory(c, w, m, prog); });
+  add("copies", [&](store::Connection& c) { scan::copies(c, w, m.copies, prog); });
+  add("syncs", [&](store::Connection& c) { scan::syncs(c, w, m.syncs, prog); });
+  run_parallel(m.path, tasks, names);
   prog.finish();
   timer.mark("  scan tables");
 

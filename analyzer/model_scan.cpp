@@ -101,6 +101,7 @@ void kernels(store::Connection& db, const Window& w, Chunk c, Slice<KernelRec>& 
   // Launch configurations of each name's first kernel, by rowid: a handful of point
   // lookups instead of six more columns on every row.
   auto config = db.prepare("SELECT grid_x, grid_y, grid_z, block_x, block_y, block_z FROM kernel WHERE rowid=?");
+  std::vector<char> seen;  // by name id (string ids are small and dense)
   Counter n{p};
   while (st.step()) {
     n.tick();
@@ -114,7 +115,10 @@ void kernels(store::Connection& db, const Window& w, Chunk c, Slice<KernelRec>& 
     k.stream = static_cast<uint32_t>(st.int64(4));
     k.device = static_cast<uint16_t>(st.int64(5));
     k.blocks = sat32(st.int64(6));
-    if (!configs.count(k.name)) {
+    // String ids are small and dense; a corrupt huge id just gets no launch configuration.
+    if (k.name < (1u << 24) && k.name >= seen.size()) seen.resize(std::max<size_t>(k.name + 1, 2 * seen.size()), 0);
+    if (k.name < seen.size() && !seen[k.name]) {
+      seen[k.name] = 1;
       config.bind(1, st.int64(7));
       std::array<uint32_t, 6> g{};
       if (config.step())
