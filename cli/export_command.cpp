@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "cli/commands.h"
 #include "common/error.h"
@@ -32,17 +34,36 @@ void run_export(const ExportArgs& a) {
   if (a.chrome.empty() && a.perfetto.empty() && a.tensorboard.empty())
     throw Error("export: give at least one of --chrome FILE, --perfetto FILE, --tensorboard DIR");
   store::Reader db(a.db);
+  // Refuse before writing anything, so that one bad output leaves no other behind.
+  for (const std::string* f : {&a.chrome, &a.perfetto})
+    if (!f->empty() && !a.force && std::filesystem::exists(*f))
+      throw Error(*f + ": already exists (use --force to overwrite)");
   formats::ExportOptions opt;
   opt.force = a.force;
   opt.progress = !a.quiet;
-  if (!a.chrome.empty()) report("chrome", formats::export_chrome(db, a.chrome, opt));
-  if (!a.perfetto.empty()) report("perfetto", formats::export_perfetto(db, a.perfetto, opt));
-  if (!a.tensorboard.empty()) {
-    std::string run = a.run.empty() ? std::filesystem::path(a.db).stem().string() : a.run;
-    report("tensorboard", formats::export_tensorboard(db, a.tensorboard, run, opt));
-    if (!a.quiet)
-      std::fprintf(stderr, "gpuscope: open it with: tensorboard --logdir %s  (needs pip install torch-tb-profiler)\n",
-                   a.tensorboard.c_str());
+  std::vector<std::string> written;
+  try {
+    if (!a.chrome.empty()) {
+      auto s = formats::export_chrome(db, a.chrome, opt);
+      written.insert(written.end(), s.files.begin(), s.files.end());
+      report("chrome", s);
+    }
+    if (!a.perfetto.empty()) {
+      auto s = formats::export_perfetto(db, a.perfetto, opt);
+      written.insert(written.end(), s.files.begin(), s.files.end());
+      report("perfetto", s);
+    }
+    if (!a.tensorboard.empty()) {
+      std::string run = a.run.empty() ? std::filesystem::path(a.db).stem().string() : a.run;
+      report("tensorboard", formats::export_tensorboard(db, a.tensorboard, run, opt));
+      if (!a.quiet)
+        std::fprintf(stderr, "gpuscope: open it with: tensorboard --logdir %s  (needs pip install torch-tb-profiler)\n",
+                     a.tensorboard.c_str());
+    }
+  } catch (...) {
+    std::error_code ec;
+    for (const auto& f : written) std::filesystem::remove(f, ec);
+    throw;
   }
 }
 

@@ -88,6 +88,11 @@ TEST(Cli, ImportAndExportRoundTripThroughTheBinary) {
   test::RunResult again = test::run(test::gpuscope_bin() + " export -q '" + tmp.file("k.db") + "' --chrome '" +
                                     tmp.file("k.json") + "'");
   expect_one_line_error(again, "k.json", "already exists");
+  // One existing output: nothing at all is written.
+  test::RunResult partial = test::run(test::gpuscope_bin() + " export -q '" + tmp.file("k.db") + "' --chrome '" +
+                                      tmp.file("new.json") + "' --perfetto '" + tmp.file("k.pftrace") + "'");
+  expect_one_line_error(partial, "k.pftrace", "already exists");
+  EXPECT_FALSE(fs::exists(tmp.file("new.json")));
 }
 
 TEST(Cli, ExportRejectsBadDatabases) {

@@ -57,6 +57,7 @@ inline bool has_quote_or_backslash(uint64_t w) {
 }  // namespace
 
 int64_t Number::to_int64() const {
+  if (simple) return negative ? -static_cast<int64_t>(whole) : static_cast<int64_t>(whole);  // truncates
   if (is_integer) {
     const char* s = text.data();
     const char* e = s + text.size();
@@ -74,7 +75,11 @@ double Number::to_double() const {
 }
 
 int64_t Number::us_to_ns() const {
-  // Exact path for [-]digits[.digits] without an exponent.
+  if (simple && whole <= static_cast<uint64_t>(kMax / 1000 - 1)) {
+    int64_t v = static_cast<int64_t>(whole) * 1000 + milli;
+    return negative ? -v : v;
+  }
+  // Exact path for [-]digits[.digits] without an exponent, from the text.
   const char* s = text.data();
   const char* e = s + text.size();
   bool neg = s < e && *s == '-';
@@ -249,20 +254,35 @@ Number Cursor::number() {
   skip_ws();
   const char* start = p;
   Number n;
-  if (p < end_ && *p == '-') ++p;
+  if (p < end_ && *p == '-') {
+    n.negative = true;
+    ++p;
+  }
   const char* digits = p;
-  while (p < end_ && *p >= '0' && *p <= '9') ++p;
+  uint64_t whole = 0;
+  while (p < end_ && *p >= '0' && *p <= '9') whole = whole * 10 + static_cast<uint64_t>(*p++ - '0');
   if (p == digits) {
     if (p >= end_) more();
     fail("expected a value");
   }
+  n.simple = p - digits <= 18;
+  n.whole = whole;
   if (p < end_ && *p == '.') {
     n.is_integer = false;
     const char* f = ++p;
-    while (p < end_ && *p >= '0' && *p <= '9') ++p;
+    int64_t milli = 0;
+    while (p < end_ && *p >= '0' && *p <= '9') {
+      auto k = p - f;
+      if (k < 3) milli = milli * 10 + (*p - '0');
+      else if (k == 3 && *p >= '5') milli += 1;
+      ++p;
+    }
+    for (auto k = p - f; k < 3; ++k) milli *= 10;
+    n.milli = milli;
     if (p == f && p < end_) fail("bad number");
   }
   if (p < end_ && (*p == 'e' || *p == 'E')) {
+    n.simple = false;
     n.is_integer = false;
     ++p;
     if (p < end_ && (*p == '+' || *p == '-')) ++p;
@@ -276,12 +296,7 @@ Number Cursor::number() {
   return n;
 }
 
-bool Cursor::bare_word() {
-  if (strict_) return false;
-  skip_ws();
-  // Numbers are by far the common case: reject them before any comparison.
-  if (*p >= '0' && *p <= '9') return false;
-  if (*p == '-' && end_ - p >= 2 && p[1] >= '0' && p[1] <= '9') return false;
+bool Cursor::bare_word_slow() {
   static constexpr std::string_view words[] = {"N/A", "NaN", "nan", "-nan", "Infinity",
                                                "-Infinity", "inf", "-inf"};
   for (std::string_view w : words) {

@@ -38,6 +38,11 @@ class Scratch {
 struct Number {
   std::string_view text;
   bool is_integer = true;  // no fraction, no exponent
+  // Filled by Cursor::number() while scanning, so that the common conversions
+  // need no second pass: no exponent and at most 18 integer digits.
+  bool simple = false, negative = false;
+  uint64_t whole = 0;  // integer part
+  int64_t milli = 0;   // first three decimals, rounded half up on the fourth
 
   // Integer value, truncating fractions; saturates on overflow.
   int64_t to_int64() const;
@@ -87,7 +92,14 @@ class Cursor {
   }
   // Lenient scalars seen in real torch traces: bare N/A, NaN, Infinity. Returns
   // true (and consumes them) when one is next; always false once set_strict().
-  bool bare_word();
+  bool bare_word() {
+    if (strict_) return false;
+    skip_ws();
+    // Numbers are by far the common case: reject them before any comparison.
+    if (*p >= '0' && *p <= '9') return false;
+    if (*p == '-' && end_ - p >= 2 && p[1] >= '0' && p[1] <= '9') return false;
+    return bare_word_slow();
+  }
   void set_strict() { strict_ = true; }
 
   uint64_t offset() const { return base_ + static_cast<uint64_t>(p - begin_); }
@@ -102,6 +114,7 @@ class Cursor {
       more();
     }
   }
+  bool bare_word_slow();
   void skip(int depth);
   // Returns true when the string held an escape.
   bool skip_string();

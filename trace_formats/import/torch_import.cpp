@@ -26,12 +26,6 @@ ImportResult import_into(ByteSource& src, const std::string& db_path, const Impo
   auto t0 = std::chrono::steady_clock::now();
   ImportResult result;
   {
-    // Large pages make the append-only bulk insert cheaper; the page size can
-    // only be chosen before the first table exists, so set it on an empty file.
-    if (db_path != ":memory:") {
-      store::Connection pre(db_path, store::Connection::Mode::kCreate);
-      pre.exec("PRAGMA page_size=65536; VACUUM;");
-    }
     store::Writer writer(db_path);
     // A fresh private file renamed into place at the end: no journal, no
     // fsync and an exclusive lock are safe and several times faster.
