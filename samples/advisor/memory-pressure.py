@@ -1,21 +1,27 @@
 """memory-pressure: training with the GPU nearly full. A ballast tensor takes
-all device memory but ~1.2x what a step needs at its peak (scaled down from a
-model that really fills the GPU), and the batch size alternates. When a large
-step finds the cache holding the small step's blocks, cudaMalloc fails, the
-caching allocator frees its cache (cudaFree synchronizes the device) and
-allocates again, every other step. --fixed splits each batch into two
-micro-batches with gradient accumulation: half the activation peak, same
-effective batch, no retries.
+all device memory but 1.2x the activations a step needs at its peak (scaled
+down from a model that really fills the GPU), and the batch size alternates.
+The allocator does not split blocks over 128 MB (max_split_size_mb, a common
+setting against fragmentation), so each step's activations need blocks of
+their own size; both sizes do not fit at once, so every step cudaMalloc fails,
+the caching allocator frees its cache (cudaFree synchronizes the device) and
+allocates again. --fixed splits each batch into two micro-batches with
+gradient accumulation: half the activation peak, same effective batch, both
+sizes stay cached, no retries.
 
   python memory-pressure.py --steps 20 [--fixed]
 """
 
-import torch
-from torch import nn
+import os
 
-import advisor_common as common
+os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128")  # before CUDA starts
 
-HEADROOM = 1.2      # device memory left beside the ballast, in units of the step's peak
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+import advisor_common as common  # noqa: E402
+
+HEADROOM = 1.2      # memory left beside the ballast, in units of one step's activation peak
 SMALL_BATCH = 0.6   # every other step runs this fraction of the batch
 
 
@@ -42,11 +48,12 @@ def main():
     ballast = None
     peak = 0
     if cuda:
-        # The peak of a full-batch step, measured, then the ballast around it.
+        # What a full-batch step needs beyond the weights and optimizer state, measured,
+        # then the ballast around it.
         for _ in range(2):
             train(big, 1)
         torch.cuda.synchronize()
-        peak = torch.cuda.max_memory_allocated()
+        peak = torch.cuda.max_memory_allocated() - torch.cuda.memory_allocated()
         torch.cuda.empty_cache()
         free, _ = torch.cuda.mem_get_info()
         ballast = torch.empty(max(0, free - int(peak * HEADROOM)), dtype=torch.uint8, device=device)
@@ -57,7 +64,7 @@ def main():
         train(big if i % 2 == 0 else small, parts)
 
     times = common.run(args, device, step)
-    common.report("memory-pressure", args, device, times, step_peak_bytes=peak,
+    common.report("memory-pressure", args, device, times, step_activation_peak_bytes=peak,
                   ballast_bytes=ballast.numel() if ballast is not None else 0, micro_batches=parts)
 
 
