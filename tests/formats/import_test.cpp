@@ -185,6 +185,30 @@ TEST(Import, OldKinetoShapes) {
   EXPECT_EQ(r.db().query_int("SELECT external_id FROM external_correlation WHERE correlation = 9").value_or(-1), 4);
 }
 
+TEST(Import, GpuEventsBeforeTheirProcess) {
+  TempDir tmp;
+  // Kineto may write device activity first: its owner is only known later.
+  test::write_file(tmp.file("gpu_first.json"), R"J({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 100, "dur": 2,
+     "args": {"device": 0, "stream": 7, "correlation": 5, "graph id": 3}},
+    {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 103, "dur": 1,
+     "args": {"device": 0, "stream": 7, "correlation": 6, "bytes": 64}},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "g", "pid": 0, "tid": 7, "ts": 99, "dur": 5},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 77, "tid": 78, "ts": 90, "dur": 3,
+     "args": {"correlation": 5, "External id": 9}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 77, "tid": 78, "ts": 80, "dur": 30,
+     "args": {"External id": 9}}
+  ]})J");
+  import_file(tmp.file("gpu_first.json"), tmp.file("g.db"));
+  store::Reader r(tmp.file("g.db"));
+  EXPECT_EQ(r.db().query_int("SELECT count(*) FROM kernel WHERE pid = 77").value_or(-1), 1);
+  EXPECT_EQ(r.db().query_int("SELECT count(*) FROM memset WHERE pid = 77").value_or(-1), 1);
+  EXPECT_EQ(r.db().query_int("SELECT count(*) FROM range WHERE pid = 77").value_or(-1), 1);
+  EXPECT_EQ(r.db().query_int("SELECT count(*) FROM graph_launch WHERE pid = 77 AND graph_id = 3").value_or(-1), 1);
+  EXPECT_EQ(r.db().query_int("SELECT min(start) FROM op").value_or(-1), 0);  // the op at 80 µs is the earliest
+  EXPECT_EQ(r.db().query_int("SELECT count(*) FROM process").value_or(-1), 1);
+}
+
 // The torch 1.13 trace made on this CPU machine by samples/torch/train_mlp.py:
 // the legacy profiler's bare array without categories. Expected numbers come
 // from an independent parser (nlohmann::json) over the same file.

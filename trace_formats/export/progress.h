@@ -26,9 +26,9 @@ class Progress {
     double secs = std::chrono::duration<double>(now - start_).count();
     char line[256];
     if (total > 0)
-      std::snprintf(line, sizeof line, "\r%s: %.1f of %.1f %s (%.0f%%), %.2f M events, %.1f s", label_.c_str(),
-                    scaled(done, unit), scaled(total, unit), unit_name(unit), 100.0 * double(done) / double(total),
-                    double(events) / 1e6, secs);
+      std::snprintf(line, sizeof line, "\r%s: %.*f of %.*f %s (%.0f%%), %.2f M events, %.1f s", label_.c_str(),
+                    unit[0] == 'B' ? 1 : 0, scaled(done, unit), unit[0] == 'B' ? 1 : 0, scaled(total, unit),
+                    unit_name(unit), 100.0 * double(done) / double(total), double(events) / 1e6, secs);
     else
       std::snprintf(line, sizeof line, "\r%s: %.2f M events, %.1f s", label_.c_str(), double(events) / 1e6, secs);
     std::fputs(line, stderr);
