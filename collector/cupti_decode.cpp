@@ -73,8 +73,9 @@ void on_kernel(const CUpti_ActivityKernel10& k, RowSink& sink) {
   sink.count("records_kernel");
 }
 
-void on_memcpy(const CUpti_ActivityMemcpy6& m, RowSink& sink) {
-  if (!sink.in_window(m.start)) return;
+// Memcpy6 and MemcpyPtoP4 share these fields; peer copies add the two devices.
+template <class Record>
+store::MemcpyRow memcpy_row(const Record& m, const RowSink& sink) {
   store::MemcpyRow r;
   r.pid = sink.pid;
   r.device = m.deviceId;
@@ -88,27 +89,20 @@ void on_memcpy(const CUpti_ActivityMemcpy6& m, RowSink& sink) {
   r.dst_kind = m.dstKind;
   r.bytes = static_cast<int64_t>(m.bytes);
   r.graph_id = graph_or_null(m.graphId);
-  sink.writer.add(r);
+  return r;
+}
+
+void on_memcpy(const CUpti_ActivityMemcpy6& m, RowSink& sink) {
+  if (!sink.in_window(m.start)) return;
+  sink.writer.add(memcpy_row(m, sink));
   sink.count("records_memcpy");
 }
 
 void on_peer_memcpy(const CUpti_ActivityMemcpyPtoP4& m, RowSink& sink) {
   if (!sink.in_window(m.start)) return;
-  store::MemcpyRow r;
-  r.pid = sink.pid;
-  r.device = m.deviceId;
-  r.context = m.contextId;
-  r.stream = m.streamId;
-  r.correlation = m.correlationId;
-  r.start = sink.rel(m.start);
-  r.end = sink.rel(m.end);
-  r.copy_kind = m.copyKind;
-  r.src_kind = m.srcKind;
-  r.dst_kind = m.dstKind;
-  r.bytes = static_cast<int64_t>(m.bytes);
+  store::MemcpyRow r = memcpy_row(m, sink);
   r.src_device = m.srcDeviceId;
   r.dst_device = m.dstDeviceId;
-  r.graph_id = graph_or_null(m.graphId);
   sink.writer.add(r);
   sink.count("records_memcpy");
 }
