@@ -8,6 +8,7 @@
 #   bench/torch_plugin/gpu_check.sh GPUSCOPE_BIN_DIR [PYTHON] [OUT_DIR]
 #
 # GPUSCOPE_BIN_DIR holds bin/gpuscope and lib/libgpuscope_collector.so.
+# BUILD_ONLY=1 stops after the build (the binaries are in /tmp/gpuscope_plugin_build/build).
 set -u
 BIN_DIR=$(cd "$1" && pwd)
 PY=${2:-python3}
@@ -48,6 +49,7 @@ cmake -S "$WORK" -B "$WORK/build" -DTorch_DIR="$TORCH_DIR" -DCMAKE_BUILD_TYPE=Re
 make -C "$WORK/build" -j"$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -30; exit 1; }
 grep -E "warning" "$OUT/build.log" | grep -v "/torch/" | head -20
 readelf -d "$WORK/build/libgpuscope_torch.so" | grep NEEDED
+[ -n "${BUILD_ONLY:-}" ] && exit 0
 
 echo "== callback cost (CPU, no collector)"
 for env in "X=1" "GPUSCOPE_TORCH_SHAPES=0" "GPUSCOPE_TORCH_MEMORY=0"; do

@@ -9,8 +9,11 @@ OUT=${OUT:-/tmp/gpuscope_gpu_out}
 W=/tmp/gpuscope_gpu_work
 mkdir -p "$OUT" "$W"
 GS=$PWD/.carry/bin/gpuscope
+# bisect.sh leaves the configuration that did not hang; without it, the default.
+[ -f "$OUT/safe.env" ] && . "$OUT/safe.env"
+REC_TRACE=${REC_TRACE:-cuda,nvtx,torch}
 export PYTHONUNBUFFERED=1
-stages=${*:-"env known_work profiler_compare multi_proc recordings overhead"}
+stages=${*:-"env plugin known_work profiler_compare multi_proc recordings overhead"}
 export GPUSCOPE_CRASH_TRACE=1
 log() { echo "=== $* ($(date +%T))"; }
 
@@ -39,28 +42,50 @@ env)
   log env
   nvidia-smi -L; python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)'
   ;;
+plugin)
+  # The torch plugin must match this machine's torch: build it here once and
+  # put it next to the collector, where the collector looks for it.
+  log plugin
+  if [ ! -f .carry/lib/libgpuscope_torch.so.torch ] ||
+     [ "$(cat .carry/lib/libgpuscope_torch.so.torch)" != "$(python3 -c 'import torch; print(torch.__version__)')" ]; then
+    BUILD_ONLY=1 bash bench/torch_plugin/gpu_check.sh .carry python3 "$W/plugin" 2>&1 | tail -5
+    mkdir -p "$OUT/gpu_build"
+    for f in libgpuscope_torch.so libtorch_trainer callback_cost; do
+      strip -o "$OUT/gpu_build/$f" /tmp/gpuscope_plugin_build/build/$f
+    done
+    python3 -c 'import torch; print(torch.__version__)' > "$OUT/gpu_build/libgpuscope_torch.so.torch"
+  else
+    mkdir -p "$OUT/gpu_build"
+  fi
+  cp -f "$OUT"/gpu_build/libgpuscope_torch.so* .carry/lib/ 2>/dev/null
+  ls -la .carry/lib
+  ;;
 known_work)
   log known_work
-  guard 60 $GS record --force -o "$W/known_work.db" -- .carry/bin/known_work --expect "$W/known_work.json"
+  guard 60 $GS record --force --trace $REC_TRACE -o "$W/known_work.db" -- .carry/bin/known_work --expect "$W/known_work.json"
   echo "record rc=$?"
   python3 tests/gpu/check_known_work.py "$W/known_work.db" "$W/known_work.json"; echo "check rc=$?"
   cp "$W/known_work.db" "$OUT/"
   ;;
 profiler_compare)
   log profiler_compare compute_bound
-  guard 120 $GS record --force -o "$W/cb.db" -- python3 samples/torch/compute_bound.py --steps 20 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
+  guard 120 $GS record --force --trace $REC_TRACE -o "$W/cb.db" -- python3 samples/torch/compute_bound.py --steps 20 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
   python3 samples/torch/compute_bound.py --steps 20 --profile "$W/cb_prof.json" | tail -1
   python3 tests/gpu/compare_profiler.py "$W/cb.db" "$W/cb_prof.json"; echo "compare rc=$?"
   log profiler_compare train_mlp
-  guard 120 $GS record --force -o "$W/mlp.db" -- python3 samples/torch/train_mlp.py --steps 20 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
-  python3 samples/torch/train_mlp.py --steps 20 --profile "$W/mlp_prof.json" | tail -1
+  # 0.1 ms per item in the Dataset: the DataLoader share is large enough to compare.
+  mlp_args="--steps 20 --sleep-ms 0.1"
+  guard 120 $GS record --force --trace $REC_TRACE -o "$W/mlp.db" -- python3 samples/torch/train_mlp.py $mlp_args > "$W/mlp.out"
+  rc=$?; echo "record rc=$rc"; tail -n $([ $rc = 0 ] && echo 2 || echo 80) "$W/mlp.out"
+  python3 samples/torch/train_mlp.py $mlp_args --profile "$W/mlp_prof.json" | tail -1
   python3 tests/gpu/compare_profiler.py "$W/mlp.db" "$W/mlp_prof.json"; echo "compare rc=$?"
+  python3 tests/gpu/compare_links.py "$W/mlp.db" "$W/mlp_prof.json" "$W/mlp.out"; echo "links rc=$?"
   $GS info "$W/mlp.db" | tail -25
   sqlite3 "$W/mlp.db" "select key, value from collector_stat" 2>/dev/null || python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select key, value from collector_stat').fetchall())" "$W/mlp.db"
   ;;
 multi_proc)
   log multi_proc
-  guard 120 $GS record --force -o "$W/mp.db" -- python3 samples/torch/multi_proc.py 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
+  guard 120 $GS record --force --trace $REC_TRACE -o "$W/mp.db" -- python3 samples/torch/multi_proc.py 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
   python3 - "$W/mp.db" <<'PY'
 import sqlite3, sys
 con = sqlite3.connect(sys.argv[1])
@@ -72,9 +97,9 @@ PY
   ;;
 recordings)
   log recordings
-  guard 120 $GS record --force -o "$OUT/mlp_h200.db" -- python3 samples/torch/train_mlp.py --steps 10 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
+  guard 120 $GS record --force --trace $REC_TRACE -o "$OUT/mlp_h200.db" -- python3 samples/torch/train_mlp.py --steps 10 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
   python3 samples/torch/train_mlp.py --steps 5 --profile "$W/tp.json" | tail -1 && gzip -c "$W/tp.json" > "$OUT/torch_profiler_mlp.json.gz"
-  guard 120 $GS record --force -o "$W/cupti_taken.db" -- python3 samples/torch/train_mlp.py --steps 5 --profile "$W/tp2.json" 2>&1 | tail -4
+  guard 120 $GS record --force --trace $REC_TRACE -o "$W/cupti_taken.db" -- python3 samples/torch/train_mlp.py --steps 5 --profile "$W/tp2.json" 2>&1 | tail -4
   echo "cupti-taken run rc=${PIPESTATUS[0]}"
   ls -la "$OUT"
   ;;
