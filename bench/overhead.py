@@ -3,7 +3,10 @@
 compute-bound and launch-bound samples. Runs are alternated (plain, gpuscope,
 torch.profiler, plain, ...) and the result is the median of per-round ratios of
 median step times, as launch-bound timings drift ±15 % between runs.
-Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--out results.json]"""
+Each --variant NAME=OPTIONS is one more gpuscope configuration in every round
+(default: `gpuscope` with the default sources, `gpuscope_no_torch` with
+--trace cuda,nvtx, so the torch plugin's own cost is the difference).
+Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--variant NAME=OPTS ...] [--out results.json]"""
 import argparse
 import json
 import os
@@ -17,7 +20,8 @@ ap.add_argument("--gpuscope", required=True)
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--python", default=sys.executable)
 ap.add_argument("--out")
-ap.add_argument("--extra", default="", help="extra gpuscope record options, e.g. '--trace cuda,nvtx,memory'")
+ap.add_argument("--variant", action="append", default=[],
+                help="NAME=gpuscope record options, e.g. 'with_memory=--trace cuda,nvtx,torch,memory'")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 samples = os.path.join(here, "..", "samples", "torch")
@@ -33,21 +37,22 @@ def median_step(cmd):
     raise RuntimeError(f"no result from {cmd}: rc {r.returncode}\n{r.stderr[-2000:]}")
 
 
+variants = dict(v.split("=", 1) for v in args.variant) or {"gpuscope": "", "gpuscope_no_torch": "--trace cuda,nvtx"}
 results = {}
 for loop, loop_args in loops.items():
     script = [args.python, os.path.join(samples, loop + ".py")] + loop_args
-    runs = {"plain": [], "gpuscope": [], "torch.profiler": []}
+    runs = {"plain": [], **{name: [] for name in variants}, "torch.profiler": []}
     for i in range(args.rounds):
         runs["plain"].append(median_step(script))
-        db = os.path.join(tmp, f"{loop}_{i}.db")
-        runs["gpuscope"].append(median_step([args.gpuscope, "record", "--force", "-o", db] + args.extra.split() + ["--"] + script))
+        for name, opts in variants.items():
+            db = os.path.join(tmp, f"{loop}_{name}_{i}.db")
+            runs[name].append(median_step([args.gpuscope, "record", "--force", "-o", db] + opts.split() + ["--"] + script))
         runs["torch.profiler"].append(median_step(script + ["--profile", os.path.join(tmp, f"{loop}_{i}.json")]))
         print(loop, i, {k: v[-1] for k, v in runs.items()}, flush=True)
     ratio = lambda name: statistics.median(r / p for r, p in zip(runs[name], runs["plain"]))
     results[loop] = {
         "median_step_ms": {k: statistics.median(v) for k, v in runs.items()},
-        "overhead_pct": {"gpuscope": round(100 * (ratio("gpuscope") - 1), 2),
-                         "torch.profiler": round(100 * (ratio("torch.profiler") - 1), 2)},
+        "overhead_pct": {name: round(100 * (ratio(name) - 1), 2) for name in runs if name != "plain"},
         "runs": runs,
     }
     print(loop, json.dumps(results[loop]["overhead_pct"]), flush=True)

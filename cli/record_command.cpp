@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/nvml_poller.h"
 #include "cli/record_support.h"
 #include "common/output_name.h"
 #include "store/writer.h"
@@ -24,9 +25,8 @@ namespace {
 struct RecordOptions {
   std::string output;
   bool force = false;
-  // memory (CUPTI allocation records) and nvml are opt-in: on the H200, torch jobs
-  // hung at their first cuBLAS call with both on, and the bisection could not yet
-  // tell which one (docs/PERFORMANCE.md, "Known problems").
+  // memory (CUPTI allocation records) and nvml (sampled by this process) are opt-in
+  // (docs/PERFORMANCE.md, "Known problems").
   std::string trace = "cuda,nvtx,torch";
   double delay_s = 0;
   double duration_s = 0;
@@ -140,10 +140,18 @@ int run_record(RecordOptions& opt) {
     _exit(127);
   }
   g_child_pid = child;
+  NvmlPoller nvml;
+  if (("," + opt.trace + ",").find(",nvml,") != std::string::npos) {
+    int64_t start = origin + static_cast<int64_t>(opt.delay_s * 1e9);
+    int64_t end = opt.duration_s > 0 ? start + static_cast<int64_t>(opt.duration_s * 1e9) : 0;
+    if (!nvml.start(output, child, {origin, start, end}))
+      std::fprintf(stderr, "gpuscope: NVML not available: recording without nvml samples\n");
+  }
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   g_child_pid = 0;
+  nvml.stop();
 
   finalize_recording(output);
 
@@ -168,7 +176,7 @@ static void add_record_command(CLI::App& app) {
   cmd->add_option("-o,--output", opt.output,
                   "Output database (default gpuscope_N.db); %p pid, %h host, %q{VAR} environment");
   cmd->add_flag("-f,--force", opt.force, "Overwrite an existing output file");
-  cmd->add_option("--trace", opt.trace, "Sources to record, comma-separated, from cuda,nvtx,torch,memory,nvml (memory and nvml are experimental)")
+  cmd->add_option("--trace", opt.trace, "Sources to record, comma-separated, from cuda,nvtx,torch,memory,nvml (memory and nvml are opt-in)")
       ->capture_default_str();
   cmd->add_option("--delay", opt.delay_s, "Seconds to wait before recording (the job starts at once)");
   cmd->add_option("--duration", opt.duration_s, "Seconds to record after the delay (0 = until the job ends)");

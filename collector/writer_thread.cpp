@@ -16,7 +16,6 @@
 #include "collector/cupti_decode.h"
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
-#include "collector/nvml_sampler.h"
 #include "collector/process_info.h"
 #include "collector/thread_slots.h"
 
@@ -41,8 +40,6 @@ struct State {
   CpuDecoder::Thread threads[kMaxThreadSlots];
   uint32_t generations[kMaxThreadSlots] = {};
   std::unordered_map<uint32_t, bool> named_threads;
-  NvmlSampler nvml;
-  bool nvml_on = false;
   ProcessInfo process;
   int64_t flushes = 0;
 };
@@ -117,7 +114,6 @@ void tick(State& s, bool final_tick) {
   s.writer->begin();
   cupti_source::drain(decode_cupti, &s);
   drain_rings(s);
-  if (s.nvml_on) s.nvml.sample(now, *s.sink);
   for (const auto& [tid, named] : s.sink->api_tids) name_thread(s, tid);
   if (final_tick) {
     for (int i = 0; i < kMaxThreadSlots; ++i) s.cpu.flush_open(s.threads[i], *s.sink);
@@ -156,9 +152,6 @@ void run(State* s) {
     g_finished.store(true);
     return;
   }
-  // NVML sampling once per host: the local rank 0 process, or the only one.
-  const char* local_rank = std::getenv("LOCAL_RANK");
-  if (s->config.nvml && (!local_rank || std::string(local_rank) == "0")) s->nvml_on = s->nvml.start();
   try {
     bool first = true;
     while (!g_stop.load()) {
@@ -178,7 +171,6 @@ void run(State* s) {
     std::fprintf(stderr, "gpuscope: recording stopped: %s\n", e.what());
     g_enabled.store(false, std::memory_order_relaxed);
   }
-  s->nvml.stop();
   s->sink.reset();
   s->writer.reset();
   g_finished.store(true);

@@ -21,12 +21,14 @@ ap.add_argument("--samples", required=True)
 ap.add_argument("--out", required=True)
 ap.add_argument("--debian-plugin", default="")
 ap.add_argument("--callback-cost", default="", help="torch_plugin_callback_cost built for this torch")
+ap.add_argument("--cases", default="", help="comma-separated case names to run (default: all)")
+ap.add_argument("--no-bench", action="store_true", help="skip the per-op cost benchmark")
 args = ap.parse_args()
 TORCH = os.path.join(args.samples, "torch")
 RESULTS = {}
 
 
-def record(name, command, env=None, timeout=240, plugin=None):
+def record(name, command, env=None, timeout=120, plugin=None):
     db = os.path.join(args.out, name + ".db")
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(db + suffix):
@@ -96,6 +98,8 @@ def analyze(db):
 
 
 def case(name, command, **kw):
+    if args.cases and name not in args.cases.split(","):
+        return
     db, info = record(name, command, **kw)
     if os.path.exists(db):
         try:
@@ -129,6 +133,8 @@ if args.debian_plugin and os.path.exists(args.debian_plugin):
     case("plugin_for_other_torch", [py, os.path.join(TORCH, "train_mlp.py"), "--device", "cuda", "--steps", "3"],
          plugin=args.debian_plugin)
 
+if args.no_bench:
+    sys.exit(0)
 print("== per-op cost under gpuscope record (CPU ops)", flush=True)
 bench = [py, os.path.join(os.path.dirname(os.path.abspath(__file__)), "op_overhead.py"), "--gpuscope", args.gpuscope,
          "--python", py, "--rounds", "5"]

@@ -8,6 +8,8 @@
 #   bench/torch_plugin/gpu_check.sh GPUSCOPE_BIN_DIR [PYTHON] [OUT_DIR]
 #
 # GPUSCOPE_BIN_DIR holds bin/gpuscope and lib/libgpuscope_collector.so.
+# DEBIAN_PLUGIN: a plugin built for another torch (default lib/libgpuscope_torch.so).
+# GPU_CHECK_ARGS is passed to gpu_check.py (e.g. "--cases a,b --no-bench").
 # BUILD_ONLY=1 stops after the build (the binaries are in /tmp/gpuscope_plugin_build/build).
 set -u
 BIN_DIR=$(cd "$1" && pwd)
@@ -60,5 +62,5 @@ done
 echo "== recordings"
 "$PY" "$SRC/bench/torch_plugin/gpu_check.py" --gpuscope "$BIN_DIR/bin/gpuscope" --python "$PY" \
   --plugin "$WORK/build/libgpuscope_torch.so" --trainer "$WORK/build/libtorch_trainer" \
-  --samples "$SRC/samples" --out "$OUT" --debian-plugin "$BIN_DIR/lib/libgpuscope_torch.so" \
-  --callback-cost "$WORK/build/callback_cost"
+  --samples "$SRC/samples" --out "$OUT" --debian-plugin "${DEBIAN_PLUGIN:-$BIN_DIR/lib/libgpuscope_torch.so}" \
+  --callback-cost "$WORK/build/callback_cost" ${GPU_CHECK_ARGS:-}

@@ -67,11 +67,13 @@ known_work)
   python3 tests/gpu/check_known_work.py "$W/known_work.db" "$W/known_work.json"; echo "check rc=$?"
   cp "$W/known_work.db" "$OUT/"
   ;;
-profiler_compare)
+profiler_compare|compare_cb)
   log profiler_compare compute_bound
   guard 120 $GS record --force --trace $REC_TRACE -o "$W/cb.db" -- python3 samples/torch/compute_bound.py --steps 20 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
   python3 samples/torch/compute_bound.py --steps 20 --profile "$W/cb_prof.json" | tail -1
   python3 tests/gpu/compare_profiler.py "$W/cb.db" "$W/cb_prof.json"; echo "compare rc=$?"
+  ;;&
+profiler_compare|compare_mlp)
   log profiler_compare train_mlp
   # 0.1 ms per item in the Dataset: the DataLoader share is large enough to compare.
   mlp_args="--steps 20 --sleep-ms 0.1"
@@ -82,6 +84,25 @@ profiler_compare)
   python3 tests/gpu/compare_links.py "$W/mlp.db" "$W/mlp_prof.json" "$W/mlp.out"; echo "links rc=$?"
   $GS info "$W/mlp.db" | tail -25
   sqlite3 "$W/mlp.db" "select key, value from collector_stat" 2>/dev/null || python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select key, value from collector_stat').fetchall())" "$W/mlp.db"
+  ;;
+nvml)
+  # NVML is sampled by `gpuscope record` itself; the job must run as without it.
+  log nvml
+  guard 90 $GS record --force --trace $REC_TRACE,nvml -o "$W/nvml.db" -- python3 samples/torch/train_mlp.py --steps 200 > "$W/nvml.out" 2>&1
+  echo "record rc=$?"; grep -v GPUSCOPE_SAMPLE "$W/nvml.out" | tail -3
+  python3 - "$W/nvml.db" <<'PY'
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+rows = con.execute("select s.value, c.device, count(*), min(c.value), max(c.value), min(c.ts), max(c.ts) from counter c "
+                   "join string s on s.id = c.name_id where s.value like 'nvml%' group by 1, 2").fetchall()
+devices = [r[0] for r in con.execute("select id from device")]
+kernels = con.execute("select count(*), min(start), max(\"end\") from kernel").fetchone()
+for r in rows: print("  ", r)
+print("devices", devices, "kernels (count, first, last)", kernels)
+per_s = max((r[2] / max((r[6] - r[5]) / 1e9, 1e-9) for r in rows), default=0)
+ok = rows and all(r[1] in devices for r in rows) and kernels[0] > 0 and 7 <= per_s <= 11
+print("ok  " if ok else "FAIL", f"NVML samples on CUDA devices {sorted({r[1] for r in rows})}, {per_s:.1f} per second per counter")
+PY
   ;;
 multi_proc)
   log multi_proc
@@ -105,7 +126,9 @@ recordings)
   ;;
 overhead)
   log overhead
-  python3 bench/overhead.py --gpuscope "$GS" --rounds 2 --out "$OUT/overhead.json" 2>&1 | grep -v '^ ' | tail -12
+  python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/overhead.json" \
+    --variant gpuscope= --variant "gpuscope_no_torch=--trace cuda,nvtx" \
+    --variant "gpuscope_memory=--trace cuda,nvtx,torch,memory" 2>&1 | grep -v '^ ' | tail -12
   ;;
 esac
 done

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# One device call: runs the named steps in order inside BUDGET seconds (each
+# step gets what is left, less RESERVE for packing), then packs everything
+# under $OUT into $OUT/results.tgz, because the device returns at most 8 files.
+# A step that would start with less than MIN_STEP seconds left is skipped and
+# says so.
+#
+# Steps: any run_all.sh stage (plugin, known_work, compare_cb, compare_mlp,
+# nvml, multi_proc, recordings, overhead), bisect, plugin_check,
+# advisor:RULE[,RULE...], diff.
+# Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export OUT=${OUT:-/tmp/gpuscope_gpu_out}
+BUDGET=${BUDGET:-560}
+RESERVE=${RESERVE:-15}
+MIN_STEP=${MIN_STEP:-30}
+export PYTHONUNBUFFERED=1
+mkdir -p "$OUT/r"
+t0=$SECONDS
+
+for step in "$@"; do
+  left=$((BUDGET - RESERVE - (SECONDS - t0)))
+  if [ $left -lt "$MIN_STEP" ]; then
+    echo "=== SKIPPED $step: ${left}s left"
+    continue
+  fi
+  echo "=== step $step (${left}s left, $(date +%T))"
+  case $step in
+  bisect) OUT=$OUT/r LIMIT=35 timeout -k 5 $left bash tests/gpu/bisect.sh ;;
+  plugin_check)
+    GPU_CHECK_ARGS="--cases mlp_cuda_workers2_fork,mlp_under_torch_profiler,libtorch_trainer_cuda,plugin_for_other_torch --no-bench" \
+      DEBIAN_PLUGIN=$PWD/.carry/debian/libgpuscope_torch.so timeout -k 5 $left bash bench/torch_plugin/gpu_check.sh .carry python3 "$OUT/r/plugin_check" ;;
+  advisor:*)
+    GPUSCOPE=$PWD/.carry/bin/gpuscope OUT=$OUT/r/advisor LIMIT=90 timeout -k 5 $left \
+      bash tests/gpu/advisor_check.sh $(r=${step#advisor:}; [ "$r" = all ] || echo "${r//,/ }")
+    ;;
+  diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
+  *) OUT=$OUT/r timeout -k 5 $left bash tests/gpu/run_all.sh "$step" ;;
+  esac
+  echo "=== step $step: rc=$? after $((SECONDS - t0))s"
+done
+
+tar -czf "$OUT/results.tgz" -C "$OUT" r && rm -rf "$OUT/r"
+ls -la "$OUT"
