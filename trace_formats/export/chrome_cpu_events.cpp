@@ -12,25 +12,25 @@ void ChromeWriter::ops() {
   auto q = m_.reader().query(
       "SELECT pid, tid, name_id, start, \"end\", seq_nr, shapes_id, dtypes_id, external_id FROM op" + m_.where_pid());
   while (q.step()) {
-    begin("X");
-    buf_ += ",\"cat\":\"cpu_op\",\"name\":";
-    buf_ += m_.json_string(q.int64(2));
+    const std::string& name = m_.json_string(q.int64(2));
+    const std::string* shapes = q.is_null(6) ? nullptr : &m_.json_value(q.int64(6));
+    const std::string* dtypes = q.is_null(7) ? nullptr : &m_.json_value(q.int64(7));
+    begin('X', name.size() + (shapes ? shapes->size() : 0) + (dtypes ? dtypes->size() : 0));
+    o_.lit(",\"cat\":\"cpu_op\",\"name\":");
+    o_.put(name);
     span(q.int64(0), q.int64(1), q.int64(3), q.int64(4));
-    buf_ += ",\"args\":{";
-    size_t mark = buf_.size();
+    char* mark = open_args();
     if (!q.is_null(8)) int_arg("External id", q.int64(8));
     if (!q.is_null(5)) int_arg("Sequence number", q.int64(5));
-    if (!q.is_null(6)) {
+    if (shapes) {
       key("Input Dims");
-      buf_ += m_.json_value(q.int64(6));
+      o_.put(*shapes);
     }
-    if (!q.is_null(7)) {
+    if (dtypes) {
       key("Input type");
-      buf_ += m_.json_value(q.int64(7));
+      o_.put(*dtypes);
     }
-    // int_arg/key start with a comma; the first member must not.
-    if (buf_.size() > mark) buf_.erase(mark, 1);
-    buf_ += '}';
+    close_args(mark);
     end_event();
     row_done();
   }
@@ -46,80 +46,81 @@ void ChromeWriter::ranges() {
     bool unclosed = q.is_null(7);
     int64_t end = unclosed ? start : q.int64(7);
     std::string_view domain = q.is_null(10) ? std::string_view() : q.text(10);
+    const std::string& name = m_.json_string(q.int64(5));
     if (domain == kGpuAnnotationDomain) {
       int64_t device = q.is_null(9) ? 0 : q.int64(9);
       stream_name(device, tid);
-      begin("X");
-      buf_ += ",\"cat\":\"gpu_user_annotation\",\"name\":";
-      buf_ += m_.json_string(q.int64(5));
+      begin('X', name.size());
+      o_.lit(",\"cat\":\"gpu_user_annotation\",\"name\":");
+      o_.put(name);
       span(device, tid, start, end);
-      buf_ += ",\"args\":{\"device\":";
-      append_int(buf_, device);
+      o_.lit(",\"args\":{\"device\":");
+      o_.put_int(device);
       int_arg("stream", tid);
-      buf_ += '}';
+      o_.put('}');
       end_event();
       row_done();
       continue;
     }
+    const std::string* domain_json = domain.empty() ? nullptr : &m_.json_string(q.int64(4));
+    begin(kind == 3 ? 'i' : 'X', name.size() + (domain_json ? domain_json->size() : 0));
     if (kind == 3) {
-      begin("i");
-      buf_ += ",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":";
-      buf_ += m_.json_string(q.int64(5));
+      o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
+      o_.put(name);
       where(pid, tid, start);
     } else {
-      begin("X");
-      buf_ += source == kRangePython ? ",\"cat\":\"python_function\",\"name\":" : ",\"cat\":\"user_annotation\",\"name\":";
-      buf_ += m_.json_string(q.int64(5));
+      if (source == kRangePython) o_.lit(",\"cat\":\"python_function\",\"name\":");
+      else o_.lit(",\"cat\":\"user_annotation\",\"name\":");
+      o_.put(name);
       span(pid, tid, start, end);
     }
-    buf_ += ",\"args\":{";
-    size_t mark = buf_.size();
+    char* mark = open_args();
     if (source == kRangeNvtx) {
       key("source");
-      buf_ += "\"nvtx\"";
+      o_.lit("\"nvtx\"");
     }
-    if (!domain.empty()) {
+    if (domain_json) {
       key("domain");
-      buf_ += m_.json_string(q.int64(4));
+      o_.put(*domain_json);
     }
     if (kind == 2) {
       key("range kind");
-      buf_ += "\"start_end\"";
+      o_.lit("\"start_end\"");
     }
     if (!q.is_null(8)) int_arg("color", q.int64(8));
     if (!q.is_null(9)) int_arg("category", q.int64(9));
     if (unclosed && kind != 3) {
       key("unclosed");
-      buf_ += "true";
+      o_.lit("true");
     }
-    if (buf_.size() > mark) buf_.erase(mark, 1);
-    buf_ += '}';
+    close_args(mark);
     end_event();
     row_done();
   }
 }
 
 void ChromeWriter::api_calls() {
-  m_.ensure_gpu_correlations();
   auto q = m_.reader().query(
-      "SELECT a.pid, a.tid, a.domain, a.cbid, a.name_id, a.start, a.\"end\", a.correlation, a.return_code, "
-      "x.external_id, g.pid IS NOT NULL FROM api_call a LEFT JOIN external_correlation x "
-      "ON x.pid = a.pid AND x.correlation = a.correlation LEFT JOIN temp.gpu_corr g "
-      "ON g.pid = a.pid AND g.correlation = a.correlation" + m_.where_pid("a."));
+      "SELECT pid, tid, domain, cbid, name_id, start, \"end\", correlation, return_code FROM api_call" +
+      m_.where_pid());
   while (q.step()) {
-    begin("X");
-    buf_ += q.int64(2) == 2 ? ",\"cat\":\"cuda_driver\",\"name\":" : ",\"cat\":\"cuda_runtime\",\"name\":";
-    buf_ += m_.json_string(q.int64(4));
-    span(q.int64(0), q.int64(1), q.int64(5), q.int64(6));
-    buf_ += ",\"args\":{\"cbid\":";
-    append_int(buf_, q.int64(3));
-    int_arg("correlation", q.int64(7));
-    if (!q.is_null(9)) int_arg("External id", q.int64(9));
-    if (q.int64(8) != 0) int_arg("return code", q.int64(8));
-    buf_ += '}';
+    int64_t pid = q.int64(0), tid = q.int64(1), start = q.int64(5), corr = q.int64(7);
+    const CorrelationMap::Entry* c = m_.api_call_correlation(q, 0, pid, 7, corr);
+    const std::string& name = m_.json_string(q.int64(4));
+    begin('X', name.size());
+    if (q.int64(2) == 2) o_.lit(",\"cat\":\"cuda_driver\",\"name\":");
+    else o_.lit(",\"cat\":\"cuda_runtime\",\"name\":");
+    o_.put(name);
+    span(pid, tid, start, q.int64(6));
+    o_.lit(",\"args\":{\"cbid\":");
+    o_.put_int(q.int64(3));
+    int_arg("correlation", corr);
+    if (c && c->has_external) int_arg("External id", c->external_id);
+    if (int64_t rc = q.int64(8); rc != 0) int_arg("return code", rc);
+    o_.put('}');
     end_event();
     // The launch -> GPU arrow starts here once; each GPU activity ends one.
-    if (q.int64(10)) flow("s", m_.flow_id(q.int64(0), q.int64(7)), q.int64(0), q.int64(1), q.int64(5));
+    if (c && c->gpu) flow(true, m_.flow_id(pid, corr), pid, tid, start);
     row_done();
   }
 }
@@ -132,24 +133,31 @@ void ChromeWriter::steps() {
   std::map<int64_t, bool> has_ranges;
   auto r = m_.reader().query("SELECT DISTINCT pid FROM range WHERE source=5" + m_.and_pid());
   while (r.step()) has_ranges[r.int64(0)] = true;
+  // The busiest thread of each process carries them; counting ops per thread
+  // sorts every op, so only when some step needs it.
   std::map<int64_t, int64_t> main_tid;
-  auto busiest = m_.reader().query("SELECT pid, tid, count(*) AS n FROM op" + m_.where_pid() +
-                                   " GROUP BY pid, tid ORDER BY n");
-  while (busiest.step()) main_tid[busiest.int64(0)] = busiest.int64(1);  // last = busiest
+  bool have_main_tid = false;
   auto q = m_.reader().query("SELECT pid, number, start, \"end\", source FROM step" + m_.where_pid() +
                              " ORDER BY pid, start");
   while (q.step()) {
     int64_t pid = q.int64(0);
     if (has_ranges.count(pid)) continue;
+    if (!have_main_tid) {
+      have_main_tid = true;
+      auto busiest = m_.reader().query("SELECT pid, tid, count(*) AS n FROM op" + m_.where_pid() +
+                                       " GROUP BY pid, tid ORDER BY n");
+      while (busiest.step()) main_tid[busiest.int64(0)] = busiest.int64(1);  // last = busiest
+    }
     auto it = main_tid.find(pid);
-    begin("X");
-    buf_ += ",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#";
-    append_int(buf_, q.int64(1));
-    buf_ += '"';
+    std::string_view source = step_source_name(q.int64(4));
+    begin('X', source.size());
+    o_.lit(",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
+    o_.put_int(q.int64(1));
+    o_.put('"');
     span(pid, it == main_tid.end() ? pid : it->second, q.int64(2), q.int64(3));
-    buf_ += ",\"args\":{\"step source\":\"";
-    buf_ += step_source_name(q.int64(4));
-    buf_ += "\"}";
+    o_.lit(",\"args\":{\"step source\":\"");
+    o_.put(source);
+    o_.lit("\"}");
     end_event();
   }
 }
@@ -160,14 +168,14 @@ void ChromeWriter::memory() {
       "FROM memory_event" + m_.where_pid());
   while (q.step()) {
     int64_t pid = q.int64(0), device = q.int64(1);
-    begin("i");
+    begin('i');
     // Only the torch allocator's events are "[memory]": TensorBoard draws its
     // memory curves from their totals, which CUDA-level events lack.
-    buf_ += q.int64(4) == 1 ? ",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[cuda memory]\""
-                            : ",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"";
+    if (q.int64(4) == 1) o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[cuda memory]\"");
+    else o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"");
     where(pid, pid, q.int64(2));
-    buf_ += ",\"args\":{\"Device Type\":";
-    buf_ += device >= 0 ? '1' : '0';
+    o_.lit(",\"args\":{\"Device Type\":");
+    o_.put(device >= 0 ? '1' : '0');
     int_arg("Device Id", device);
     int_arg("Addr", q.int64(5));
     int_arg("Bytes", q.int64(3) == 2 ? -q.int64(6) : q.int64(6));
@@ -175,7 +183,7 @@ void ChromeWriter::memory() {
     if (!q.is_null(10)) int_arg("Total Reserved", q.int64(10));
     if (!q.is_null(7)) int_arg("stream", q.int64(7));
     if (!q.is_null(8)) int_arg("correlation", q.int64(8));
-    buf_ += '}';
+    o_.put('}');
     end_event();
     row_done();
   }
@@ -184,18 +192,19 @@ void ChromeWriter::memory() {
 void ChromeWriter::counters() {
   auto q = m_.reader().query("SELECT pid, device, name_id, ts, value FROM counter" + m_.where_pid());
   while (q.step()) {
-    begin("C");
-    buf_ += ",\"name\":";
-    buf_ += m_.json_string(q.int64(2));
+    const std::string& name = m_.json_string(q.int64(2));
+    begin('C', name.size());
+    o_.lit(",\"name\":");
+    o_.put(name);
     // Device counters sit on the GPU's row, host counters on the process.
     int64_t pid = q.is_null(1) ? q.int64(0) : q.int64(1);
-    buf_ += ",\"pid\":";
-    append_int(buf_, pid);
-    buf_ += ",\"ts\":";
-    append_us(buf_, q.int64(3));
-    buf_ += ",\"args\":{\"value\":";
-    append_double(buf_, q.real(4));
-    buf_ += "}";
+    o_.lit(",\"pid\":");
+    o_.put_int(pid);
+    o_.lit(",\"ts\":");
+    o_.put_us(q.int64(3));
+    o_.lit(",\"args\":{\"value\":");
+    o_.put_double(q.real(4));
+    o_.put('}');
     end_event();
     row_done();
   }

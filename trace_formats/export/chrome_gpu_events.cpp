@@ -7,64 +7,62 @@
 
 namespace gpuscope::formats {
 
-namespace {
-
-// Columns shared by the three GPU queries, after the table's own ones:
-// external id, then the launching call's tid and start.
-const char* kGpuJoins =
-    " LEFT JOIN external_correlation x ON x.pid = g.pid AND x.correlation = g.correlation"
-    " LEFT JOIN temp.api_corr c ON c.pid = g.pid AND c.correlation = g.correlation";
-
-}  // namespace
-
 void ChromeWriter::kernels() {
-  m_.ensure_api_correlations();
   auto q = m_.reader().query(
-      "SELECT g.pid, g.device, g.context, g.stream, g.correlation, g.start, g.\"end\", g.name_id, g.grid_x, g.grid_y, "
-      "g.grid_z, g.block_x, g.block_y, g.block_z, g.registers, g.static_smem, g.dynamic_smem, g.graph_id, "
-      "g.graph_node_id, x.external_id, c.tid, c.start FROM kernel g" + std::string(kGpuJoins) + m_.where_pid("g."));
+      "SELECT pid, device, context, stream, correlation, start, \"end\", name_id, grid_x, grid_y, grid_z, block_x, "
+      "block_y, block_z, registers, static_smem, dynamic_smem, graph_id, graph_node_id FROM kernel" + m_.where_pid());
+  int64_t sm_device = INT64_MIN, sms = 0;
   while (q.step()) {
     int64_t pid = q.int64(0), device = q.int64(1), stream = q.int64(3), corr = q.int64(4), start = q.int64(5);
+    const CorrelationMap::Entry* c = m_.correlation(q, 0, pid, 4, corr);
     stream_name(device, stream);
-    begin("X");
-    buf_ += ",\"cat\":\"kernel\",\"name\":";
-    buf_ += m_.json_string(q.int64(7));
+    const std::string& name = m_.json_string(q.int64(7));
+    begin('X', name.size());
+    o_.lit(",\"cat\":\"kernel\",\"name\":");
+    o_.put(name);
     span(device, stream, start, q.int64(6));
-    buf_ += ",\"args\":{";
-    size_t mark = buf_.size();
-    if (!q.is_null(19)) int_arg("External id", q.int64(19));
-    int_arg("device", device);
+    o_.lit(",\"args\":{");
+    if (c && c->has_external) {
+      o_.lit("\"External id\":");
+      o_.put_int(c->external_id);
+      o_.put(',');
+    }
+    o_.lit("\"device\":");
+    o_.put_int(device);
     int_arg("context", q.int64(2));
     int_arg("stream", stream);
     int_arg("correlation", corr);
     int_arg("registers per thread", q.int64(14));
     int64_t static_smem = q.int64(15), dynamic_smem = q.int64(16);
     int_arg("shared memory", static_smem + dynamic_smem);
-    int64_t blocks = q.int64(8) * q.int64(9) * q.int64(10);
-    int64_t threads = q.int64(11) * q.int64(12) * q.int64(13);
-    if (int64_t sms = m_.sm_count(device); sms > 0) {
-      double per_sm = double(blocks) / double(sms);
+    int64_t gx = q.int64(8), gy = q.int64(9), gz = q.int64(10), bx = q.int64(11), by = q.int64(12), bz = q.int64(13);
+    if (device != sm_device) {
+      sm_device = device;
+      sms = m_.sm_count(device);
+    }
+    if (sms > 0) {
+      double per_sm = double(gx * gy * gz) / double(sms);
       key("blocks per SM");
-      append_double(buf_, per_sm);
+      o_.put_double(per_sm);
       key("warps per SM");
-      append_double(buf_, per_sm * double((threads + 31) / 32));
+      o_.put_double(per_sm * double((bx * by * bz + 31) / 32));
     }
     key("grid");
-    buf_ += '[';
-    append_int(buf_, q.int64(8));
-    buf_ += ',';
-    append_int(buf_, q.int64(9));
-    buf_ += ',';
-    append_int(buf_, q.int64(10));
-    buf_ += "]";
+    o_.put('[');
+    o_.put_int(gx);
+    o_.put(',');
+    o_.put_int(gy);
+    o_.put(',');
+    o_.put_int(gz);
+    o_.put(']');
     key("block");
-    buf_ += '[';
-    append_int(buf_, q.int64(11));
-    buf_ += ',';
-    append_int(buf_, q.int64(12));
-    buf_ += ',';
-    append_int(buf_, q.int64(13));
-    buf_ += ']';
+    o_.put('[');
+    o_.put_int(bx);
+    o_.put(',');
+    o_.put_int(by);
+    o_.put(',');
+    o_.put_int(bz);
+    o_.put(']');
     // Kineto sums the two; keep them apart when it matters for re-import.
     if (dynamic_smem != 0) {
       int_arg("static shared memory", static_smem);
@@ -72,90 +70,112 @@ void ChromeWriter::kernels() {
     }
     if (!q.is_null(17)) int_arg("graph id", q.int64(17));
     if (!q.is_null(18)) int_arg("graph node id", q.int64(18));
-    buf_.erase(mark, 1);
-    buf_ += '}';
+    o_.put('}');
     end_event();
-    if (!q.is_null(20)) {
-      flow("f", m_.flow_id(pid, corr), device, stream, start);
-    }
+    if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
     row_done();
   }
 }
 
+namespace {
+
+// GPU rows of one table share a few names: escape each once.
+struct NameCache {
+  int64_t a = INT64_MIN, b = INT64_MIN, c = INT64_MIN;
+  std::string json;
+  template <typename F>
+  const std::string& get(int64_t a2, int64_t b2, int64_t c2, F&& name) {
+    if (a2 != a || b2 != b || c2 != c) {
+      a = a2;
+      b = b2;
+      c = c2;
+      json.clear();
+      append_json_string(json, name());
+    }
+    return json;
+  }
+};
+
+}  // namespace
+
 void ChromeWriter::memcpys() {
-  m_.ensure_api_correlations();
   auto q = m_.reader().query(
-      "SELECT g.pid, g.device, g.context, g.stream, g.correlation, g.start, g.\"end\", g.copy_kind, g.src_kind, "
-      "g.dst_kind, g.bytes, g.src_device, g.dst_device, g.graph_id, x.external_id, c.tid, c.start "
-      "FROM memcpy g" + std::string(kGpuJoins) + m_.where_pid("g."));
-  std::string name;
+      "SELECT pid, device, context, stream, correlation, start, \"end\", copy_kind, src_kind, dst_kind, bytes, "
+      "src_device, dst_device, graph_id FROM memcpy" + m_.where_pid());
+  NameCache names;
   while (q.step()) {
     int64_t pid = q.int64(0), device = q.int64(1), stream = q.int64(3), corr = q.int64(4);
     int64_t start = q.int64(5), end = q.int64(6), bytes = q.int64(10);
+    const CorrelationMap::Entry* c = m_.correlation(q, 0, pid, 4, corr);
     stream_name(device, stream);
-    begin("X");
-    buf_ += ",\"cat\":\"gpu_memcpy\",\"name\":";
-    name = memcpy_name(q.int64(7), q.int64(8), q.int64(9));
-    append_json_string(buf_, name);
+    int64_t kind = q.int64(7), src = q.int64(8), dst = q.int64(9);
+    const std::string& name = names.get(kind, src, dst, [&] { return memcpy_name(kind, src, dst); });
+    begin('X', name.size());
+    o_.lit(",\"cat\":\"gpu_memcpy\",\"name\":");
+    o_.put(name);
     span(device, stream, start, end);
-    buf_ += ",\"args\":{";
-    size_t mark = buf_.size();
-    if (!q.is_null(14)) int_arg("External id", q.int64(14));
-    int_arg("device", device);
+    o_.lit(",\"args\":{");
+    if (c && c->has_external) {
+      o_.lit("\"External id\":");
+      o_.put_int(c->external_id);
+      o_.put(',');
+    }
+    o_.lit("\"device\":");
+    o_.put_int(device);
     int_arg("context", q.int64(2));
     int_arg("stream", stream);
     int_arg("correlation", corr);
     int_arg("bytes", bytes);
     if (end > start) {
       key("memory bandwidth (GB/s)");
-      append_double(buf_, double(bytes) / double(end - start));  // bytes per ns = GB/s
+      o_.put_double(double(bytes) / double(end - start));  // bytes per ns = GB/s
     }
     if (!q.is_null(11)) int_arg("src device", q.int64(11));
     if (!q.is_null(12)) int_arg("dst device", q.int64(12));
     if (!q.is_null(13)) int_arg("graph id", q.int64(13));
-    buf_.erase(mark, 1);
-    buf_ += '}';
+    o_.put('}');
     end_event();
-    if (!q.is_null(15)) {
-      flow("f", m_.flow_id(pid, corr), device, stream, start);
-    }
+    if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
     row_done();
   }
 }
 
 void ChromeWriter::memsets() {
-  m_.ensure_api_correlations();
   auto q = m_.reader().query(
-      "SELECT g.pid, g.device, g.context, g.stream, g.correlation, g.start, g.\"end\", g.bytes, g.value, "
-      "g.mem_kind, g.graph_id, x.external_id, c.tid, c.start FROM memset g" + std::string(kGpuJoins) +
-      m_.where_pid("g."));
+      "SELECT pid, device, context, stream, correlation, start, \"end\", bytes, value, mem_kind, graph_id "
+      "FROM memset" + m_.where_pid());
+  NameCache names;
   while (q.step()) {
     int64_t pid = q.int64(0), device = q.int64(1), stream = q.int64(3), corr = q.int64(4);
     int64_t start = q.int64(5), end = q.int64(6), bytes = q.int64(7);
+    const CorrelationMap::Entry* c = m_.correlation(q, 0, pid, 4, corr);
     stream_name(device, stream);
-    begin("X");
-    buf_ += ",\"cat\":\"gpu_memset\",\"name\":";
-    append_json_string(buf_, memset_name(q.int64(9)));
+    int64_t kind = q.int64(9);
+    const std::string& name = names.get(kind, 0, 0, [&] { return memset_name(kind); });
+    begin('X', name.size());
+    o_.lit(",\"cat\":\"gpu_memset\",\"name\":");
+    o_.put(name);
     span(device, stream, start, end);
-    buf_ += ",\"args\":{";
-    size_t mark = buf_.size();
-    if (!q.is_null(11)) int_arg("External id", q.int64(11));
-    int_arg("device", device);
+    o_.lit(",\"args\":{");
+    if (c && c->has_external) {
+      o_.lit("\"External id\":");
+      o_.put_int(c->external_id);
+      o_.put(',');
+    }
+    o_.lit("\"device\":");
+    o_.put_int(device);
     int_arg("context", q.int64(2));
     int_arg("stream", stream);
     int_arg("correlation", corr);
     int_arg("bytes", bytes);
     if (end > start) {
       key("memory bandwidth (GB/s)");
-      append_double(buf_, double(bytes) / double(end - start));
+      o_.put_double(double(bytes) / double(end - start));
     }
     if (!q.is_null(10)) int_arg("graph id", q.int64(10));
-    buf_.erase(mark, 1);
-    buf_ += '}';
+    o_.put('}');
     end_event();
-    if (!q.is_null(12)) {
-      flow("f", m_.flow_id(pid, corr), device, stream, start);
-    }
+    if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
     row_done();
   }
 }
@@ -167,18 +187,19 @@ void ChromeWriter::syncs() {
     int64_t device = m_.context_device(q.int64(0), q.int64(3));
     int64_t stream = q.is_null(4) ? 0 : q.int64(4);
     stream_name(device, stream);
-    begin("X");
-    buf_ += ",\"cat\":\"cuda_sync\",\"name\":\"";
-    buf_ += sync_name(q.int64(2));
-    buf_ += '"';
+    std::string_view name = sync_name(q.int64(2));
+    begin('X', name.size());
+    o_.lit(",\"cat\":\"cuda_sync\",\"name\":\"");
+    o_.put(name);
+    o_.put('"');
     span(device, stream, q.int64(6), q.int64(7));
-    buf_ += ",\"args\":{\"device\":";
-    append_int(buf_, device);
+    o_.lit(",\"args\":{\"device\":");
+    o_.put_int(device);
     int_arg("context", q.int64(3));
     int_arg("stream", q.is_null(4) ? -1 : q.int64(4));
     int_arg("correlation", q.int64(8));
     if (!q.is_null(5)) int_arg("event", q.int64(5));
-    buf_ += '}';
+    o_.put('}');
     end_event();
     row_done();
   }

@@ -18,107 +18,100 @@ std::string basename_of(const std::string& path) {
 
 }  // namespace
 
-void ChromeWriter::append_int_(int64_t v) { append_int(buf_, v); }
-
-void ChromeWriter::where(int64_t pid, int64_t tid, int64_t ts) {
-  buf_ += ",\"pid\":";
-  append_int(buf_, pid);
-  buf_ += ",\"tid\":";
-  append_int(buf_, tid);
-  buf_ += ",\"ts\":";
-  append_us(buf_, ts);
-}
-
-void ChromeWriter::span(int64_t pid, int64_t tid, int64_t start, int64_t end) {
-  where(pid, tid, start);
-  buf_ += ",\"dur\":";
-  append_us(buf_, end > start ? end - start : 0);
-}
-
-void ChromeWriter::flush() {
-  out_.write(buf_);
-  buf_.clear();
-}
-
 void ChromeWriter::header() {
-  buf_ += "{\n\"schemaVersion\":1,\n\"deviceProperties\":[";
+  // Written once: build it as a string, then copy it out.
+  std::string buf = "{\n\"schemaVersion\":1,\n\"deviceProperties\":[";
+  auto int_member = [&](const char* k, int64_t v) {
+    buf += ",\"";
+    buf += k;
+    buf += "\":";
+    append_int(buf, v);
+  };
   // Tools index this list by device id, so it runs 0..max without gaps.
   int64_t max_id = -1;
   for (const auto& d : m_.devices()) max_id = std::max(max_id, d.id);
   for (int64_t id = 0; id <= max_id && id < 4096; ++id) {
-    if (id) buf_ += ',';
+    if (id) buf += ',';
     const DeviceInfo* dev = nullptr;
     for (const auto& d : m_.devices())
       if (d.id == id) dev = &d;
-    buf_ += "\n{\"id\":";
-    append_int(buf_, id);
+    buf += "\n{\"id\":";
+    append_int(buf, id);
     if (dev) {
-      buf_ += ",\"name\":";
-      append_json_string(buf_, dev->name);
-      int_arg("totalGlobalMem", dev->total_memory);
-      int_arg("computeMajor", dev->compute_major);
-      int_arg("computeMinor", dev->compute_minor);
-      int_arg("numSms", dev->sm_count);
+      buf += ",\"name\":";
+      append_json_string(buf, dev->name);
+      int_member("totalGlobalMem", dev->total_memory);
+      int_member("computeMajor", dev->compute_major);
+      int_member("computeMinor", dev->compute_minor);
+      int_member("numSms", dev->sm_count);
       if (!dev->uuid.empty()) {
-        key("uuid");
-        append_json_string(buf_, dev->uuid);
+        buf += ",\"uuid\":";
+        append_json_string(buf, dev->uuid);
       }
-      if (dev->memory_bandwidth) int_arg("memoryBandwidth", dev->memory_bandwidth);
-      if (dev->core_clock_khz) int_arg("clockRateKhz", dev->core_clock_khz);
+      if (dev->memory_bandwidth) int_member("memoryBandwidth", dev->memory_bandwidth);
+      if (dev->core_clock_khz) int_member("clockRateKhz", dev->core_clock_khz);
     }
-    buf_ += '}';
+    buf += '}';
   }
-  buf_ += "],\n";
+  buf += "],\n";
   // HTA finds the rank with "rank":\s+(\d+): keep the space after the colon.
   auto [rank, world] = m_.distributed();
-  buf_ += "\"distributedInfo\": {\"backend\": ";
-  append_json_string(buf_, m_.meta("distributed_backend", "nccl"));
-  buf_ += ", \"rank\": ";
-  append_int(buf_, rank);
-  buf_ += ", \"world_size\": ";
-  append_int(buf_, world);
-  buf_ += "},\n\"displayTimeUnit\":\"ms\",\n";
+  buf += "\"distributedInfo\": {\"backend\": ";
+  append_json_string(buf, m_.meta("distributed_backend", "nccl"));
+  buf += ", \"rank\": ";
+  append_int(buf, rank);
+  buf += ", \"world_size\": ";
+  append_int(buf, world);
+  buf += "},\n\"displayTimeUnit\":\"ms\",\n";
   if (auto utc = m_.origin_utc_ns()) {
-    buf_ += "\"baseTimeNanoseconds\":";
-    append_int(buf_, *utc);
-    buf_ += ",\n";
+    buf += "\"baseTimeNanoseconds\":";
+    append_int(buf, *utc);
+    buf += ",\n";
   }
   std::string host = m_.meta("host");
   if (!host.empty()) {
-    buf_ += "\"hostName\":";
-    append_json_string(buf_, host);
-    buf_ += ",\n";
+    buf += "\"hostName\":";
+    append_json_string(buf, host);
+    buf += ",\n";
   }
-  buf_ += "\"traceEvents\":[";
+  buf += "\"traceEvents\":[";
+  o_.room(buf.size());
+  o_.put(buf);
 }
 
 void ChromeWriter::metadata() {
-  auto meta_event = [&](const char* name, int64_t pid, int64_t tid, const char* arg, auto&& value) {
-    begin("M");
-    buf_ += ",\"name\":\"";
-    buf_ += name;
-    buf_ += '"';
+  // `var`: room for what value() writes.
+  auto meta_event = [&](std::string_view name, int64_t pid, int64_t tid, std::string_view arg, size_t var,
+                        auto&& value) {
+    begin('M', name.size() + arg.size() + var);
+    o_.lit(",\"name\":\"");
+    o_.put(name);
+    o_.put('"');
     where(pid, tid, 0);
-    buf_ += ",\"args\":{\"";
-    buf_ += arg;
-    buf_ += "\":";
+    o_.lit(",\"args\":{\"");
+    o_.put(arg);
+    o_.lit("\":");
     value();
-    buf_ += '}';
+    o_.put('}');
     end_event();
+  };
+  auto string_event = [&](std::string_view name, int64_t pid, int64_t tid, std::string_view arg, std::string_view s) {
+    meta_event(name, pid, tid, arg, 6 * s.size() + 2, [&] { o_.put_json_string(s); });
   };
   for (const auto& p : m_.processes()) {
     std::string name = basename_of(p.exe);
     if (name.empty()) name = "process " + std::to_string(p.pid);
-    meta_event("process_name", p.pid, 0, "name", [&] { append_json_string(buf_, name); });
-    if (p.rank != INT64_MIN)
-      meta_event("process_labels", p.pid, 0, "labels",
-                 [&] { append_json_string(buf_, "rank " + std::to_string(p.rank)); });
-    meta_event("process_sort_index", p.pid, 0, "sort_index", [&] { append_int(buf_, p.index); });
+    string_event("process_name", p.pid, 0, "name", name);
+    if (p.rank != INT64_MIN) {
+      std::string label = "rank " + std::to_string(p.rank);
+      string_event("process_labels", p.pid, 0, "labels", label);
+    }
+    meta_event("process_sort_index", p.pid, 0, "sort_index", 0, [&] { o_.put_int(p.index); });
   }
   for (const auto& t : m_.threads()) {
-    meta_event("thread_name", t.pid, t.tid, "name", [&] { append_json_string(buf_, t.name); });
+    string_event("thread_name", t.pid, t.tid, "name", t.name);
     // The main thread first, then by tid.
-    meta_event("thread_sort_index", t.pid, t.tid, "sort_index", [&] { append_int(buf_, t.tid == t.pid ? 0 : t.tid); });
+    meta_event("thread_sort_index", t.pid, t.tid, "sort_index", 0, [&] { o_.put_int(t.tid == t.pid ? 0 : t.tid); });
   }
   // Known devices up front (the importer tells GPU rows by these labels);
   // others when their first activity shows up.
@@ -128,56 +121,60 @@ void ChromeWriter::metadata() {
 void ChromeWriter::gpu_name(int64_t device) {
   if (!gpus_named_.insert(device).second) return;
   std::string label = "GPU " + std::to_string(device);
-  for (const char* what : {"process_name", "process_labels"}) {
-    begin("M");
-    buf_ += ",\"name\":\"";
-    buf_ += what;
-    buf_ += '"';
+  for (bool labels : {false, true}) {
+    begin('M', 6 * label.size() + 2);
+    if (labels) o_.lit(",\"name\":\"process_labels\"");
+    else o_.lit(",\"name\":\"process_name\"");
     where(device, 0, 0);
-    buf_ += std::string_view(what) == "process_name" ? ",\"args\":{\"name\":" : ",\"args\":{\"labels\":";
-    append_json_string(buf_, label);
-    buf_ += "}}";
+    if (labels) o_.lit(",\"args\":{\"labels\":");
+    else o_.lit(",\"args\":{\"name\":");
+    o_.put_json_string(label);
+    o_.lit("}}");
   }
-  begin("M");
-  buf_ += ",\"name\":\"process_sort_index\"";
+  begin('M');
+  o_.lit(",\"name\":\"process_sort_index\"");
   where(device, 0, 0);
-  buf_ += ",\"args\":{\"sort_index\":";
-  append_int(buf_, kGpuSortBase + device);
-  buf_ += "}}";
+  o_.lit(",\"args\":{\"sort_index\":");
+  o_.put_int(kGpuSortBase + device);
+  o_.lit("}}");
 }
 
-void ChromeWriter::stream_name(int64_t device, int64_t stream) {
-  if (!streams_named_.insert({device, stream}).second) return;
+void ChromeWriter::name_stream(int64_t device, int64_t stream) {
+  bool added = streams_named_.insert({device, stream}).second;
+  last_stream_ = {device, stream};
+  if (!added) return;
   gpu_name(device);
-  begin("M");
-  buf_ += ",\"name\":\"thread_name\"";
+  begin('M');
+  o_.lit(",\"name\":\"thread_name\"");
   where(device, stream, 0);
-  buf_ += ",\"args\":{\"name\":\"stream ";
-  append_int(buf_, stream);
-  buf_ += "\"}}";
-  begin("M");
-  buf_ += ",\"name\":\"thread_sort_index\"";
+  o_.lit(",\"args\":{\"name\":\"stream ");
+  o_.put_int(stream);
+  o_.lit("\"}}");
+  begin('M');
+  o_.lit(",\"name\":\"thread_sort_index\"");
   where(device, stream, 0);
-  buf_ += ",\"args\":{\"sort_index\":";
-  append_int(buf_, stream);
-  buf_ += "}}";
+  o_.lit(",\"args\":{\"sort_index\":");
+  o_.put_int(stream);
+  o_.lit("}}");
 }
 
-void ChromeWriter::flow(const char* ph, uint64_t id, int64_t pid, int64_t tid, int64_t ts) {
-  begin(ph);
-  buf_ += ",\"id\":";
-  append_int(buf_, static_cast<int64_t>(id));
+void ChromeWriter::flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64_t ts) {
+  begin(start ? 's' : 'f');
+  o_.lit(",\"id\":");
+  o_.put_int(static_cast<int64_t>(id));
   where(pid, tid, ts);
-  buf_ += ",\"cat\":\"ac2g\",\"name\":\"ac2g\"";
-  if (ph[0] == 'f') buf_ += ",\"bp\":\"e\"";
+  if (start) o_.lit(",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
+  else o_.lit(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"");
   end_event();
 }
 
 void ChromeWriter::trailer() {
-  buf_ += "\n],\n\"traceName\":";
-  append_json_string(buf_, basename_of(out_.path()));
-  buf_ += "\n}\n";
-  flush();
+  std::string buf = "\n],\n\"traceName\":";
+  append_json_string(buf, basename_of(out_.path()));
+  buf += "\n}\n";
+  o_.room(buf.size());
+  o_.put(buf);
+  o_.flush();
 }
 
 void ChromeWriter::write_all() {
@@ -185,7 +182,7 @@ void ChromeWriter::write_all() {
   metadata();
   ops();
   ranges();
-  api_calls();
+  api_calls();  // before the GPU rows: it marks which correlations were launched
   kernels();
   memcpys();
   memsets();

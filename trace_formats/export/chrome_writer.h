@@ -1,6 +1,6 @@
 // The Chrome-trace JSON writer behind export_chrome and export_tensorboard.
-// One pass per table; events are appended to a buffer flushed in 1 MiB
-// pieces, so memory stays flat. Layout and names follow torch.profiler's
+// One pass per table; events are written into a buffer flushed in 1 MiB
+// pieces (json_out.h), so memory stays flat. Layout and names follow torch.profiler's
 // Kineto output so that tools built for it (HTA, TensorBoard's plugin) accept it.
 #pragma once
 
@@ -10,6 +10,7 @@
 
 #include "export/export_model.h"
 #include "export/exporters.h"
+#include "export/json_out.h"
 #include "export/output_file.h"
 #include "export/progress.h"
 
@@ -18,17 +19,13 @@ namespace gpuscope::formats {
 class ChromeWriter {
  public:
   ChromeWriter(ExportModel& model, OutputFile& out, Progress& progress, uint64_t total_rows)
-      : m_(model), out_(out), progress_(progress), total_rows_(total_rows) {
-    buf_.reserve(kFlushAt + 4096);
-  }
+      : m_(model), out_(out), o_(out), progress_(progress), total_rows_(total_rows) {}
 
   // Writes the whole document.
   void write_all();
   uint64_t events() const { return events_; }
 
  private:
-  static constexpr size_t kFlushAt = size_t{1} << 20;
-
   void header();
   void metadata();
   void ops();
@@ -43,46 +40,77 @@ class ChromeWriter {
   void counters();
   void trailer();
 
-  // Starts an event object: separator, then `{"ph":"<ph>"`.
-  void begin(const char* ph) {
-    buf_ += first_ ? "\n{\"ph\":\"" : ",\n{\"ph\":\"";
+  // Starts an event object, `{"ph":"<ph>"` after the separator, with room
+  // for `var` bytes of names and values besides the fixed parts.
+  void begin(char ph, size_t var = 0) {
+    o_.room(var + JsonOut::kEventSlack);
+    if (first_) o_.lit("\n{\"ph\":\"");
+    else o_.lit(",\n{\"ph\":\"");
     first_ = false;
-    buf_ += ph;
-    buf_ += '"';
+    o_.put(ph);
+    o_.put('"');
     ++events_;
   }
   // `,"pid":P,"tid":T,"ts":TS` and optionally `,"dur":D`.
-  void where(int64_t pid, int64_t tid, int64_t ts);
-  void span(int64_t pid, int64_t tid, int64_t start, int64_t end);
-  void key(const char* k) {
-    buf_ += ",\"";
-    buf_ += k;
-    buf_ += "\":";
+  void where(int64_t pid, int64_t tid, int64_t ts) {
+    o_.lit(",\"pid\":");
+    o_.put_int(pid);
+    o_.lit(",\"tid\":");
+    o_.put_int(tid);
+    o_.lit(",\"ts\":");
+    o_.put_us(ts);
   }
-  void int_arg(const char* k, int64_t v) {
+  void span(int64_t pid, int64_t tid, int64_t start, int64_t end) {
+    where(pid, tid, start);
+    o_.lit(",\"dur\":");
+    o_.put_us(end > start ? end - start : 0);
+  }
+  // `,"<k>":` for a literal key.
+  template <size_t N>
+  void key(const char (&k)[N]) {
+    o_.lit(",\"");
+    o_.lit(k);
+    o_.lit("\":");
+  }
+  template <size_t N>
+  void int_arg(const char (&k)[N], int64_t v) {
     key(k);
-    append_int_(v);
+    o_.put_int(v);
   }
-  void append_int_(int64_t v);
+  // Arguments whose first member is optional are written with a comma
+  // before every member; close_args turns the first comma into the brace.
+  char* open_args() {
+    o_.lit(",\"args\":");
+    return o_.pos();
+  }
+  void close_args(char* mark) {
+    if (o_.pos() == mark) o_.put('{');
+    else *mark = '{';
+    o_.put('}');
+  }
   void end_event() {
-    buf_ += '}';
-    if (buf_.size() >= kFlushAt) flush();
+    o_.put('}');
+    o_.maybe_flush();
   }
-  void flush();
   void row_done() {
     if ((++rows_ & 0x3FFF) == 0) progress_.update(rows_, total_rows_, "rows", events_);
   }
-  void stream_name(int64_t device, int64_t stream);
+  void stream_name(int64_t device, int64_t stream) {
+    if (device == last_stream_.first && stream == last_stream_.second) return;
+    name_stream(device, stream);
+  }
+  void name_stream(int64_t device, int64_t stream);
   void gpu_name(int64_t device);
-  void flow(const char* ph, uint64_t id, int64_t pid, int64_t tid, int64_t ts);
+  void flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64_t ts);
 
   ExportModel& m_;
   OutputFile& out_;
+  JsonOut o_;
   Progress& progress_;
-  std::string buf_;
   bool first_ = true;
   uint64_t events_ = 0, rows_ = 0, total_rows_ = 0;
   std::set<std::pair<int64_t, int64_t>> streams_named_;
+  std::pair<int64_t, int64_t> last_stream_{INT64_MIN, INT64_MIN};  // named already
   std::set<int64_t> gpus_named_;
 };
 

@@ -124,27 +124,31 @@ int64_t ExportModel::sm_count(int64_t device) const {
   return 0;
 }
 
-void ExportModel::ensure_api_correlations() {
-  if (api_corr_) return;
-  api_corr_ = true;
-  auto& db = r_.db();
-  db.exec("DROP TABLE IF EXISTS temp.api_corr");
-  db.exec(
-      "CREATE TEMP TABLE api_corr(pid INTEGER, correlation INTEGER, tid INTEGER, start INTEGER, "
-      "PRIMARY KEY(pid, correlation)) WITHOUT ROWID");
-  db.exec("INSERT OR IGNORE INTO temp.api_corr SELECT pid, correlation, tid, start FROM api_call "
-          "WHERE correlation != 0" + and_pid());
+const CorrelationMap& ExportModel::correlations() {
+  if (corr_loaded_) return corr_;
+  corr_loaded_ = true;
+  // Rows with a NULL key never matched the joins these scans replace.
+  auto x = r_.query("SELECT pid, correlation, external_id FROM external_correlation WHERE pid IS NOT NULL AND "
+                    "correlation IS NOT NULL AND external_id IS NOT NULL" + and_pid());
+  while (x.step()) {
+    auto& e = corr_.upsert(x.int64(0), x.int64(1));
+    e.has_external = true;
+    e.external_id = x.int64(2);
+  }
+  for (const char* t : {"kernel", "memcpy", "memset"}) {
+    auto g = r_.query("SELECT pid, correlation FROM " + std::string(t) + " WHERE pid IS NOT NULL AND correlation != 0" +
+                      and_pid());
+    while (g.step()) corr_.upsert(g.int64(0), g.int64(1)).gpu = true;
+  }
+  return corr_;
 }
 
-void ExportModel::ensure_gpu_correlations() {
-  if (gpu_corr_) return;
-  gpu_corr_ = true;
-  auto& db = r_.db();
-  db.exec("DROP TABLE IF EXISTS temp.gpu_corr");
-  db.exec("CREATE TEMP TABLE gpu_corr(pid INTEGER, correlation INTEGER, PRIMARY KEY(pid, correlation)) WITHOUT ROWID");
-  for (const char* t : {"kernel", "memcpy", "memset"})
-    db.exec("INSERT OR IGNORE INTO temp.gpu_corr SELECT pid, correlation FROM " + std::string(t) +
-            " WHERE correlation != 0" + and_pid());
+void ExportModel::load_api_calls() {
+  if (api_loaded_) return;
+  api_loaded_ = true;
+  correlations();
+  auto a = r_.query("SELECT pid, correlation FROM api_call WHERE pid IS NOT NULL AND correlation != 0" + and_pid());
+  while (a.step()) corr_.upsert(a.int64(0), a.int64(1)).api = true;
 }
 
 }  // namespace gpuscope::formats

@@ -1,7 +1,8 @@
 // What every exporter needs from a recording besides the event rows:
 // processes, threads, devices, the time origin, correlation look-ups, and
 // cached renderings of interned strings. Rows themselves are streamed by the
-// exporters, so memory grows with distinct names, never with events.
+// exporters, so memory grows with distinct names and correlations (see
+// correlation_map.h), never with other events.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "export/correlation_map.h"
 #include "store/reader.h"
 
 namespace gpuscope::formats {
@@ -69,11 +71,35 @@ class ExportModel {
   void set_distributed(int64_t rank, int64_t world_size) { dist_ = {rank, world_size}; }
   std::pair<int64_t, int64_t> distributed() const;
 
-  // temp.api_corr(pid, correlation, tid, start): the API call behind each
-  // correlation, for flow arrows. Created on first call.
-  void ensure_api_correlations();
-  // temp.gpu_corr(pid, correlation): correlations that have GPU activity.
-  void ensure_gpu_correlations();
+  // Every correlation of the exported processes with its external id and
+  // whether GPU activity carries it. Two table scans on first call, then in
+  // memory. Entry::api is set by load_api_calls or api_call_correlation.
+  const CorrelationMap& correlations();
+  // Sets Entry::api from a scan of api_call, for exporters that meet GPU
+  // activity before the API calls that launched it.
+  void load_api_calls();
+
+  // The entry of a row's pid and correlation, as read with int64() from
+  // columns pid_col and corr_col; nullptr when either is NULL (int64() reads
+  // NULL as 0, and SQL's `=` never matched NULL) or nothing is known of it.
+  const CorrelationMap::Entry* correlation(const store::Statement& q, int pid_col, int64_t pid, int corr_col,
+                                           int64_t corr) {
+    if ((pid == 0 && q.is_null(pid_col)) || (corr == 0 && q.is_null(corr_col))) return nullptr;
+    return correlations().find(pid, corr);
+  }
+  // As correlation(), for an API call row read in full before any GPU row:
+  // also marks the correlation as launched by an API call (correlation 0
+  // launches nothing). Saves load_api_calls' scan.
+  const CorrelationMap::Entry* api_call_correlation(const store::Statement& q, int pid_col, int64_t pid,
+                                                    int corr_col, int64_t corr) {
+    if (corr != 0 && (pid != 0 || !q.is_null(pid_col))) {
+      correlations();
+      CorrelationMap::Entry& e = corr_.upsert(pid, corr);
+      e.api = true;
+      return &e;
+    }
+    return correlation(q, pid_col, pid, corr_col, corr);
+  }
 
  private:
   store::Reader& r_;
@@ -86,7 +112,8 @@ class ExportModel {
   std::vector<uint8_t> have_string_, have_value_;
   std::map<int64_t, int> process_index_;
   std::map<std::pair<int64_t, int64_t>, int64_t> context_device_;
-  bool context_loaded_ = false, api_corr_ = false, gpu_corr_ = false;
+  bool context_loaded_ = false, corr_loaded_ = false, api_loaded_ = false;
+  CorrelationMap corr_;
   std::optional<std::pair<int64_t, int64_t>> dist_;
 };
 

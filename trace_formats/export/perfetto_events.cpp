@@ -24,7 +24,6 @@ std::string n(int64_t v) { return std::to_string(v); }
 // Columns: start, e(nd), src, k1, k2, k3, name_id, x1, x2, x3, corr, flow, value, rk.
 // On equal start, longer first (parents before children), then ranges, ops, API calls.
 std::string merged_query(ExportModel& m) {
-  const std::string api_join = " LEFT JOIN temp.api_corr c ON c.pid = g.pid AND c.correlation = g.correlation";
   std::string q = "SELECT * FROM (";
   // Push/pop annotations on their thread.
   q += "SELECT r.start AS s, coalesce(r.\"end\", r.start) AS e, " + n(kSrcRange) +
@@ -34,17 +33,17 @@ std::string merged_query(ExportModel& m) {
   q += " UNION ALL SELECT start, \"end\", " + n(kSrcOp) + ", pid, tid, 0, name_id, 0, 0, 0, 0, 0, 0.0, 1 FROM op" +
        m.where_pid();
   q += " UNION ALL SELECT a.start, a.\"end\", " + n(kSrcApi) +
-       ", a.pid, a.tid, 0, a.name_id, a.domain, 0, 0, a.correlation, g.pid IS NOT NULL, 0.0, 2 FROM api_call a"
-       " LEFT JOIN temp.gpu_corr g ON g.pid = a.pid AND g.correlation = a.correlation" + m.where_pid("a.");
+       ", a.pid, a.tid, 0, a.name_id, a.domain, 0, 0, a.correlation, 0, 0.0, 2 FROM api_call a" +
+       m.where_pid("a.");
   q += " UNION ALL SELECT g.start, g.\"end\", " + n(kSrcKernel) +
-       ", g.pid, g.device, g.stream, g.name_id, 0, 0, 0, g.correlation, c.pid IS NOT NULL, 0.0, 3 FROM kernel g" +
-       api_join + m.where_pid("g.");
+       ", g.pid, g.device, g.stream, g.name_id, 0, 0, 0, g.correlation, 0, 0.0, 3 FROM kernel g" +
+       m.where_pid("g.");
   q += " UNION ALL SELECT g.start, g.\"end\", " + n(kSrcMemcpy) +
-       ", g.pid, g.device, g.stream, -1, g.copy_kind, g.src_kind, g.dst_kind, g.correlation, c.pid IS NOT NULL,"
-       " 0.0, 3 FROM memcpy g" + api_join + m.where_pid("g.");
+       ", g.pid, g.device, g.stream, -1, g.copy_kind, g.src_kind, g.dst_kind, g.correlation, 0,"
+       " 0.0, 3 FROM memcpy g" + m.where_pid("g.");
   q += " UNION ALL SELECT g.start, g.\"end\", " + n(kSrcMemset) +
-       ", g.pid, g.device, g.stream, -1, g.mem_kind, 0, 0, g.correlation, c.pid IS NOT NULL, 0.0, 3 FROM memset g" +
-       api_join + m.where_pid("g.");
+       ", g.pid, g.device, g.stream, -1, g.mem_kind, 0, 0, g.correlation, 0, 0.0, 3 FROM memset g" +
+       m.where_pid("g.");
   // Start/end ranges may overlap without nesting; GPU annotations overlap kernels.
   q += " UNION ALL SELECT r.start, coalesce(r.\"end\", r.start), " + n(kSrcLaneRange) +
        ", r.pid, r.tid, 0, r.name_id, 0, 0, 0, 0, 0, 0.0, 4 FROM range r WHERE r.kind = 2 AND NOT " +
@@ -89,7 +88,7 @@ void PerfettoWriter::row(store::Statement& q) {
       break;
     case kSrcApi:
       s.cat = q.int64(7) == 2 ? kCudaDriver : kCudaRuntime;
-      if (q.int64(11)) s.flow_out = m_.flow_id(k1, q.int64(10));
+      if (const auto* c = m_.correlation(q, 3, k1, 10, q.int64(10)); c && c->gpu) s.flow_out = m_.flow_id(k1, q.int64(10));
       open_slice(thread_track(k1, k2), s);
       break;
     case kSrcKernel:
@@ -99,7 +98,7 @@ void PerfettoWriter::row(store::Statement& q) {
       s.cat = src == kSrcKernel ? kKernel : src == kSrcMemcpy ? kMemcpy : kMemset;
       if (src == kSrcMemcpy) s.text = memcpy_name(q.int64(7), q.int64(8), q.int64(9));
       if (src == kSrcMemset) s.text = memset_name(q.int64(7));
-      if (q.int64(11)) s.flow_in = m_.flow_id(k1, q.int64(10));
+      if (const auto* c = m_.correlation(q, 3, k1, 10, q.int64(10)); c && c->api) s.flow_in = m_.flow_id(k1, q.int64(10));
       open_slice(stream_track(k1, k2, k3), s);
       break;
     }
@@ -145,8 +144,7 @@ void PerfettoWriter::row(store::Statement& q) {
 }
 
 void PerfettoWriter::write_all() {
-  m_.ensure_api_correlations();
-  m_.ensure_gpu_correlations();
+  m_.load_api_calls();
   auto devs = m_.reader().query(
       "SELECT device, count(DISTINCT pid) FROM (SELECT device, pid FROM kernel UNION SELECT device, pid FROM memcpy"
       " UNION SELECT device, pid FROM memset) GROUP BY device");
