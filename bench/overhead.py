@@ -56,6 +56,8 @@ for loop, loop_args in loops.items():
         "runs": runs,
     }
     print(loop, json.dumps(results[loop]["overhead_pct"]), flush=True)
+    if args.out:  # after each loop, so a run cut short still leaves its results
+        json.dump(results, open(args.out, "w"), indent=1)
 print(json.dumps(results, indent=1))
 if args.out:
     json.dump(results, open(args.out, "w"), indent=1)

@@ -42,7 +42,7 @@ for e in events:
 # that launched something.
 launches = sorted(float(e["ts"]) for e in events if e.get("cat") == "cuda_runtime")
 prof_steps = [e for e in events if e.get("name", "").startswith("ProfilerStep#") and not e.get("cat", "").startswith("gpu_")
-              and any(float(e["ts"]) <= t <= float(e["ts"]) + float(e["dur"]) for t in launches)]
+              and (not launches or any(float(e["ts"]) <= t <= float(e["ts"]) + float(e["dur"]) for t in launches))]
 prof_links = collections.defaultdict(collections.Counter)
 prof_time = collections.Counter()
 for e in events:

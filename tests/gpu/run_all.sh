@@ -82,6 +82,7 @@ profiler_compare|compare_mlp)
   python3 samples/torch/train_mlp.py $mlp_args --profile "$W/mlp_prof.json" | tail -1
   python3 tests/gpu/compare_profiler.py "$W/mlp.db" "$W/mlp_prof.json"; echo "compare rc=$?"
   python3 tests/gpu/compare_links.py "$W/mlp.db" "$W/mlp_prof.json" "$W/mlp.out"; echo "links rc=$?"
+  cp "$W/mlp.db" "$W/mlp.out" "$OUT/" && gzip -c "$W/mlp_prof.json" > "$OUT/mlp_prof.json.gz"
   $GS info "$W/mlp.db" | tail -25
   sqlite3 "$W/mlp.db" "select key, value from collector_stat" 2>/dev/null || python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select key, value from collector_stat').fetchall())" "$W/mlp.db"
   ;;
@@ -128,7 +129,7 @@ overhead)
   log overhead
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/overhead.json" \
     --variant gpuscope= --variant "gpuscope_no_torch=--trace cuda,nvtx" \
-    --variant "gpuscope_memory=--trace cuda,nvtx,torch,memory" 2>&1 | grep -v '^ ' | tail -12
+    $([ "${OVERHEAD_MEMORY:-1}" = 1 ] && echo --variant=gpuscope_memory=--trace=cuda,nvtx,torch,memory) 2>&1 | grep --line-buffered -v '^ \|^[{}]' 
   ;;
 esac
 done
