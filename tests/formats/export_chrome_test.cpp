@@ -164,6 +164,71 @@ TEST(ChromeExport, StepsWithoutRangesBecomeProfilerSteps) {
   EXPECT_EQ(steps, 3);  // two on pid 4100, one on pid 4200
 }
 
+// External ids and flows come from a correlation map loaded once, not from
+// joins: row order must not matter (ids negated run against time), and
+// correlation 0 and NULL must match as the joins did (0 = 0 finds an external
+// id but starts no arrow; NULL matches nothing).
+TEST(ChromeExport, CorrelationsIndependentOfRowOrder) {
+  TempDir tmp;
+  test::make_synthetic_db(tmp.file("s.db"));
+  auto events = [&](const std::string& out) {
+    std::multiset<std::string> set;
+    json doc = export_and_parse(tmp.file("s.db"), out);
+    for (const auto& e : doc["traceEvents"]) set.insert(e.dump());
+    return set;
+  };
+  auto before = events(tmp.file("a.json"));
+  {
+    store::Connection c(tmp.file("s.db"), store::Connection::Mode::kReadWrite);
+    for (const char* t : {"op", "range", "api_call", "kernel", "memcpy", "memset", "sync", "memory_event"})
+      c.exec("UPDATE " + std::string(t) + " SET id = -id");
+  }
+  EXPECT_EQ(before, events(tmp.file("b.json")));
+
+  {
+    store::Connection c(tmp.file("s.db"), store::Connection::Mode::kReadWrite);
+    c.exec("INSERT INTO external_correlation(pid, correlation, external_id) VALUES (4100, 0, 777)");
+    for (const char* corr : {"0", "NULL"})
+      c.exec("INSERT INTO api_call(pid, tid, domain, cbid, name_id, start, \"end\", correlation, return_code) "
+             "SELECT pid, tid, domain, cbid, name_id, start, \"end\", " + std::string(corr) +
+             ", 0 FROM api_call WHERE pid = 4100 LIMIT 1");
+    c.exec("INSERT INTO kernel SELECT NULL, pid, device, context, stream, 0, start, \"end\", name_id, grid_x, grid_y, "
+           "grid_z, block_x, block_y, block_z, registers, static_smem, dynamic_smem, graph_id, graph_node_id "
+           "FROM kernel WHERE pid = 4100 LIMIT 1");
+  }
+  json doc = export_and_parse(tmp.file("s.db"), tmp.file("c.json"));
+  auto flows = [](const auto& dumps) {
+    size_t n = 0;
+    for (const std::string& d : dumps) n += d.find("\"ac2g\"") != std::string::npos;
+    return n;
+  };
+  std::vector<std::string> after;
+  for (const auto& e : doc["traceEvents"]) after.push_back(e.dump());
+  EXPECT_EQ(flows(after), flows(before));  // the new rows start and end no arrow
+  EXPECT_GT(flows(before), 0u);
+  int zero = 0, null = 0, kernel_zero = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const json& a = e["args"];
+    if (e["cat"] == "kernel" && a["correlation"] == 0) {
+      ++kernel_zero;
+      EXPECT_EQ(a["External id"], 777);
+    }
+    if (e["cat"] != "cuda_runtime" && e["cat"] != "cuda_driver") continue;
+    if (a["correlation"] != 0) continue;
+    // The NULL correlation is written as 0 too: tell the two by the external id.
+    if (a.contains("External id")) {
+      ++zero;
+      EXPECT_EQ(a["External id"], 777);
+    } else {
+      ++null;
+    }
+  }
+  EXPECT_EQ(zero, 1);
+  EXPECT_EQ(null, 1);
+  EXPECT_EQ(kernel_zero, 1);
+}
+
 TEST(ChromeExport, MatchesGolden) {
   TempDir tmp;
   test::SyntheticOptions small;

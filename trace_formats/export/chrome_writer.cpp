@@ -182,6 +182,7 @@ void ChromeWriter::write_all() {
   metadata();
   ops();
   ranges();
+  m_.load_correlations(ExportModel::kExternalIds | ExportModel::kGpuActivity);
   api_calls();  // before the GPU rows: it marks which correlations were launched
   kernels();
   memcpys();

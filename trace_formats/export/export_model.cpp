@@ -124,31 +124,30 @@ int64_t ExportModel::sm_count(int64_t device) const {
   return 0;
 }
 
-const CorrelationMap& ExportModel::correlations() {
-  if (corr_loaded_) return corr_;
-  corr_loaded_ = true;
+void ExportModel::load_correlations(unsigned parts) {
+  parts &= ~corr_loaded_;
+  corr_loaded_ |= parts;
   // Rows with a NULL key never matched the joins these scans replace.
-  auto x = r_.query("SELECT pid, correlation, external_id FROM external_correlation WHERE pid IS NOT NULL AND "
-                    "correlation IS NOT NULL AND external_id IS NOT NULL" + and_pid());
-  while (x.step()) {
-    auto& e = corr_.upsert(x.int64(0), x.int64(1));
-    e.has_external = true;
-    e.external_id = x.int64(2);
+  if (parts & kExternalIds) {
+    auto x = r_.query("SELECT pid, correlation, external_id FROM external_correlation WHERE pid IS NOT NULL AND "
+                      "correlation IS NOT NULL AND external_id IS NOT NULL" + and_pid());
+    while (x.step()) {
+      auto& e = corr_.upsert(x.int64(0), x.int64(1));
+      e.has_external = true;
+      e.external_id = x.int64(2);
+    }
   }
-  for (const char* t : {"kernel", "memcpy", "memset"}) {
-    auto g = r_.query("SELECT pid, correlation FROM " + std::string(t) + " WHERE pid IS NOT NULL AND correlation != 0" +
-                      and_pid());
-    while (g.step()) corr_.upsert(g.int64(0), g.int64(1)).gpu = true;
+  if (parts & kGpuActivity) {
+    for (const char* t : {"kernel", "memcpy", "memset"}) {
+      auto g = r_.query("SELECT pid, correlation FROM " + std::string(t) +
+                        " WHERE pid IS NOT NULL AND correlation != 0" + and_pid());
+      while (g.step()) corr_.upsert(g.int64(0), g.int64(1)).gpu = true;
+    }
   }
-  return corr_;
-}
-
-void ExportModel::load_api_calls() {
-  if (api_loaded_) return;
-  api_loaded_ = true;
-  correlations();
-  auto a = r_.query("SELECT pid, correlation FROM api_call WHERE pid IS NOT NULL AND correlation != 0" + and_pid());
-  while (a.step()) corr_.upsert(a.int64(0), a.int64(1)).api = true;
+  if (parts & kApiCalls) {
+    auto a = r_.query("SELECT pid, correlation FROM api_call WHERE pid IS NOT NULL AND correlation != 0" + and_pid());
+    while (a.step()) corr_.upsert(a.int64(0), a.int64(1)).api = true;
+  }
 }
 
 }  // namespace gpuscope::formats

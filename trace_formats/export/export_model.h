@@ -71,13 +71,14 @@ class ExportModel {
   void set_distributed(int64_t rank, int64_t world_size) { dist_ = {rank, world_size}; }
   std::pair<int64_t, int64_t> distributed() const;
 
-  // Every correlation of the exported processes with its external id and
-  // whether GPU activity carries it. Two table scans on first call, then in
-  // memory. Entry::api is set by load_api_calls or api_call_correlation.
-  const CorrelationMap& correlations();
-  // Sets Entry::api from a scan of api_call, for exporters that meet GPU
-  // activity before the API calls that launched it.
-  void load_api_calls();
+  // What is known of each correlation of the exported processes
+  // (correlation_map.h), filled by load_correlations, by the Chrome API pass
+  // (api_call_correlation) or by an exporter that reads the rows itself.
+  CorrelationMap& correlations() { return corr_; }
+  enum CorrelationPart : unsigned { kExternalIds = 1, kGpuActivity = 2, kApiCalls = 4 };
+  // Loads the parts not loaded yet: a scan of external_correlation, of the
+  // three GPU tables, or of api_call.
+  void load_correlations(unsigned parts);
 
   // The entry of a row's pid and correlation, as read with int64() from
   // columns pid_col and corr_col; nullptr when either is NULL (int64() reads
@@ -85,15 +86,14 @@ class ExportModel {
   const CorrelationMap::Entry* correlation(const store::Statement& q, int pid_col, int64_t pid, int corr_col,
                                            int64_t corr) {
     if ((pid == 0 && q.is_null(pid_col)) || (corr == 0 && q.is_null(corr_col))) return nullptr;
-    return correlations().find(pid, corr);
+    return corr_.find(pid, corr);
   }
   // As correlation(), for an API call row read in full before any GPU row:
   // also marks the correlation as launched by an API call (correlation 0
-  // launches nothing). Saves load_api_calls' scan.
+  // launches nothing). Saves the kApiCalls scan.
   const CorrelationMap::Entry* api_call_correlation(const store::Statement& q, int pid_col, int64_t pid,
                                                     int corr_col, int64_t corr) {
     if (corr != 0 && (pid != 0 || !q.is_null(pid_col))) {
-      correlations();
       CorrelationMap::Entry& e = corr_.upsert(pid, corr);
       e.api = true;
       return &e;
@@ -112,7 +112,8 @@ class ExportModel {
   std::vector<uint8_t> have_string_, have_value_;
   std::map<int64_t, int> process_index_;
   std::map<std::pair<int64_t, int64_t>, int64_t> context_device_;
-  bool context_loaded_ = false, corr_loaded_ = false, api_loaded_ = false;
+  bool context_loaded_ = false;
+  unsigned corr_loaded_ = 0;
   CorrelationMap corr_;
   std::optional<std::pair<int64_t, int64_t>> dist_;
 };

@@ -17,6 +17,9 @@ struct ExportOptions {
   bool force = false;
   bool progress = false;
   std::optional<int64_t> only_pid;  // one process only
+  // Perfetto: rows sorted in memory (64 bytes each) up to this many; more
+  // are sorted by SQLite, slower but in flat memory.
+  uint64_t perfetto_rows_in_memory = 4'000'000;
 };
 
 struct ExportStats {

@@ -1,5 +1,6 @@
 #include "export/perfetto_writer.h"
 
+#include <cstring>
 #include <filesystem>
 
 #include "export/json_text.h"
@@ -30,22 +31,50 @@ std::string utf8(std::string_view s) {
 
 int64_t clamp_ts(int64_t ts) { return ts < 0 ? 0 : ts; }
 
+size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+void append_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out += static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+}
+
+// A TrackEvent body: at most 4 varints and 2 fixed64 with their tags.
+class TeBytes {
+ public:
+  void byte(unsigned b) { *p_++ = static_cast<char>(b); }
+  void varint(uint64_t v) {
+    while (v >= 0x80) {
+      *p_++ = static_cast<char>(v | 0x80);
+      v >>= 7;
+    }
+    *p_++ = static_cast<char>(v);
+  }
+  void fixed64(uint64_t v) {
+    std::memcpy(p_, &v, 8);
+    p_ += 8;
+  }
+  std::string_view view() const { return {buf_, static_cast<size_t>(p_ - buf_)}; }
+
+ private:
+  char buf_[80];
+  char* p_ = buf_;
+};
+
 }  // namespace
 
 PerfettoWriter::PerfettoWriter(ExportModel& model, OutputFile& out, Progress& progress, uint64_t total_rows)
     : m_(model), out_(out), progress_(progress), total_rows_(total_rows) {
-  buf_.reserve((size_t{1} << 20) + 4096);
   for (const auto& t : m_.threads()) thread_names_[{t.pid, t.tid}] = t.name;
-}
-
-void PerfettoWriter::begin_packet(int64_t ts) {
-  ts = std::max(clamp_ts(ts), last_ts_);
-  pkt_.Clear();
-  // The sequence's default clock is incremental: each timestamp is a delta.
-  pkt_.set_timestamp(static_cast<uint64_t>(ts - last_ts_));
-  last_ts_ = ts;
-  pkt_.set_trusted_packet_sequence_id(kSequence);
-  pkt_.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
 }
 
 void PerfettoWriter::descriptor_packet() {
@@ -56,18 +85,13 @@ void PerfettoWriter::descriptor_packet() {
 
 void PerfettoWriter::emit() {
   // A Trace is `repeated TracePacket packet = 1`: tag 0x0A, length, bytes.
-  size_t n = pkt_.ByteSizeLong();
-  buf_ += '\x0a';
-  while (n >= 0x80) {
-    buf_ += static_cast<char>((n & 0x7F) | 0x80);
-    n >>= 7;
-  }
-  buf_ += static_cast<char>(n);
-  pkt_.AppendToString(&buf_);
-  if (buf_.size() >= (size_t{1} << 20)) {
-    out_.write(buf_);
-    buf_.clear();
-  }
+  scratch_.clear();
+  pkt_.AppendToString(&scratch_);
+  out_.room(scratch_.size() + 16);
+  out_.put('\x0a');
+  out_.put_varint(scratch_.size());
+  out_.put(scratch_);
+  out_.maybe_flush();
 }
 
 void PerfettoWriter::start_sequence() {
@@ -95,28 +119,34 @@ void PerfettoWriter::start_sequence() {
   emit();
 }
 
-uint64_t PerfettoWriter::name_iid(int64_t id) {
-  if (id < 0) return text_iid("");
-  auto i = static_cast<size_t>(id);
-  if (i >= name_iids_.size()) name_iids_.resize(std::max(i + 1, m_.reader().strings().size()), 0);
-  if (!name_iids_[i]) {
-    name_iids_[i] = next_iid_++;
-    auto* n = pkt_.mutable_interned_data()->add_event_names();
-    n->set_iid(name_iids_[i]);
-    n->set_name(utf8(m_.str(id)));
+uint64_t PerfettoWriter::name_iid(int64_t name) {
+  if (RowTexts::is_text(name)) {
+    size_t i = RowTexts::index(name);
+    if (i >= text_iids_.size()) text_iids_.resize(texts_.size(), 0);
+    if (!text_iids_[i]) text_iids_[i] = intern(texts_.text(name));
+    return text_iids_[i];
   }
-  return name_iids_[i];
+  auto i = static_cast<size_t>(name);
+  if (i >= string_iids_.size()) string_iids_.resize(std::max(i + 1, m_.reader().strings().size()), 0);
+  if (!string_iids_[i]) string_iids_[i] = intern(m_.str(name));
+  return string_iids_[i];
 }
 
-uint64_t PerfettoWriter::text_iid(const std::string& text) {
-  auto [it, added] = text_iids_.emplace(text, 0);
-  if (added) {
-    it->second = next_iid_++;
-    auto* n = pkt_.mutable_interned_data()->add_event_names();
-    n->set_iid(it->second);
-    n->set_name(utf8(text));
-  }
-  return it->second;
+uint64_t PerfettoWriter::intern(std::string_view text) {
+  // InternedData.event_names (2) { iid (1), name (2) } for the next event packet.
+  uint64_t iid = next_iid_++;
+  scratch_.clear();
+  append_valid_utf8(scratch_, text);
+  std::string name;
+  name += '\x08';
+  append_varint(name, iid);
+  name += '\x12';
+  append_varint(name, scratch_.size());
+  name += scratch_;
+  interned_ += '\x12';
+  append_varint(interned_, name.size());
+  interned_ += name;
+  return iid;
 }
 
 uint64_t PerfettoWriter::process_track(int64_t pid) {
@@ -143,9 +173,11 @@ uint64_t PerfettoWriter::process_track(int64_t pid) {
 
 uint64_t PerfettoWriter::thread_track(int64_t pid, int64_t tid) {
   Key key{kThread, pid, tid, 0};
-  if (auto it = tracks_.find(key); it != tracks_.end()) return it->second;
+  if (key == last_thread_) return last_thread_uuid_;
+  last_thread_ = key;
+  if (auto it = tracks_.find(key); it != tracks_.end()) return last_thread_uuid_ = it->second;
   uint64_t parent = process_track(pid);
-  uint64_t uuid = next_uuid_++;
+  uint64_t uuid = last_thread_uuid_ = next_uuid_++;
   tracks_[key] = uuid;
   descriptor_packet();
   auto* td = pkt_.mutable_track_descriptor();
@@ -182,10 +214,12 @@ uint64_t PerfettoWriter::gpu_track(int64_t device) {
 
 uint64_t PerfettoWriter::stream_track(int64_t pid, int64_t device, int64_t stream) {
   Key key{kStream, pid, device, stream};
-  if (auto it = tracks_.find(key); it != tracks_.end()) return it->second;
+  if (key == last_stream_) return last_stream_uuid_;
+  last_stream_ = key;
+  if (auto it = tracks_.find(key); it != tracks_.end()) return last_stream_uuid_ = it->second;
   std::string name = "stream " + std::to_string(stream);
   if (stream_pids_[device] > 1) name += " (pid " + std::to_string(pid) + ")";
-  return child_track(key, gpu_track(device), name, static_cast<int32_t>(stream));
+  return last_stream_uuid_ = child_track(key, gpu_track(device), name, static_cast<int32_t>(stream));
 }
 
 uint64_t PerfettoWriter::child_track(const Key& key, uint64_t parent, const std::string& name, int32_t order) {
@@ -232,59 +266,120 @@ uint64_t PerfettoWriter::lane_track(int kind, int64_t a, int64_t b, int64_t star
                      lane == 0 ? name : name + " #" + std::to_string(lane + 1), 1000000 + static_cast<int32_t>(lane));
 }
 
+int64_t PerfettoWriter::delta(int64_t ts) {
+  ts = std::max(clamp_ts(ts), last_ts_);
+  int64_t d = ts - last_ts_;
+  last_ts_ = ts;
+  return d;
+}
+
+void PerfettoWriter::event_packet(int64_t ts, std::string_view te) {
+  // TracePacket fields in field-number order, as the generated serializer
+  // writes them: timestamp (8), trusted_packet_sequence_id (10),
+  // track_event (11), interned_data (12), sequence_flags (13).
+  auto d = static_cast<uint64_t>(delta(ts));
+  size_t body = 1 + varint_size(d) + 2 + 1 + varint_size(te.size()) + te.size() + 2;
+  if (!interned_.empty()) body += 1 + varint_size(interned_.size()) + interned_.size();
+  out_.room(body + 16);
+  out_.put('\x0a');
+  out_.put_varint(body);
+  out_.put('\x40');
+  out_.put_varint(d);
+  out_.put('\x50');
+  out_.put(static_cast<char>(kSequence));
+  out_.put('\x5a');
+  out_.put_varint(te.size());
+  out_.put(te);
+  if (!interned_.empty()) {
+    out_.put('\x62');
+    out_.put_varint(interned_.size());
+    out_.put(interned_);
+    interned_.clear();
+  }
+  out_.put('\x68');
+  out_.put(static_cast<char>(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE));
+  out_.maybe_flush();
+}
+
 void PerfettoWriter::close_until(int64_t ts) {
   while (!open_.empty() && open_.top().end <= ts) {
     Open o = open_.top();
     open_.pop();
     auto& stack = open_by_track_[o.track];
     if (!stack.empty()) stack.pop_back();
-    begin_packet(o.end);
-    auto* te = pkt_.mutable_track_event();
-    te->set_type(pb::TrackEvent::TYPE_SLICE_END);
-    te->set_track_uuid(o.track);
-    emit();
+    // TrackEvent: type (9) = SLICE_END, track_uuid (11).
+    TeBytes te;
+    te.byte(0x48);
+    te.varint(pb::TrackEvent::TYPE_SLICE_END);
+    te.byte(0x58);
+    te.varint(o.track);
+    event_packet(o.end, te.view());
   }
 }
 
-void PerfettoWriter::open_slice(uint64_t track, const Slice& s) {
-  close_until(s.start);
-  int64_t end = std::max(s.end, s.start);
+void PerfettoWriter::open_slice(uint64_t track, int64_t start, int64_t end, uint64_t cat, int64_t name,
+                                uint64_t flow_out, uint64_t flow_in) {
+  close_until(start);
+  end = std::max(end, start);
+  if (track >= open_by_track_.size()) open_by_track_.resize(track + 1);
   auto& stack = open_by_track_[track];
   if (!stack.empty() && end > stack.back()) end = stack.back();  // keep it inside its parent
-  begin_packet(s.start);
-  auto* te = pkt_.mutable_track_event();
-  te->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
-  te->set_track_uuid(track);
-  te->add_category_iids(s.cat);
-  te->set_name_iid(s.name_id != INT64_MIN ? name_iid(s.name_id) : text_iid(s.text));
-  if (s.flow_out) te->add_flow_ids(s.flow_out);
-  if (s.flow_in) te->add_terminating_flow_ids(s.flow_in);
-  emit();
+  // TrackEvent: category_iids (3), type (9), name_iid (10), track_uuid (11),
+  // flow_ids (47, fixed64), terminating_flow_ids (48, fixed64).
+  TeBytes te;
+  te.byte(0x18);
+  te.varint(cat);
+  te.byte(0x48);
+  te.varint(pb::TrackEvent::TYPE_SLICE_BEGIN);
+  te.byte(0x50);
+  te.varint(name_iid(name));
+  te.byte(0x58);
+  te.varint(track);
+  if (flow_out) {
+    te.byte(0xF9);
+    te.byte(0x02);
+    te.fixed64(flow_out);
+  }
+  if (flow_in) {
+    te.byte(0x81);
+    te.byte(0x03);
+    te.fixed64(flow_in);
+  }
+  event_packet(start, te.view());
   stack.push_back(end);
   open_.push({end, track});
   ++events_;
 }
 
-void PerfettoWriter::instant(uint64_t track, int64_t ts, uint64_t cat, int64_t name_id) {
+void PerfettoWriter::instant(uint64_t track, int64_t ts, uint64_t cat, int64_t name) {
   close_until(ts);
-  begin_packet(ts);
-  auto* te = pkt_.mutable_track_event();
-  te->set_type(pb::TrackEvent::TYPE_INSTANT);
-  te->set_track_uuid(track);
-  te->add_category_iids(cat);
-  te->set_name_iid(name_iid(name_id));
-  emit();
+  TeBytes te;
+  te.byte(0x18);
+  te.varint(cat);
+  te.byte(0x48);
+  te.varint(pb::TrackEvent::TYPE_INSTANT);
+  te.byte(0x50);
+  te.varint(name_iid(name));
+  te.byte(0x58);
+  te.varint(track);
+  event_packet(ts, te.view());
   ++events_;
 }
 
 void PerfettoWriter::counter_value(uint64_t track, int64_t ts, double value) {
   close_until(ts);
-  begin_packet(ts);
-  auto* te = pkt_.mutable_track_event();
-  te->set_type(pb::TrackEvent::TYPE_COUNTER);
-  te->set_track_uuid(track);
-  te->set_double_counter_value(value);
-  emit();
+  // TrackEvent: type (9) = COUNTER, track_uuid (11), double_counter_value (44, fixed64).
+  TeBytes te;
+  te.byte(0x48);
+  te.varint(pb::TrackEvent::TYPE_COUNTER);
+  te.byte(0x58);
+  te.varint(track);
+  te.byte(0xE1);
+  te.byte(0x02);
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  te.fixed64(bits);
+  event_packet(ts, te.view());
   ++events_;
 }
 

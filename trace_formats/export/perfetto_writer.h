@@ -3,12 +3,18 @@
 // (described the first time it is used), slices as BEGIN/END pairs and
 // API -> GPU flows.
 //
-// Every row is read in one pass in global start order, so packet timestamps
-// never decrease and are written as deltas on an incremental clock (about a
-// third of the bytes). Slices on one track must nest: a heap holds the open
-// slices' ends, a child is clamped into its parent, and what may overlap
-// without nesting (NVTX start/end ranges, syncs, steps, GPU annotations) goes
-// to "lanes", child tracks on which slices are disjoint.
+// Every row is visited once in global start order (perfetto_events.cpp), so
+// packet timestamps never decrease and are written as deltas on an
+// incremental clock (about a third of the bytes). Slices on one track must
+// nest: a heap holds the open slices' ends, a child is clamped into its
+// parent, and what may overlap without nesting (NVTX start/end ranges,
+// syncs, steps, GPU annotations) goes to "lanes", child tracks on which
+// slices are disjoint.
+//
+// The packets of slices, instants and counter values (all but a few hundred)
+// are encoded by hand, byte for byte as the generated code would, because
+// building and serializing a message per packet cost more than the rest of
+// the export; descriptors and the first packet still use the messages.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +26,10 @@
 #include <vector>
 
 #include "export/export_model.h"
+#include "export/exporters.h"
+#include "export/out_buffer.h"
 #include "export/output_file.h"
+#include "export/perfetto_rows.h"
 #include "export/progress.h"
 #include "perfetto_trace.pb.h"
 
@@ -29,7 +38,8 @@ namespace gpuscope::formats {
 class PerfettoWriter {
  public:
   PerfettoWriter(ExportModel& model, OutputFile& out, Progress& progress, uint64_t total_rows);
-  void write_all();
+  // `rows_in_memory`: sort up to this many rows in memory, else let SQLite sort them.
+  void write_all(uint64_t rows_in_memory);
   uint64_t events() const { return events_; }
 
   enum Category : uint64_t {
@@ -42,21 +52,16 @@ class PerfettoWriter {
   using Key = std::tuple<int, int64_t, int64_t, int64_t>;
   enum TrackKind { kProcess, kThread, kGpu, kStream, kLane, kCounter, kSteps, kSync, kAnnotation };
 
-  struct Slice {
-    int64_t start = 0, end = 0;
-    uint64_t cat = 0;
-    int64_t name_id = INT64_MIN;  // a string id, or INT64_MIN to use `text`
-    std::string text;
-    uint64_t flow_out = 0, flow_in = 0;
-  };
   struct Open {
     int64_t end;
     uint64_t track;
     bool operator>(const Open& o) const { return end > o.end; }
   };
 
-  void start_sequence();
-  void row(store::Statement& q);
+  // perfetto_events.cpp: reading rows and writing each.
+  bool write_sorted_in_memory(uint64_t limit);
+  void write_sorted_by_sqlite();
+  void row(const TimedRow& r);
 
   uint64_t process_track(int64_t pid);
   uint64_t thread_track(int64_t pid, int64_t tid);
@@ -67,34 +72,44 @@ class PerfettoWriter {
   uint64_t lane_track(int kind, int64_t a, int64_t b, int64_t start, int64_t end, uint64_t parent,
                       const std::string& name);
 
-  uint64_t name_iid(int64_t string_id);
-  uint64_t text_iid(const std::string& text);
+  // Interned names: string ids and RowTexts names share one iid space.
+  uint64_t name_iid(int64_t name);
+  uint64_t intern(std::string_view text);
 
-  // Packets: `ts` must not decrease from one packet to the next.
-  void begin_packet(int64_t ts);
+  // Message packets (first packet, descriptors): built in pkt_, then emit().
+  void start_sequence();
   void descriptor_packet();
   void emit();
+  // Hand-encoded TrackEvent packets; `ts` never decreases from one to the next.
   void close_until(int64_t ts);
-  void open_slice(uint64_t track, const Slice& s);
-  void instant(uint64_t track, int64_t ts, uint64_t cat, int64_t name_id);
+  void open_slice(uint64_t track, int64_t start, int64_t end, uint64_t cat, int64_t name, uint64_t flow_out,
+                  uint64_t flow_in);
+  void instant(uint64_t track, int64_t ts, uint64_t cat, int64_t name);
   void counter_value(uint64_t track, int64_t ts, double value);
+  // Writes one packet: timestamp delta, sequence id, the TrackEvent body
+  // `te`, names interned since the last packet, and the sequence flags.
+  void event_packet(int64_t ts, std::string_view te);
+  int64_t delta(int64_t ts);
 
   ExportModel& m_;
-  OutputFile& out_;
+  OutBuffer out_;
   Progress& progress_;
-  std::string buf_;
   perfetto::protos::TracePacket pkt_;
+  std::string scratch_;
+  std::string interned_;  // InternedData.event_names of the next event packet
   int64_t last_ts_ = 0;
-  std::vector<uint64_t> name_iids_;  // by string id; 0 = not interned yet
-  std::unordered_map<std::string, uint64_t> text_iids_;
+  RowTexts texts_;
+  std::vector<uint64_t> string_iids_, text_iids_;  // by string id / text index; 0 = not interned yet
   uint64_t next_iid_ = 1, next_uuid_ = 1;
   std::map<Key, uint64_t> tracks_;
-  std::map<Key, std::vector<int64_t>> lanes_;  // per lane group: each lane's last end
-  std::unordered_map<uint64_t, std::vector<int64_t>> open_by_track_;  // nesting stacks
+  std::map<Key, std::vector<int64_t>> lanes_;         // per lane group: each lane's last end
+  std::vector<std::vector<int64_t>> open_by_track_;   // by track uuid: nesting stack of ends
   std::priority_queue<Open, std::vector<Open>, std::greater<Open>> open_;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
   std::map<int64_t, int> stream_pids_;  // distinct pids per device, for stream track names
-  Slice slice_;
+  // The last thread and stream track used: consecutive rows mostly share one.
+  Key last_thread_{-1, 0, 0, 0}, last_stream_{-1, 0, 0, 0};
+  uint64_t last_thread_uuid_ = 0, last_stream_uuid_ = 0;
   uint64_t events_ = 0, rows_ = 0, total_rows_ = 0;
 };
 
