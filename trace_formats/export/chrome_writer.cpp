@@ -197,7 +197,7 @@ void ChromeWriter::write_all() {
 uint64_t chrome_row_total(ExportModel& m) {
   uint64_t n = 0;
   for (const char* t : {"op", "range", "api_call", "kernel", "memcpy", "memset", "sync", "memory_event", "counter"})
-    n += static_cast<uint64_t>(m.reader().db().query_int("SELECT count(*) FROM " + std::string(t) + m.where_pid()).value_or(0));
+    n += m.count_rows(t);
   return n;
 }
 

@@ -9,6 +9,7 @@
 // the 325 k correlations of the 500 MB benchmark trace).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -42,6 +43,13 @@ class CorrelationMap {
     return e.used ? &e : nullptr;
   }
 
+  // Sizes the table for `n` entries in all at once, sparing the rehashes.
+  void reserve(size_t n) {
+    size_t want = slots_.empty() ? 1024 : slots_.size();
+    while (std::max(n, used_ + 1) * 4 > want * 3) want *= 2;
+    if (want != slots_.size()) rehash(want);
+  }
+
   size_t size() const { return used_; }
   size_t bytes() const { return slots_.capacity() * sizeof(Entry); }
 
@@ -64,10 +72,12 @@ class CorrelationMap {
     }
   }
 
-  void grow() {
+  void grow() { rehash(slots_.empty() ? 1024 : slots_.size() * 2); }
+
+  void rehash(size_t capacity) {
     std::vector<Entry> old;
     old.swap(slots_);
-    slots_.resize(old.empty() ? 1024 : old.size() * 2);
+    slots_.resize(capacity);
     for (const Entry& e : old)
       if (e.used) slots_[slot(e.pid, e.correlation)] = e;
   }

@@ -46,6 +46,10 @@ ExportModel::ExportModel(store::Reader& reader, std::optional<int64_t> only_pid)
   if (!utc.empty()) origin_utc_ = std::atoll(utc.c_str());
 }
 
+size_t ExportModel::count_rows(const char* table) {
+  return static_cast<size_t>(r_.db().query_int("SELECT count(*) FROM " + std::string(table) + where_pid()).value_or(0));
+}
+
 std::string ExportModel::where_pid(const char* alias) const {
   return only_pid_ ? " WHERE " + std::string(alias) + "pid=" + std::to_string(*only_pid_) : "";
 }
@@ -127,6 +131,14 @@ int64_t ExportModel::sm_count(int64_t device) const {
 void ExportModel::load_correlations(unsigned parts) {
   parts &= ~corr_loaded_;
   corr_loaded_ |= parts;
+  // External ids, API calls and GPU work mostly share their correlations:
+  // size the table for the largest part (counting walks b-tree pages only).
+  size_t expect = 0;
+  if (parts & kExternalIds) expect = std::max(expect, count_rows("external_correlation"));
+  if (parts & kGpuActivity)
+    expect = std::max(expect, count_rows("kernel") + count_rows("memcpy") + count_rows("memset"));
+  if (parts & kApiCalls) expect = std::max(expect, count_rows("api_call"));
+  corr_.reserve(expect);
   // Rows with a NULL key never matched the joins these scans replace.
   if (parts & kExternalIds) {
     auto x = r_.query("SELECT pid, correlation, external_id FROM external_correlation WHERE pid IS NOT NULL AND "

@@ -52,6 +52,8 @@ class ExportModel {
   // " WHERE pid=N" / " AND pid=N" (with a table alias prefix) or "" for all processes.
   std::string where_pid(const char* alias = "") const;
   std::string and_pid(const char* alias = "") const;
+  // count(*) of a table, for the exported processes.
+  size_t count_rows(const char* table);
 
   std::string_view str(int64_t id) { return r_.str(id); }
   // The string as a JSON literal (escaped, valid UTF-8), cached per id.

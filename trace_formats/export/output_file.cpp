@@ -6,9 +6,15 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "common/error.h"
@@ -18,6 +24,16 @@ namespace gpuscope::formats {
 struct OutputFile::Z {
   z_stream s{};
   std::vector<unsigned char> out = std::vector<unsigned char>(1 << 20);
+
+  // Blocks handed from write() to the compressing thread. At most kQueued
+  // wait, so memory stays at a few blocks whatever the producer's pace.
+  static constexpr size_t kQueued = 4;
+  std::mutex mu;
+  std::condition_variable changed;
+  std::deque<std::string> queue, spare;
+  bool closing = false;
+  std::string error;  // set by the thread; write() and commit() throw it
+  std::thread thread;
 };
 
 OutputFile::OutputFile(std::string path, bool force) : path_(std::move(path)) {
@@ -40,11 +56,64 @@ OutputFile::OutputFile(std::string path, bool force) : path_(std::move(path)) {
       ::unlink(tmp_.c_str());
       throw Error(path_ + ": zlib deflateInit2 failed");
     }
+    try {
+      z_->thread = std::thread([this] { compress_loop(); });
+    } catch (const std::system_error& e) {
+      deflateEnd(&z_->s);
+      delete z_;
+      z_ = nullptr;
+      ::close(fd_);
+      ::unlink(tmp_.c_str());
+      throw Error(path_ + ": cannot start the compressing thread: " + e.what());
+    }
   }
+}
+
+void OutputFile::compress_loop() {
+  std::unique_lock<std::mutex> lock(z_->mu);
+  for (;;) {
+    z_->changed.wait(lock, [&] { return !z_->queue.empty() || z_->closing; });
+    if (z_->queue.empty()) return;
+    std::string block = std::move(z_->queue.front());
+    z_->queue.pop_front();
+    z_->changed.notify_all();
+    lock.unlock();
+    std::string error;
+    try {
+      deflate_some(block.data(), block.size(), false);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    lock.lock();
+    block.clear();
+    z_->spare.push_back(std::move(block));
+    if (!error.empty()) {
+      z_->error = error;
+      z_->queue.clear();
+      z_->changed.notify_all();
+      return;
+    }
+  }
+}
+
+void OutputFile::stop_compressor() {
+  if (!z_ || !z_->thread.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(z_->mu);
+    z_->closing = true;
+  }
+  z_->changed.notify_all();
+  z_->thread.join();
 }
 
 OutputFile::~OutputFile() {
   if (z_) {
+    // Uncommitted: what is still queued is not wanted.
+    {
+      std::lock_guard<std::mutex> lock(z_->mu);
+      z_->queue.clear();
+    }
+    stop_compressor();
     deflateEnd(&z_->s);
     delete z_;
   }
@@ -79,10 +148,20 @@ void OutputFile::deflate_some(const char* data, size_t n, bool finish) {
 void OutputFile::write(std::string_view data) {
   bytes_in_ += data.size();
   if (gzip_) {
-    // zlib takes uInt lengths; feed large buffers in slices.
+    std::unique_lock<std::mutex> lock(z_->mu);
+    // zlib takes uInt lengths; queue large buffers in slices.
     while (!data.empty()) {
+      z_->changed.wait(lock, [&] { return z_->queue.size() < Z::kQueued || !z_->error.empty(); });
+      if (!z_->error.empty()) throw Error(z_->error);
       size_t k = std::min<size_t>(data.size(), 1u << 30);
-      deflate_some(data.data(), k, false);
+      std::string block;
+      if (!z_->spare.empty()) {
+        block = std::move(z_->spare.front());
+        z_->spare.pop_front();
+      }
+      block.assign(data.data(), k);
+      z_->queue.push_back(std::move(block));
+      z_->changed.notify_all();
       data.remove_prefix(k);
     }
   } else {
@@ -91,7 +170,11 @@ void OutputFile::write(std::string_view data) {
 }
 
 uint64_t OutputFile::commit() {
-  if (gzip_) deflate_some(nullptr, 0, true);
+  if (gzip_) {
+    stop_compressor();  // after it has compressed everything queued
+    if (!z_->error.empty()) throw Error(z_->error);
+    deflate_some(nullptr, 0, true);
+  }
   if (::close(fd_) != 0) {
     fd_ = -1;
     throw Error(path_ + ": close failed: " + std::strerror(errno));

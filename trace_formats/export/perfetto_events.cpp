@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "export/exporters.h"
@@ -210,11 +211,11 @@ void PerfettoWriter::write_sorted_by_sqlite() {
 }
 
 bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
+  std::map<std::string, size_t> count;
   uint64_t total = 0;
   for (const char* t : {"op", "range", "api_call", "kernel", "memcpy", "memset", "sync", "step", "memory_event",
                         "counter"})
-    total += static_cast<uint64_t>(
-        m_.reader().db().query_int("SELECT count(*) FROM " + std::string(t) + m_.where_pid()).value_or(0));
+    total += count[t] = m_.count_rows(t);
   if (total > limit) return false;
 
   std::vector<TimedRow> rows[kSourceCount];
@@ -226,6 +227,11 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
       fill(q, r);
     }
   };
+  rows[kSrcOp].reserve(count["op"]);
+  rows[kSrcApi].reserve(count["api_call"]);
+  rows[kSrcKernel].reserve(count["kernel"]);
+  rows[kSrcMemcpy].reserve(count["memcpy"]);
+  rows[kSrcMemset].reserve(count["memset"]);
   auto add = [&](Source src, const TimedRow& r) {
     rows[src].push_back(r);
     rows[src].back().src = src;
@@ -260,8 +266,6 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
            add(kSrcMark, r);
          }
        });
-  rows[kSrcOp].reserve(static_cast<size_t>(m_.reader().db().query_int("SELECT count(*) FROM op" + m_.where_pid())
-                                               .value_or(0)));
   read("SELECT pid, tid, name_id, start, \"end\" FROM op" + m_.where_pid(), [&](store::Statement& q, TimedRow& r) {
     r.k1 = q.int64(0);
     r.k2 = q.int64(1);
@@ -353,6 +357,8 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
 
   // Flow arrows need both ends: mark which correlations have which.
   CorrelationMap& corr = m_.correlations();
+  corr.reserve(std::max(rows[kSrcApi].size(), rows[kSrcKernel].size() + rows[kSrcMemcpy].size() +
+                                                  rows[kSrcMemset].size()));
   for (const TimedRow& r : rows[kSrcApi])
     if ((r.flags & TimedRow::kCorrelated) && r.x != 0) corr.upsert(r.k1, r.x).api = true;
   std::set<std::pair<int64_t, int64_t>> device_pids;
