@@ -131,14 +131,6 @@ int64_t ExportModel::sm_count(int64_t device) const {
 void ExportModel::load_correlations(unsigned parts) {
   parts &= ~corr_loaded_;
   corr_loaded_ |= parts;
-  // External ids, API calls and GPU work mostly share their correlations:
-  // size the table for the largest part (counting walks b-tree pages only).
-  size_t expect = 0;
-  if (parts & kExternalIds) expect = std::max(expect, count_rows("external_correlation"));
-  if (parts & kGpuActivity)
-    expect = std::max(expect, count_rows("kernel") + count_rows("memcpy") + count_rows("memset"));
-  if (parts & kApiCalls) expect = std::max(expect, count_rows("api_call"));
-  corr_.reserve(expect);
   // Rows with a NULL key never matched the joins these scans replace.
   if (parts & kExternalIds) {
     auto x = r_.query("SELECT pid, correlation, external_id FROM external_correlation WHERE pid IS NOT NULL AND "

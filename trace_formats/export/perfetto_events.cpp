@@ -357,8 +357,6 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
 
   // Flow arrows need both ends: mark which correlations have which.
   CorrelationMap& corr = m_.correlations();
-  corr.reserve(std::max(rows[kSrcApi].size(), rows[kSrcKernel].size() + rows[kSrcMemcpy].size() +
-                                                  rows[kSrcMemset].size()));
   for (const TimedRow& r : rows[kSrcApi])
     if ((r.flags & TimedRow::kCorrelated) && r.x != 0) corr.upsert(r.k1, r.x).api = true;
   std::set<std::pair<int64_t, int64_t>> device_pids;
