@@ -237,9 +237,12 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
     rows[src].back().src = src;
   };
   // A GPU row's or API call's correlation, and whether it can match (SQL's `=` never matches NULL).
+  // int64() reads NULL as 0: only a 0 needs the type check.
   auto correlated = [](store::Statement& q, int pid_col, int corr_col, TimedRow& r) {
     r.x = q.int64(corr_col);
-    if (!q.is_null(pid_col) && !q.is_null(corr_col)) r.flags |= TimedRow::kCorrelated;
+    bool null_pid = r.k1 == 0 && q.is_null(pid_col);
+    if (null_pid) r.flags |= TimedRow::kNullPid;
+    else if (r.x != 0 || !q.is_null(corr_col)) r.flags |= TimedRow::kCorrelated;
   };
 
   auto gpu_domain = m_.reader().db().query_int("SELECT id FROM string WHERE value='gpu_user_annotation'");
@@ -360,10 +363,13 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
   for (const TimedRow& r : rows[kSrcApi])
     if ((r.flags & TimedRow::kCorrelated) && r.x != 0) corr.upsert(r.k1, r.x).api = true;
   std::set<std::pair<int64_t, int64_t>> device_pids;
+  std::pair<int64_t, int64_t> last_device_pid{INT64_MIN, INT64_MIN};
   for (Source s : {kSrcKernel, kSrcMemcpy, kSrcMemset})
     for (const TimedRow& r : rows[s]) {
       if ((r.flags & TimedRow::kCorrelated) && r.x != 0) corr.upsert(r.k1, r.x).gpu = true;
-      device_pids.insert({r.k2, r.k1});
+      // count(DISTINCT pid) leaves NULL out.
+      if (!(r.flags & TimedRow::kNullPid) && std::make_pair(r.k2, r.k1) != last_device_pid)
+        device_pids.insert(last_device_pid = {r.k2, r.k1});
     }
   if (m_.where_pid().empty()) {
     for (const auto& [device, pid] : device_pids) ++stream_pids_[device];

@@ -35,6 +35,8 @@ struct TimedRow {
   static constexpr uint8_t kAlt = 1;
   // pid and correlation are both non-NULL, so the correlation can match.
   static constexpr uint8_t kCorrelated = 2;
+  // A GPU row without a pid (counted in no device's processes).
+  static constexpr uint8_t kNullPid = 4;
   static constexpr int64_t kTextName = -1;
 };
 static_assert(sizeof(TimedRow) == 64, "keep rows compact: the in-memory sort holds them all");
