@@ -11,8 +11,8 @@ namespace {
 
 }  // namespace
 
-Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
-  if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) != SQLITE_OK)
+Statement::Statement(sqlite3* db, std::string_view sql, unsigned flags) : db_(db) {
+  if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), flags, &stmt_, nullptr) != SQLITE_OK)
     fail(db, "cannot prepare `" + std::string(sql.substr(0, 80)) + "`");
 }
 

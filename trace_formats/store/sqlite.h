@@ -18,7 +18,9 @@ inline constexpr int64_t kNull = INT64_MIN;
 class Statement {
  public:
   Statement() = default;
-  Statement(sqlite3* db, std::string_view sql);
+  // `flags`: sqlite3_prepare_v3 flags, e.g. SQLITE_PREPARE_PERSISTENT for a
+  // statement kept for the connection's lifetime.
+  Statement(sqlite3* db, std::string_view sql, unsigned flags = 0);
   Statement(Statement&& other) noexcept;
   Statement& operator=(Statement&& other) noexcept;
   Statement(const Statement&) = delete;
@@ -58,7 +60,7 @@ class Connection {
   ~Connection();
 
   void exec(std::string_view sql);
-  Statement prepare(std::string_view sql) { return Statement(db_, sql); }
+  Statement prepare(std::string_view sql, unsigned flags = 0) { return Statement(db_, sql, flags); }
   // First column of the first row, or nullopt when there is no row.
   std::optional<int64_t> query_int(std::string_view sql);
   std::optional<std::string> query_text(std::string_view sql);

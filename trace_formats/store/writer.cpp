@@ -20,6 +20,11 @@ Writer::Writer(const std::string& path) : db_(path, Connection::Mode::kCreate) {
   insert_string_ = db_.prepare("INSERT OR IGNORE INTO \"string\"(value) VALUES(?)");
   select_string_ = db_.prepare("SELECT id FROM \"string\" WHERE value=?");
   put_stat_ = db_.prepare("INSERT OR REPLACE INTO collector_stat(pid, key, value) VALUES(?,?,?)");
+  for (const schema::Table& t : schema::tables()) {
+    TableSlot& slot = tables_.emplace_back();
+    slot.table = &t;
+    if (t.auto_id) slot.batch = std::make_unique<RowBatch>(db_, t);
+  }
 }
 
 void Writer::begin() {
@@ -30,6 +35,7 @@ void Writer::begin() {
 
 void Writer::commit() {
   if (!in_tx_) return;
+  flush();
   db_.exec("COMMIT");
   in_tx_ = false;
 }
@@ -72,14 +78,24 @@ void Writer::put_stat(int64_t pid, std::string_view key, int64_t value) {
   put_stat_.run();
 }
 
-Statement& Writer::statement(std::string_view table, bool replace) {
-  std::string key = std::string(replace ? "R:" : "I:") + std::string(table);
-  if (auto it = statements_.find(key); it != statements_.end()) return it->second;
+size_t Writer::table_index(std::string_view table) {
   const schema::Table* t = schema::find_table(table);
   if (!t) throw Error("no table " + std::string(table) + " in the schema");
-  std::string sql = schema::insert_sql(*t);
+  return static_cast<size_t>(t - schema::tables().data());
+}
+
+Statement& Writer::statement(TableSlot& t, bool replace) {
+  Statement& st = replace ? t.replace : t.insert;
+  if (st.raw()) return st;
+  std::string sql = schema::insert_sql(*t.table);
   if (replace) sql.replace(0, 6, "INSERT OR REPLACE");
-  return statements_.emplace(key, db_.prepare(sql)).first->second;
+  st = db_.prepare(sql, SQLITE_PREPARE_PERSISTENT);
+  return st;
+}
+
+void Writer::flush() {
+  for (TableSlot& t : tables_)
+    if (t.batch && t.batch->pending_rows() > 0) t.batch->flush();
 }
 
 }  // namespace gpuscope::store

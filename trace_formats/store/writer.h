@@ -7,8 +7,10 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "schema/schema.h"
+#include "store/row_batch.h"
 #include "store/rows.h"
 #include "store/sqlite.h"
 
@@ -21,6 +23,9 @@ class Writer {
   explicit Writer(const std::string& path);
 
   void begin();
+  // Writes the rows still staged, then commits. When SQLite refuses them the
+  // Error is thrown and the transaction stays open; destroying the Writer
+  // then rolls it back.
   void commit();
   bool in_transaction() const { return in_tx_; }
 
@@ -29,24 +34,50 @@ class Writer {
   std::string meta_default(std::string_view key, std::string_view value);
   void set_meta(std::string_view key, std::string_view value);
 
-  template <class Row> void add(const Row& row) { write(row, statement(Row::kTable, false)); }
+  // Rows of auto-id tables (kernel, memcpy, ...) added inside a transaction
+  // are staged and written in multi-row statements (store/row_batch.h) at the
+  // latest by commit(); every table keeps the order of its rows. Outside a
+  // transaction each row is written at once, as its own commit.
+  template <class Row> void add(const Row& row);
   // INSERT OR REPLACE, for rows keyed by a natural key (process, thread, stats).
-  template <class Row> void put(const Row& row) { write(row, statement(Row::kTable, true)); }
+  template <class Row> void put(const Row& row);
   void put_stat(int64_t pid, std::string_view key, int64_t value);
 
-  Connection& connection() { return db_; }
+  // Writes staged rows first, so that queries on the connection see them (a
+  // reference kept from an earlier call does not see rows added since).
+  Connection& connection() {
+    flush();
+    return db_;
+  }
+  // Rows accepted by add() and put(), staged ones included.
   int64_t rows_written() const { return rows_written_; }
 
  private:
   struct Binder;
-  Statement& statement(std::string_view table, bool replace);
+  struct Stager;
+  // Per schema table: its statements, prepared on first use, and its batch.
+  struct TableSlot {
+    const schema::Table* table = nullptr;
+    Statement insert, replace;
+    std::unique_ptr<RowBatch> batch;  // auto-id tables only
+  };
+
+  template <class Row> TableSlot& slot() {
+    // The slot index is found once per row type; a lookup by name per row
+    // cost more than binding the row.
+    static const size_t index = table_index(Row::kTable);
+    return tables_[index];
+  }
+  static size_t table_index(std::string_view table);
+  Statement& statement(TableSlot& t, bool replace);
   template <class Row> void write(const Row& row, Statement& st);
+  void flush();
 
   Connection db_;
   bool in_tx_ = false;
   int64_t rows_written_ = 0;
   Statement insert_string_, select_string_, put_stat_;
-  std::unordered_map<std::string, Statement> statements_;
+  std::vector<TableSlot> tables_;
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
@@ -54,6 +85,7 @@ class Writer {
   std::unordered_map<std::string, int64_t, Hash, std::equal_to<>> strings_;
 };
 
+// Binds a row's fields to a one-row statement.
 struct Writer::Binder {
   Writer& w;
   Statement& st;
@@ -68,6 +100,47 @@ struct Writer::Binder {
       st.bind(index++, v.id >= 0 ? v.id : w.intern(v.text));
   }
 };
+
+// Copies a row's fields into its table's batch.
+struct Writer::Stager {
+  Writer& w;
+  RowBatch& b;
+  void operator()(int64_t v) { b.int64(v); }
+  void operator()(double v) { b.real(v); }
+  void operator()(std::string_view v) { b.text(v); }
+  void operator()(Interned v) {
+    if (v.null)
+      b.null();
+    else
+      b.int64(v.id >= 0 ? v.id : w.intern(v.text));
+  }
+};
+
+template <class Row>
+void Writer::add(const Row& row) {
+  TableSlot& t = slot<Row>();
+  if (!t.batch) {
+    write(row, statement(t, false));
+    return;
+  }
+  RowBatch& b = *t.batch;
+  try {
+    row.fields(Stager{*this, b});
+  } catch (...) {
+    b.drop_open_row();
+    throw;
+  }
+  b.end_row();
+  ++rows_written_;
+  if (!in_tx_) b.flush();
+}
+
+template <class Row>
+void Writer::put(const Row& row) {
+  TableSlot& t = slot<Row>();
+  if (t.batch) t.batch->flush();  // rows added before this one keep their place
+  write(row, statement(t, true));
+}
 
 template <class Row>
 void Writer::write(const Row& row, Statement& st) {
