@@ -269,9 +269,19 @@ Analysis analyze(store::Reader& reader, const Options& opt) {
     whi = INT64_MIN;
     for (const auto& s : plan.analysed) wlo = std::min(wlo, s.start), whi = std::max(whi, s.end);
   }
+  // The GPU work of the last steps can end long after the CPU left them:
+  // load to the end, then cut what lies beyond the steps' GPU-side end.
+  const bool cpu_steps = !plan.analysed.empty();
+  if (cpu_steps) whi = INT64_MAX;
   timer.mark("header and steps");
   load_events(reader, m, wlo, whi, opt.progress);
   timer.mark("load events");
+  if (cpu_steps) {
+    extend_steps_to_gpu(plan, m);
+    int64_t end = INT64_MIN;
+    for (const auto& s : plan.analysed) end = std::max(end, s.end);
+    trim_events_after(m, end);
+  }
   if (plan.analysed.empty()) plan_whole_recording(plan, m);
   if (plan.analysed.empty())
     throw Error(m.path + ": process " + std::to_string(m.pid) + " has no timed events to analyse");

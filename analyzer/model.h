@@ -190,5 +190,8 @@ Model load_header(store::Reader& reader, const LoadOptions& options);
 void load_events(store::Reader& reader, Model& model, int64_t lo, int64_t hi, bool progress);
 // Links ops to their kernels and API calls (op_by_corr, api_by_corr, op_parent, op_self).
 void link_model(Model& model);
+// Drops kernels, copies, API calls, ops and syncs that start at or after `end`
+// (the events are sorted by start) and narrows the window to it.
+void trim_events_after(Model& model, int64_t end);
 
 }  // namespace gpuscope::analyzer

@@ -69,6 +69,19 @@ int64_t choose_pid(store::Connection& db, const std::vector<int64_t>& pids, cons
 
 }  // namespace
 
+void trim_events_after(Model& m, int64_t end) {
+  auto cut = [end](auto& v) {
+    auto it = std::lower_bound(v.begin(), v.end(), end, [](const auto& e, int64_t t) { return e.start < t; });
+    v.erase(it, v.end());
+  };
+  cut(m.kernels);
+  cut(m.copies);
+  cut(m.apis);
+  cut(m.ops);
+  cut(m.syncs);
+  m.hi = std::min(m.hi, end);
+}
+
 void link_model(Model& m) {
   m.api_by_corr.build_fn(m.apis.size(), [&](size_t i) {
     return std::pair<uint64_t, uint32_t>{m.apis[i].corr, static_cast<uint32_t>(i)};

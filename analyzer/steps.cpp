@@ -130,6 +130,48 @@ StepPlan plan_steps(const Model& m, const Options& opt) {
   return plan;
 }
 
+void extend_steps_to_gpu(StepPlan& plan, const Model& m) {
+  if (plan.source == StepSource::kWholeRecording || plan.all.empty() || m.apis.empty()) return;
+  IdMap launch;  // correlation -> index of the launching API call
+  launch.build_fn(m.apis.size(), [&](size_t i) {
+    return std::pair<uint64_t, uint32_t>{m.apis[i].corr, static_cast<uint32_t>(i)};
+  });
+  std::vector<StepWindow>& steps = plan.all;  // sorted by start
+  // Steps that overlap on the CPU (ranges from several threads) have no single
+  // step period to find: leave them as they are.
+  for (size_t i = 1; i < steps.size(); ++i)
+    if (steps[i].start < steps[i - 1].end) return;
+  std::vector<int64_t> gpu_end(steps.size(), INT64_MIN);
+  auto note = [&](uint32_t corr, int64_t end) {
+    const uint32_t a = launch.find(corr);
+    if (a == kNone) return;
+    const int64_t t = m.apis[a].start;
+    auto it = std::upper_bound(steps.begin(), steps.end(), t, [](int64_t v, const StepWindow& s) { return v < s.start; });
+    if (it == steps.begin()) return;
+    const size_t i = static_cast<size_t>(it - steps.begin()) - 1;
+    if (t < steps[i].end) gpu_end[i] = std::max(gpu_end[i], end);
+  };
+  for (const auto& k : m.kernels) note(k.corr, k.end());
+  for (const auto& c : m.copies) note(c.corr, c.end());
+  int64_t prev_end = INT64_MIN;
+  bool changed = false;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    StepWindow& s = steps[i];
+    const int64_t end = std::max(s.end, gpu_end[i]);
+    const int64_t start = std::min(std::max(s.start, prev_end), end);
+    changed = changed || end != s.end || start != s.start;
+    s.start = start;
+    s.end = end;
+    prev_end = end;
+  }
+  if (!changed) return;
+  std::map<int64_t, StepWindow> by_number;
+  for (const auto& s : steps) by_number[s.number] = s;
+  for (auto& s : plan.analysed)
+    if (auto it = by_number.find(s.number); it != by_number.end()) s = it->second;
+  plan.detail += ", each until its GPU work ended";
+}
+
 void plan_whole_recording(StepPlan& plan, const Model& m) {
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   auto span = [&](int64_t s, int64_t e) {

@@ -32,6 +32,14 @@ struct StepPlan {
 
 // Throws Error when --steps selects nothing.
 StepPlan plan_steps(const Model& m, const Options& options);
+// Steps found on the CPU (step table, ranges) end when the CPU moves on, but
+// the GPU work they launched can finish much later (the CPU runs ahead of a
+// GPU-bound job until the launch queue fills). Each step is extended to the end
+// of the kernels and copies launched inside it, and starts no earlier than the
+// previous step's extended end, so the steps tile the timeline and a step's
+// duration is the step period the job really achieves. Needs the events loaded
+// (kernel, copy, API rows) up to the last launch's completion.
+void extend_steps_to_gpu(StepPlan& plan, const Model& m);
 // For a recording without steps: one step spanning every loaded event.
 void plan_whole_recording(StepPlan& plan, const Model& m);
 

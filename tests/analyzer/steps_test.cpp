@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 
 namespace gpuscope::testing {
@@ -21,6 +22,33 @@ TEST(Steps, StepTableWithWarmupSkipped) {
   EXPECT_TRUE(a.summary.outlier_steps.empty());
   EXPECT_GT(a.summary.step_ms_median, 10.0);
   EXPECT_LE(a.summary.step_ms_median, a.summary.step_ms_p95);
+}
+
+// A GPU-bound loop that never synchronizes: the CPU leaves each step after
+// ~0.1 ms while its 30 ms kernel runs much later. A step lasts until its GPU
+// work ends (as on the H200: amp.py's optimizer steps were 2 ms on the CPU and
+// 30.7 ms in truth), so the median is the step period, not the CPU's.
+TEST(Steps, StepsLastUntilTheirGpuWorkEnds) {
+  const std::string path = temp_db("cpu_runs_ahead");
+  {
+    Sim s(path, Sim::Config{});
+    for (int i = 0; i < 12; ++i) {
+      s.step_begin();
+      s.op_begin("aten::mm");
+      s.kernel("gemm_kernel", ms(30));
+      s.op_end();
+      s.cpu(us(100));
+      s.step_end();
+    }
+    s.sync("cudaDeviceSynchronize");
+    s.finish();
+  }
+  auto a = analyze_path(path);
+  EXPECT_NEAR(a.summary.step_ms_median, 30.0, 0.1);
+  EXPECT_NE(a.summary.step_source_detail.find("until its GPU work ended"), std::string::npos)
+      << a.summary.step_source_detail;
+  // Every step's kernel is inside the analysed steps, and the GPU is busy all along.
+  EXPECT_GT(a.summary.gpu_utilization, 0.98);
 }
 
 TEST(Steps, ExplicitRangeKeepsWarmup) {

@@ -91,24 +91,31 @@ for name in top:
           + ("" if same_names else f"; only torch.profiler: {sorted(set(p) - set(g))[:3]} only gpuscope: {sorted(set(g) - set(p))[:3]}"))
 check(top and mismatched == 0, f"kernels linked to the top {len(top)} ops match torch.profiler's External id links")
 
-def inside(ranges, steps):
-    """Time of ranges (start, end) inside the steps' span, so a load before the
-    first step boundary does not count against either tool."""
-    if not steps:
-        return 0.0
-    lo, hi = min(s for s, _ in steps), max(e for _, e in steps)
-    return sum(max(0.0, min(e, hi) - max(s, lo)) for s, e in ranges)
+WARMUP = 2  # the samples' default --warmup: the first step also pays for CUDA and cuBLAS set-up
+
+
+def steady_share(loads, steps):
+    """DataLoader share of the steady steps: each step's load time inside it,
+    over the steps that loaded a batch, the warm-up ones left out (the first
+    step holds hundreds of ms of set-up that would swamp the ratio)."""
+    per_step = []
+    for s0, s1 in sorted(steps):
+        load = sum(max(0.0, min(e, s1) - max(s, s0)) for s, e in loads)
+        if load > 0:
+            per_step.append((load, s1 - s0))
+    per_step = per_step[WARMUP:]
+    total = sum(d for _, d in per_step)
+    return (100.0 * sum(l for l, _ in per_step) / total if total else 0.0), len(per_step)
 
 
 prof_step_spans = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in prof_steps]
 prof_loader = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in events
                if "DataLoader" in e.get("name", "") and "__next__" in e["name"]]
-prof_step_us = sum(e - s for s, e in prof_step_spans)
-prof_share = 100.0 * inside(prof_loader, prof_step_spans) / prof_step_us if prof_step_us else 0.0
+prof_share, prof_n = steady_share(prof_loader, prof_step_spans)
 gs_step_spans = q("select start, \"end\" from step where source = (select min(source) from step)")
 gs_loader = q("select start, \"end\" from range where source = 3")
-step_ns = sum(e - s for s, e in gs_step_spans)
-gs_share = 100.0 * inside(gs_loader, gs_step_spans) / step_ns if step_ns else 0.0
+gs_share, gs_n = steady_share(gs_loader, gs_step_spans)
+print(f"steady steps compared: torch.profiler {prof_n}, gpuscope {gs_n}")
 print(f"DataLoader ranges: torch.profiler {len(prof_loader)}, gpuscope {len(gs_loader)}")
 check(abs(gs_share - prof_share) <= 5.0,
       f"DataLoader share of step time: gpuscope {gs_share:.2f} %, torch.profiler {prof_share:.2f} % (within 5 points)")
