@@ -100,7 +100,11 @@ bool is_noisy(const char* name) {
       "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cudaFuncGetAttributes",
       "cudaGetFuncBySymbol", "cudaPointerGetAttributes", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
       "cudaGetDeviceProperties", "cudaStreamGetPriority", "cudaStreamGetFlags", "cudaStreamGetId",
-      "cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxGetDevice", "cuDevicePrimaryCtxGetState", "cuKernelGetAttribute",
+      "cuKernelGetName", "cuFuncGetName", "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+      "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaOccupancyMaxActiveClusters",
+      "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+      "cudaOccupancyAvailableDynamicSMemPerBlock", "cuCtxGetLimit", "cuDeviceGetUuid", "cuDeviceTotalMem",
+      "cuModuleGetLoadingMode", "cuDeviceGetName", "cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxGetDevice", "cuDevicePrimaryCtxGetState", "cuKernelGetAttribute",
       "cuKernelGetFunction", "cuGetProcAddress", "cuDeviceGet", "cuDeviceGetAttribute", "cuPointerGetAttribute",
       "cuPointerGetAttributes", "cuFuncGetAttribute", "cuDriverGetVersion", "cuCtxGetId", "cuStreamIsCapturing",
       "cuStreamGetCaptureInfo", "cuGetErrorString", "cuGetErrorName", "cuCtxGetFlags", "cuStreamGetCtx",
@@ -138,9 +142,15 @@ bool start(const Config& config, std::string& why) {
     return false;
   }
   for (int i = 0; i < kBuffers; ++i) {
-    if (!g_pool[i].data) g_pool[i].data = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+    // calloc: zeroed pages, so CUPTI need not clear them (below).
+    if (!g_pool[i].data) g_pool[i].data = static_cast<uint8_t*>(std::calloc(1, kBufferBytes));
     if (g_pool[i].data) g_free.push(g_pool, i);
   }
+  // Buffers come zeroed (calloc, then cleared by the writer after decoding):
+  // otherwise CUPTI clears each 4 MB buffer on the application's thread.
+  uint8_t zeroed = 1;
+  size_t zeroed_size = sizeof zeroed;
+  g_api.set_attribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed);
   g_api.register_timestamp_callback(timestamp);
   // OS thread ids (gettid), as every CPU-side source records them, not pthread_self().
   g_api.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
@@ -179,7 +189,9 @@ void flush(bool forced) {
 
 void drain(void (*fn)(uint8_t*, size_t, void*), void* ctx) {
   for (int i = g_done.pop(g_pool); i >= 0; i = g_done.pop(g_pool)) {
-    fn(g_pool[i].data, g_pool[i].valid.load(std::memory_order_relaxed), ctx);
+    const size_t valid = g_pool[i].valid.load(std::memory_order_relaxed);
+    fn(g_pool[i].data, valid, ctx);
+    std::memset(g_pool[i].data, 0, std::min(valid, kBufferBytes));
     g_free.push(g_pool, i);
   }
 }
