@@ -67,7 +67,8 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   };
   std::vector<Best> best;
 
-  for (const auto& [stream, list] : c.kernels_by_stream) {
+  for (const auto& stream_kernels : c.kernels_by_stream) {
+    const auto& list = stream_kernels.second;  // a plain reference: lambdas may capture it (C++20 clang 14)
     size_t i = 0;
     while (i < list.size()) {
       auto short_ew = [&](size_t j) {

@@ -40,7 +40,8 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   std::vector<int64_t> per_step(c.steps.size());
   TimeRange biggest;
   int64_t biggest_t = 0;
-  for (const auto& [stream, list] : c.kernels_by_stream) {
+  for (const auto& stream_kernels : c.kernels_by_stream) {
+    const auto& list = stream_kernels.second;  // a plain reference: lambdas may capture it (C++20 clang 14)
     auto is = [&](size_t j, KernelFlag fl) { return c.kc(c.m.kernels[list[j]].name).has(fl); };
     size_t covered_until = 0;  // kernels already counted in a pattern
     for (size_t s = 0; s < list.size(); ++s) {
