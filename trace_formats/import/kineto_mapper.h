@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -36,6 +37,20 @@ class KinetoMapper : public TraceSink {
   // Writes processes, threads, stats and meta; fixes what streaming could not
   // know in time (GPU rows seen before their process, unsorted nesting).
   void finish(const std::string& source_name);
+
+  // The origin finish() would settle on if the input ended here: the earliest
+  // time seen so far; nullopt before the first timed event.
+  std::optional<int64_t> settled_origin() const {
+    if (!have_origin_) return std::nullopt;
+    return min_rel_ < 0 ? origin_ns_ + min_rel_ : origin_ns_;
+  }
+  // Starts from this origin instead of the first event's time. With the right
+  // one (settled_origin() of a look-ahead, origin_lookahead.h) finish() need
+  // not shift every stored time by an UPDATE of each table.
+  void preset_origin(int64_t ns) {
+    have_origin_ = true;
+    origin_ns_ = ns;
+  }
 
   const ImportCounts& counts() const { return counts_; }
   // Events that mapped to a row (0 means the input held no trace events).

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "export/progress.h"
+#include "import/origin_lookahead.h"
 #include "import/row_writer.h"
 #include "store/writer.h"
 
@@ -36,9 +37,11 @@ ImportResult import_into(ByteSource& src, const std::string& db_path, const Impo
     KinetoMapper mapper(rows);
     Progress progress("importing " + src.name(), options.progress);
     writer.begin();
-    result.read = read_chrome_trace(src, mapper, [&](const ReadProgress& p) {
+    OriginLookahead lookahead(mapper);
+    result.read = read_chrome_trace(src, lookahead, [&](const ReadProgress& p) {
       progress.update(p.raw_bytes, p.raw_total, "B", p.events);
     }, options.window);
+    lookahead.release();
     progress.done();
     if (mapper.recognized() == 0)
       throw Error(src.name() + ": not a torch.profiler trace: " +
@@ -46,7 +49,7 @@ ImportResult import_into(ByteSource& src, const std::string& db_path, const Impo
                                              : "JSON of another shape (no element is a trace event)"));
     mapper.finish(std::filesystem::path(src.name()).filename().string());
     for (const auto& [k, v] : options.meta) writer.set_meta(k, v);
-    writer.commit();
+    rows.writer().commit();  // rows.writer() writes the rows RowWriter still stages
     result.counts = mapper.counts();
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
