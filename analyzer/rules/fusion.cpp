@@ -2,6 +2,9 @@
 #include "analyzer/rules/rule_util.h"
 
 #include <array>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
 
 namespace gpuscope::analyzer {
 namespace {
@@ -20,6 +23,25 @@ constexpr Threshold kThresholds[] = {
 
 std::optional<Finding> evaluate(const RuleInput& in);
 
+// The tensor shapes of an op's recorded inputs ("[[8,4],[],[4]]" -> "[8,4]", "[4]"),
+// scalars left out.
+std::vector<std::string_view> tensor_shapes(std::string_view text) {
+  std::vector<std::string_view> out;
+  if (text.size() < 2 || text.front() != '[') return out;
+  size_t i = 1;
+  while (i < text.size()) {
+    if (text[i] != '[') {
+      ++i;
+      continue;
+    }
+    const size_t end = text.find(']', i);
+    if (end == std::string_view::npos) break;
+    if (end > i + 1) out.push_back(text.substr(i, end - i + 1));
+    i = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 extern const Rule kFusionRule = {
@@ -27,7 +49,7 @@ extern const Rule kFusionRule = {
     "Chains of small elementwise kernels could be fused",
     "Runs of at least kMinChainKernels consecutive ATen elementwise kernels (vectorized_elementwise_kernel, "
     "elementwise_kernel, unrolled_elementwise_kernel) on one stream, each at most kMaxKernelUs long and at most "
-    "kMaxChainGapUs apart.",
+    "kMaxChainGapUs apart, whose ops share an input tensor shape with the previous one (when shapes were recorded).",
     "Per chain, its kernel time minus its longest kernel: a fused kernel reads the inputs and writes the "
     "output once, so it costs about as much as the widest single kernel of the chain.",
     kThresholds,
@@ -67,6 +89,26 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   };
   std::vector<Best> best;
 
+  // Elementwise kernels in a row fuse only when they work on the same data. Ops
+  // without a tensor shape in common (an activation, then autocast's cast of the
+  // next layer's weight) are independent work that fusing would not shrink.
+  std::unordered_map<uint32_t, std::vector<std::string_view>> shapes_of;  // by shapes string id
+  auto shapes = [&](uint32_t op) -> const std::vector<std::string_view>* {
+    if (op == kNone || c.m.ops[op].shapes == kNone) return nullptr;
+    const uint32_t id = c.m.ops[op].shapes;
+    auto it = shapes_of.find(id);
+    if (it == shapes_of.end()) it = shapes_of.emplace(id, tensor_shapes(c.m.str(id))).first;
+    return it->second.empty() ? nullptr : &it->second;
+  };
+  auto same_data = [&](const KernelRec& a, const KernelRec& b) {
+    const auto *sa = shapes(c.op_of_corr(a.corr)), *sb = shapes(c.op_of_corr(b.corr));
+    if (!sa || !sb) return true;  // unknown: do not split
+    for (std::string_view x : *sa)
+      for (std::string_view y : *sb)
+        if (x == y) return true;
+    return false;
+  };
+
   for (const auto& stream_kernels : c.kernels_by_stream) {
     const auto& list = stream_kernels.second;  // a plain reference: lambdas may capture it (C++20 clang 14)
     size_t i = 0;
@@ -81,7 +123,8 @@ std::optional<Finding> evaluate(const RuleInput& in) {
       }
       size_t j = i + 1;
       while (j < list.size() && short_ew(j) &&
-             c.m.kernels[list[j]].start - c.m.kernels[list[j - 1]].end() <= max_gap)
+             c.m.kernels[list[j]].start - c.m.kernels[list[j - 1]].end() <= max_gap &&
+             same_data(c.m.kernels[list[j - 1]], c.m.kernels[list[j]]))
         ++j;
       const size_t n = j - i;
       if (static_cast<double>(n) >= kMinChainKernels) {

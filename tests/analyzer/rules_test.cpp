@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/rules/rule.h"
+#include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 
 namespace gpuscope::testing {
@@ -48,6 +49,42 @@ TEST(Rules, EveryRuleHasAPlantedScenario) {
 TEST(Rules, HealthyLoopHasNoFindingAboveFivePercent) {
   auto a = analyze_scenario("healthy");
   for (const auto& f : a.findings) EXPECT_LE(f.saving_pct, 5.0) << f.id;
+}
+
+// Three short elementwise kernels in a row form a fusion chain only when their
+// ops touch the same data. As on the H200 (samples/advisor/healthy.py): GELU on
+// the activations, then autocast's casts of the next layer's weights, whose
+// shapes share nothing with the activations.
+analyzer::Analysis elementwise_loop(const std::string& stem, const char* cast_shapes) {
+  const std::string path = temp_db(stem);
+  {
+    Sim s(path, Sim::Config{});
+    for (int i = 0; i < 12; ++i) {
+      s.step_begin();
+      s.op_begin("aten::mm", "[[8192,4096],[4096,4096]]", "[\"c10::BFloat16\",\"c10::BFloat16\"]");
+      s.kernel(names::kGemmBf16, us(400));
+      s.op_end();
+      s.op_begin("aten::gelu", "[[8192,4096],[]]", "[\"c10::BFloat16\",\"\"]");
+      s.kernel(names::kGelu, us(60));
+      s.op_end();
+      for (int k = 0; k < 2; ++k) {
+        s.op_begin("aten::copy_", cast_shapes, "[\"c10::BFloat16\",\"float\",\"Scalar\"]");
+        s.kernel(names::kAdd, us(60));
+        s.op_end();
+      }
+      s.step_end();
+    }
+    s.sync("cudaDeviceSynchronize");
+    s.finish();
+  }
+  return analyze_path(path);
+}
+
+TEST(Rules, FusionChainsNeedSharedData) {
+  auto independent = elementwise_loop("fusion-weights", "[[4096,4096],[4096,4096],[]]");
+  EXPECT_EQ(find(independent, "fusion"), nullptr) << finding_list(independent);
+  auto chained = elementwise_loop("fusion-activations", "[[8192,4096],[8192,4096],[]]");
+  EXPECT_NE(find(chained, "fusion"), nullptr) << finding_list(chained);
 }
 
 TEST(Rules, IdsAreUniqueAndThresholdsNamed) {
