@@ -10,6 +10,7 @@ Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--variant NAME=OPTS ...] 
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -21,7 +22,8 @@ ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--python", default=sys.executable)
 ap.add_argument("--out")
 ap.add_argument("--variant", action="append", default=[],
-                help="NAME=gpuscope record options, e.g. 'with_memory=--trace cuda,nvtx,torch,memory'")
+                help="NAME=gpuscope record options and KEY=VALUE environment words, e.g. "
+                     "'with_memory=--trace cuda,nvtx,torch,memory' or 'no_driver=GPUSCOPE_DRIVER_API=0'")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 samples = os.path.join(here, "..", "samples", "torch")
@@ -29,8 +31,8 @@ loops = {"compute_bound": ["--steps", "40"], "launch_bound": ["--steps", "300"]}
 tmp = tempfile.mkdtemp(prefix="gpuscope_overhead_")
 
 
-def median_step(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+def median_step(cmd, env=None):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, **(env or {})))
     for line in r.stdout.splitlines():
         if line.startswith("GPUSCOPE_SAMPLE "):
             return json.loads(line[len("GPUSCOPE_SAMPLE "):])["median_step_ms"]
@@ -46,7 +48,10 @@ for loop, loop_args in loops.items():
         runs["plain"].append(median_step(script))
         for name, opts in variants.items():
             db = os.path.join(tmp, f"{loop}_{name}_{i}.db")
-            runs[name].append(median_step([args.gpuscope, "record", "--force", "-o", db] + opts.split() + ["--"] + script))
+            # KEY=VALUE words are the collector's environment (e.g. GPUSCOPE_DRIVER_API=0), the rest record options.
+            env = dict(w.split("=", 1) for w in opts.split() if re.match(r"^[A-Z][A-Z0-9_]*=", w))
+            rec = [w for w in opts.split() if not re.match(r"^[A-Z][A-Z0-9_]*=", w)]
+            runs[name].append(median_step([args.gpuscope, "record", "--force", "-o", db] + rec + ["--"] + script, env))
         runs["torch.profiler"].append(median_step(script + ["--profile", os.path.join(tmp, f"{loop}_{i}.json")]))
         print(loop, i, {k: v[-1] for k, v in runs.items()}, flush=True)
     ratio = lambda name: statistics.median(r / p for r, p in zip(runs[name], runs["plain"]))
