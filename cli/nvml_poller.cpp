@@ -147,26 +147,27 @@ bool NvmlPoller::write() {
   }
 }
 
-// NVML numbers devices in PCI order; the rest of the recording uses CUDA
-// ordinals, which CUDA_VISIBLE_DEVICES can change. Samples of a GPU the job
-// did not use are dropped: they describe other work. Without any device row
-// (CUPTI unavailable) the samples keep NVML's numbering.
-void NvmlPoller::renumber() {
+void renumber_nvml_counters(const std::string& db_path, int64_t pid, const std::vector<std::string>& uuids) {
+  store::Connection db(db_path, store::Connection::Mode::kReadWrite);
+  if (db.query_int("SELECT count(*) FROM device").value_or(0) == 0) return;
+  db.exec("BEGIN IMMEDIATE");
   try {
-    store::Connection db(path_, store::Connection::Mode::kReadWrite);
-    if (db.query_int("SELECT count(*) FROM device").value_or(0) == 0) return;
-    db.exec("BEGIN IMMEDIATE");
-    db.exec("CREATE TEMP TABLE nvml_map(nvml INTEGER PRIMARY KEY, cuda INTEGER)");
-    for (unsigned i = 0; i < uuids_.size(); ++i)
-      if (!uuids_[i].empty())  // hex digits only (plain_uuid)
-        db.exec("INSERT INTO nvml_map SELECT " + std::to_string(i) + ", id FROM device WHERE uuid = '" + uuids_[i] + "'");
-    std::string mine = "pid = " + std::to_string(pid_) +
-                       " AND name_id IN (SELECT id FROM string WHERE value LIKE 'nvml\\_%' ESCAPE '\\')";
+    db.exec("CREATE TEMP TABLE IF NOT EXISTS nvml_map(nvml INTEGER PRIMARY KEY, cuda INTEGER)");
+    db.exec("DELETE FROM nvml_map");
+    for (size_t i = 0; i < uuids.size(); ++i) {
+      const std::string& u = uuids[i];
+      bool hex = !u.empty();
+      for (char ch : u) hex = hex && std::isxdigit(static_cast<unsigned char>(ch));
+      if (hex) db.exec("INSERT INTO nvml_map SELECT " + std::to_string(i) + ", id FROM device WHERE uuid = '" + u + "'");
+    }
+    const std::string mine = "pid = " + std::to_string(pid) +
+                             " AND name_id IN (SELECT id FROM string WHERE value LIKE 'nvml\\_%' ESCAPE '\\')";
     db.exec("DELETE FROM counter WHERE " + mine + " AND device NOT IN (SELECT nvml FROM nvml_map)");
     db.exec("UPDATE counter SET device = (SELECT cuda FROM nvml_map WHERE nvml = counter.device) WHERE " + mine);
     db.exec("COMMIT");
-  } catch (const Error& e) {
-    std::fprintf(stderr, "gpuscope: %s: NVML samples keep NVML device indices: %s\n", path_.c_str(), e.what());
+  } catch (...) {
+    db.exec("ROLLBACK");
+    throw;
   }
 }
 
@@ -175,7 +176,13 @@ void NvmlPoller::stop() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   if (!write()) std::fprintf(stderr, "gpuscope: %s: %zu NVML samples not written (database busy)\n", path_.c_str(), pending_.size());
-  renumber();
+  // Samples of a GPU the job did not use describe other work; without any device
+  // row (CUPTI unavailable) they keep NVML's numbering.
+  try {
+    renumber_nvml_counters(path_, pid_, uuids_);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "gpuscope: %s: NVML samples keep NVML device indices: %s\n", path_.c_str(), e.what());
+  }
   if (api_->shutdown) api_->shutdown();
   delete api_;
   api_ = nullptr;

@@ -16,6 +16,13 @@
 
 namespace gpuscope::cli {
 
+// NVML numbers devices in PCI order; the rest of a recording uses CUDA ordinals.
+// Moves the job's nvml_* counters from NVML index i to the ordinal of the
+// `device` row whose UUID is uuids[i] (hex, no dashes), drops those of GPUs
+// the job did not use, and leaves everything alone when there is no device row.
+// Throws gpuscope::Error when the database cannot be updated.
+void renumber_nvml_counters(const std::string& db_path, int64_t pid, const std::vector<std::string>& uuids);
+
 class NvmlPoller {
  public:
   struct Window {
@@ -38,7 +45,6 @@ class NvmlPoller {
   void run();
   void take(int64_t now);
   bool write();
-  void renumber();
 
   Api* api_ = nullptr;
   std::string path_;

@@ -1,0 +1,82 @@
+// `gpuscope record --trace nvml` samples NVML by NVML index; when the job ends
+// the samples move to the CUDA ordinals the rest of the recording uses.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cli/nvml_poller.h"
+#include "store/sqlite.h"
+#include "store/writer.h"
+
+namespace gpuscope {
+namespace {
+
+std::string fresh_db(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / ("nvml_" + name + "_" + std::to_string(getpid()) + ".db");
+  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(p.string() + s);
+  return p.string();
+}
+
+void add_counter(store::Writer& w, int64_t pid, int64_t device, std::string_view name, double value) {
+  store::CounterRow r;
+  r.pid = pid;
+  r.device = device;
+  r.name = name;
+  r.ts = 1;
+  r.value = value;
+  w.add(r);
+}
+
+// (pid, device, name, value) of every counter, by value.
+std::vector<std::tuple<int64_t, int64_t, std::string, double>> counters(const std::string& path) {
+  store::Connection c(path, store::Connection::Mode::kReadOnly);
+  auto st = c.prepare("SELECT c.pid, c.device, s.value, c.value FROM counter c JOIN string s ON s.id = c.name_id ORDER BY c.value");
+  std::vector<std::tuple<int64_t, int64_t, std::string, double>> out;
+  while (st.step()) out.emplace_back(st.int64(0), st.int64(1), std::string(st.text(2)), st.real(3));
+  return out;
+}
+
+TEST(NvmlRenumber, NvmlIndicesBecomeCudaOrdinalsAndUnusedGpusGo) {
+  const std::string path = fresh_db("map");
+  {
+    store::Writer w(path);
+    w.begin();
+    store::DeviceRow d0, d1;  // the job saw two GPUs: CUDA 0 and 1
+    d0.id = 0, d0.uuid = "aa00";
+    d1.id = 1, d1.uuid = "bb11";
+    w.put(d0);
+    w.put(d1);
+    add_counter(w, 7, 0, "nvml_sm_util_pct", 1);      // NVML 0 = CUDA 1
+    add_counter(w, 7, 1, "nvml_sm_util_pct", 2);      // NVML 1: not the job's
+    add_counter(w, 7, 2, "nvml_power_w", 3);          // NVML 2 = CUDA 0
+    add_counter(w, 7, 0, "gpu_memory_used", 4);       // not NVML: untouched
+    add_counter(w, 8, 2, "nvml_sm_util_pct", 5);      // another pid: untouched
+    w.commit();
+  }
+  cli::renumber_nvml_counters(path, 7, {"bb11", "cc22", "aa00"});
+  using C = std::tuple<int64_t, int64_t, std::string, double>;
+  EXPECT_EQ(counters(path), (std::vector<C>{{7, 1, "nvml_sm_util_pct", 1},
+                                            {7, 0, "nvml_power_w", 3},
+                                            {7, 0, "gpu_memory_used", 4},
+                                            {8, 2, "nvml_sm_util_pct", 5}}));
+}
+
+TEST(NvmlRenumber, WithoutDeviceRowsNothingChanges) {
+  const std::string path = fresh_db("none");
+  {
+    store::Writer w(path);
+    w.begin();
+    add_counter(w, 7, 1, "nvml_sm_util_pct", 1);
+    w.commit();
+  }
+  cli::renumber_nvml_counters(path, 7, {"bb11", "cc22"});
+  using C = std::tuple<int64_t, int64_t, std::string, double>;
+  EXPECT_EQ(counters(path), (std::vector<C>{{7, 1, "nvml_sm_util_pct", 1}}));
+}
+
+}  // namespace
+}  // namespace gpuscope
