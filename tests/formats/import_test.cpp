@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "import/torch_import.h"
@@ -155,6 +157,44 @@ TEST(Import, UnsortedEventsStillNestAndTimesStayPositive) {
   EXPECT_EQ(r.db().query_int("SELECT min(start) FROM range").value_or(-1), 0);
   EXPECT_EQ(r.db().query_int("SELECT depth FROM range WHERE start = 25000").value_or(-1), 1);
   EXPECT_EQ(r.meta("origin_ns"), "5000");
+}
+
+// The origin look-ahead must not change a row: with none, the first event
+// sets the origin and finish() shifts every table; with a window that ends
+// before the earliest event, that shift still happens; with a window that
+// covers it, the origin is right from the start.
+TEST(Import, SameRowsWithAnyOriginLookahead) {
+  TempDir tmp;
+  // "early" is the earliest event and comes fourth; the kernel and API call
+  // come before it, so every kind of table is shifted without look-ahead.
+  test::write_file(tmp.file("late_origin.json"), R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 2, "ts": 20.5, "dur": 5, "args": {"External id": 3}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 21, "dur": 2,
+     "args": {"External id": 3, "correlation": 9}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 30, "dur": 4,
+     "args": {"device": 0, "stream": 7, "correlation": 9}},
+    {"ph": "X", "cat": "user_annotation", "name": "early", "pid": 1, "tid": 2, "ts": 5, "dur": 40}
+  ]})");
+  for (const std::string& trace : {tmp.file("late_origin.json"), kSmall}) {
+    std::string expected;
+    for (size_t lookahead : {size_t{0}, size_t{1}, size_t{3}, size_t{4}, size_t{8192}}) {
+      std::string db = tmp.file("l" + std::to_string(lookahead) + ".db");
+      ImportOptions opt;
+      opt.lookahead_events = lookahead;
+      import_torch_trace(trace, db, opt);
+      std::string got = dump(db);
+      if (lookahead == 0) {
+        expected = got;
+        if (trace == tmp.file("late_origin.json")) {
+          EXPECT_NE(got.find("origin_ns,5000\n"), std::string::npos) << got;
+          EXPECT_NE(got.find(",9,25000,29000,k,"), std::string::npos) << got;  // kernel start and end, shifted
+        }
+      } else {
+        EXPECT_EQ(got, expected) << trace << " with a look-ahead of " << lookahead << " events";
+      }
+      std::filesystem::remove(db);
+    }
+  }
 }
 
 TEST(Import, OldKinetoShapes) {

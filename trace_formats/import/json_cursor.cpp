@@ -4,9 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 namespace gpuscope::formats::json {
 
@@ -141,8 +138,7 @@ bool Cursor::next_member(char close) {
   fail(std::string("expected ',' or '") + close + "'");
 }
 
-bool Cursor::skip_string() {
-  ++p;  // opening quote
+bool Cursor::skip_string_rest() {
   bool escaped = false;
   for (;;) {
 #ifdef __SSE2__
@@ -226,13 +222,8 @@ void Cursor::decode_escape(std::string& out) {
   p += 2;
 }
 
-std::string_view Cursor::string(Scratch& scratch) {
-  skip_ws();
-  if (*p != '"') fail("expected a string");
-  const char* start = p + 1;
-  bool escaped = skip_string();  // validates and finds the end (or throws NeedMore)
+std::string_view Cursor::decode_string(const char* start, Scratch& scratch) {
   const char* stop = p - 1;
-  if (!escaped) return {start, static_cast<size_t>(stop - start)};
   std::string& out = scratch.next();
   const char* save = p;
   p = start;

@@ -9,6 +9,9 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace gpuscope::formats::json {
 
@@ -81,7 +84,13 @@ class Cursor {
   // After a member/element: true if another follows (a ','), false at `close`.
   bool next_member(char close);
 
-  std::string_view string(Scratch& scratch);
+  std::string_view string(Scratch& scratch) {
+    skip_ws();
+    if (*p != '"') fail("expected a string");
+    const char* start = p + 1;
+    if (!skip_string()) return {start, static_cast<size_t>(p - 1 - start)};
+    return decode_string(start, scratch);
+  }
   Number number();
   // Skips any value; returns its text. Validates it strictly.
   std::string_view skip_value() {
@@ -116,8 +125,33 @@ class Cursor {
   }
   bool bare_word_slow();
   void skip(int depth);
-  // Returns true when the string held an escape.
-  bool skip_string();
+  // Returns true when the string held an escape. Most strings are member
+  // names and short values with no escape that end well inside the window:
+  // one 16-byte compare finds their end here, inline; callgrind counted ~80
+  // instructions per string when every string took the general loop.
+  bool skip_string() {
+    ++p;  // opening quote
+#ifdef __SSE2__
+    if (end_ - p >= 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      int mask = _mm_movemask_epi8(
+          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+      if (mask) {
+        const char* q = p + __builtin_ctz(static_cast<unsigned>(mask));
+        if (*q == '"') {
+          p = q + 1;
+          return false;
+        }
+      }
+    }
+#endif
+    return skip_string_rest();
+  }
+  // skip_string() past the opening quote, for any string.
+  bool skip_string_rest();
+  // The text of a string with escapes, from after its opening quote; p is
+  // past its closing quote.
+  std::string_view decode_string(const char* start, Scratch& scratch);
   void decode_escape(std::string& out);
 
   const char* end_;

@@ -20,12 +20,10 @@ namespace gpuscope::formats {
 
 class OriginLookahead : public TraceSink {
  public:
-  // About 8 000 events cover several training steps of a Kineto trace and
-  // hold a few MB.
-  static constexpr size_t kDefaultEvents = 8192;
-
-  explicit OriginLookahead(KinetoMapper& target, size_t events = kDefaultEvents)
-      : target_(target), limit_(events), probe_(discard_) {}
+  // About 8 000 events (ImportOptions::lookahead_events) cover several
+  // training steps of a Kineto trace and hold a few MB. 0: no look-ahead.
+  OriginLookahead(KinetoMapper& target, size_t events)
+      : target_(target), limit_(events), released_(events == 0), probe_(discard_) {}
 
   void on_event(const TraceEvent& ev) override;
   void on_device(const DeviceProps& dev) override;
@@ -41,7 +39,7 @@ class OriginLookahead : public TraceSink {
   KinetoMapper& target_;
   size_t limit_;
   size_t held_events_ = 0;
-  bool released_ = false;
+  bool released_;
   RowWriter discard_;
   KinetoMapper probe_;
   // Every call since the start, in order, each owning copies of its data.

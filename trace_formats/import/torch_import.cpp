@@ -37,7 +37,7 @@ ImportResult import_into(ByteSource& src, const std::string& db_path, const Impo
     KinetoMapper mapper(rows);
     Progress progress("importing " + src.name(), options.progress);
     writer.begin();
-    OriginLookahead lookahead(mapper);
+    OriginLookahead lookahead(mapper, options.lookahead_events);
     result.read = read_chrome_trace(src, lookahead, [&](const ReadProgress& p) {
       progress.update(p.raw_bytes, p.raw_total, "B", p.events);
     }, options.window);

@@ -17,6 +17,9 @@ struct ImportOptions {
   bool progress = false;  // a progress line on stderr (only when it is a terminal)
   std::vector<std::pair<std::string, std::string>> meta;  // extra meta rows, e.g. gpuscope_version
   size_t window = size_t{4} << 20;  // initial parse window; tests shrink it
+  // Events held back to find the time origin first (origin_lookahead.h); 0
+  // writes from the first event on. Tests vary it: the rows must not change.
+  size_t lookahead_events = 8192;
 };
 
 struct ImportResult {
