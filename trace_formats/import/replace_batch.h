@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/error.h"
 #include "schema/schema.h"
 #include "store/rows.h"
 #include "store/sqlite.h"

@@ -9,6 +9,7 @@
 
 #include <optional>
 
+#include "common/error.h"
 #include "import/replace_batch.h"
 #include "store/rows.h"
 #include "store/writer.h"
