@@ -21,6 +21,20 @@ void remove_db_files(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ec);
 }
 
+// torch.profiler's last prof.step() opens a ProfilerStep#N that ends when the
+// profiler stops and holds no work: it is not a training step (its range stays).
+int64_t drop_empty_last_profiler_steps(store::Connection& db) {
+  const int64_t before = db.query_int("SELECT count(*) FROM step").value_or(0);
+  db.exec(
+      "DELETE FROM step WHERE source = 1 "
+      "AND start = (SELECT max(t.start) FROM step t WHERE t.pid = step.pid AND t.source = 1) "
+      "AND NOT EXISTS (SELECT 1 FROM op o WHERE o.pid = step.pid AND o.start >= step.start AND o.start < step.\"end\" "
+      "AND o.name_id NOT IN (SELECT id FROM string WHERE value LIKE 'ProfilerStep#%')) "
+      "AND NOT EXISTS (SELECT 1 FROM api_call a WHERE a.pid = step.pid AND a.start >= step.start "
+      "AND a.start < step.\"end\")");
+  return before - db.query_int("SELECT count(*) FROM step").value_or(0);
+}
+
 }  // namespace
 
 ImportResult import_into(ByteSource& src, const std::string& db_path, const ImportOptions& options) {
@@ -49,8 +63,10 @@ ImportResult import_into(ByteSource& src, const std::string& db_path, const Impo
                                              : "JSON of another shape (no element is a trace event)"));
     mapper.finish(std::filesystem::path(src.name()).filename().string());
     for (const auto& [k, v] : options.meta) writer.set_meta(k, v);
+    const int64_t empty_last_steps = drop_empty_last_profiler_steps(rows.writer().connection());
     rows.writer().commit();  // rows.writer() writes the rows RowWriter still stages
     result.counts = mapper.counts();
+    result.counts.steps -= empty_last_steps;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
