@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/configure.sh
-demo=tests/data/known_work_h200.db
+# A PyTorch training loop recorded on an H200 (samples/advisor/amp.py): fp32
+# matmuls on CUDA cores, which the analyzer should name first, with the fix.
+demo=tests/data/advisor_amp.db
 if [ ! -f "$demo" ]; then demo=$(ls tests/data/*.db | head -n 1); fi
 build/bin/gpuscope info "$demo"
 if build/bin/gpuscope analyze --help >/dev/null 2>&1; then
