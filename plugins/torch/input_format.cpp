@@ -1,5 +1,6 @@
 #include "input_format.h"
 
+#include <cstdint>
 #include <string_view>
 
 #include "json_buffer.h"
@@ -38,10 +39,33 @@ void put_shape(JsonBuffer& out, const at::Tensor& t) {
   out.put(']');
 }
 
+// Quoted dtype names by ScalarType, made once per thread (no lock, no
+// allocation): escaping the same few names for every op was a visible part of
+// the plugin's per-op cost.
+struct DtypeNames {
+  static constexpr size_t kTypes = 64, kLen = 32;
+  char text[kTypes][kLen];
+  uint8_t len[kTypes] = {};  // 0: not made yet
+};
+
 void put_dtype(JsonBuffer& out, const at::Tensor& t) {
   if (!t.defined()) {
-    out.put_string("");
+    out.put("\"\"");
     return;
+  }
+  thread_local DtypeNames names;
+  const auto i = static_cast<size_t>(t.scalar_type());
+  if (i < DtypeNames::kTypes) {
+    if (names.len[i] == 0) {
+      auto name = t.dtype().name();
+      JsonBuffer quoted(names.text[i], DtypeNames::kLen);
+      quoted.put_string(std::string_view(name.data(), name.size()));
+      if (quoted.ok()) names.len[i] = static_cast<uint8_t>(quoted.size());
+    }
+    if (names.len[i] != 0) {
+      out.put(std::string_view(names.text[i], names.len[i]));
+      return;
+    }
   }
   auto name = t.dtype().name();
   out.put_string(std::string_view(name.data(), name.size()));
@@ -66,13 +90,13 @@ void put_input(JsonBuffer& shapes, JsonBuffer& dtypes, const c10::IValue& v) {
       }
     }
     shapes.put(']');
-    dtypes.put_string("TensorList");
+    dtypes.put("\"TensorList\"");
   } else if (v.isScalar()) {
     shapes.put("[]");
-    dtypes.put_string("Scalar");
+    dtypes.put("\"Scalar\"");
   } else {
     shapes.put("[]");
-    dtypes.put_string("");
+    dtypes.put("\"\"");
   }
 }
 
