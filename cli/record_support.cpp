@@ -51,6 +51,19 @@ std::string find_collector() {
               " or in ../lib (set GPUSCOPE_COLLECTOR)");
 }
 
+// CUPTI's synchronization records carry no thread; the API call that waited
+// (same pid and correlation) does. One scan of api_call, through small
+// temporary tables, so a long recording is not searched once per wait.
+static void fill_sync_threads(store::Connection& db) {
+  db.exec("CREATE TEMP TABLE waits AS SELECT DISTINCT pid, correlation FROM sync WHERE tid IS NULL");
+  db.exec("CREATE TEMP TABLE wait_tid AS SELECT a.pid, a.correlation, a.tid FROM api_call a "
+          "JOIN waits w ON w.pid = a.pid AND w.correlation = a.correlation");
+  db.exec("CREATE INDEX temp.wait_tid_key ON wait_tid(pid, correlation)");
+  db.exec("UPDATE sync SET tid = (SELECT t.tid FROM wait_tid t WHERE t.pid = sync.pid AND t.correlation = sync.correlation) "
+          "WHERE tid IS NULL");
+  db.exec("DROP TABLE temp.waits; DROP TABLE temp.wait_tid;");
+}
+
 void finalize_recording(const std::string& path) {
   try {
     store::Connection db(path, store::Connection::Mode::kReadWrite);
@@ -61,6 +74,7 @@ void finalize_recording(const std::string& path) {
         "SELECT pid, device, context, stream, graph_id, correlation, min(start), max(\"end\") FROM kernel "
         "WHERE graph_id IS NOT NULL GROUP BY pid, correlation, graph_id "
         "HAVING NOT EXISTS (SELECT 1 FROM graph_launch g WHERE g.pid = kernel.pid)");
+    fill_sync_threads(db);
     db.exec("COMMIT");
     // A single self-contained file is what users copy around.
     try {
