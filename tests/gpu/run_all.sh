@@ -126,10 +126,13 @@ recordings)
   ls -la "$OUT"
   ;;
 overhead)
+  # ROUNDS (3), OVERHEAD_MEMORY=0 (no memory variant), OVERHEAD_EXTRA="name=words" (one more
+  # variant, e.g. no_driver=GPUSCOPE_DRIVER_API=0).
   log overhead
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/overhead.json" \
     --variant gpuscope= --variant "gpuscope_no_torch=--trace cuda,nvtx" \
-    $([ "${OVERHEAD_MEMORY:-1}" = 1 ] && echo --variant=gpuscope_memory=--trace=cuda,nvtx,torch,memory) 2>&1 | grep --line-buffered -v '^ \|^[{}]' 
+    $([ "${OVERHEAD_MEMORY:-1}" = 1 ] && echo --variant=gpuscope_memory=--trace=cuda,nvtx,torch,memory) \
+    ${OVERHEAD_EXTRA:+--variant "$OVERHEAD_EXTRA"} 2>&1 | grep --line-buffered -v '^ \|^[{}]' 
   ;;
 esac
 done
