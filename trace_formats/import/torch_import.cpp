@@ -64,7 +64,7 @@ ImportResult import_into(ByteSource& src, const std::string& db_path, const Impo
     mapper.finish(std::filesystem::path(src.name()).filename().string());
     for (const auto& [k, v] : options.meta) writer.set_meta(k, v);
     const int64_t empty_last_steps = drop_empty_last_profiler_steps(rows.writer().connection());
-    rows.writer().commit();  // rows.writer() writes the rows RowWriter still stages
+    rows.writer().commit();
     result.counts = mapper.counts();
     result.counts.steps -= empty_last_steps;
   }

@@ -5,7 +5,8 @@
 
 namespace gpuscope::store {
 
-RowBatch::RowBatch(Connection& db, const schema::Table& table) : db_(db), table_(table) {
+RowBatch::RowBatch(Connection& db, const schema::Table& table, bool replace)
+    : db_(db), table_(table), replace_(replace) {
   width_ = static_cast<int>(table.columns.size()) - (table.auto_id ? 1 : 0);
   int limit = sqlite3_limit(db.raw(), SQLITE_LIMIT_VARIABLE_NUMBER, -1);
   // A power of two, so that any remainder is a sum of the smaller statements.
@@ -43,6 +44,7 @@ Statement& RowBatch::statement(int level) {
   std::string tuple = sql.substr(sql.rfind(" ("));  // " (?, ?, ...)"
   tuple[0] = ',';
   for (int i = 1; i < (1 << level); ++i) sql += tuple;
+  if (replace_) sql.replace(0, 6, "INSERT OR REPLACE");
   st = db_.prepare(sql, SQLITE_PREPARE_PERSISTENT);
   bound_[static_cast<size_t>(level)] = std::make_unique<Value[]>(static_cast<size_t>((1 << level) * width_));
   return st;

@@ -84,18 +84,15 @@ size_t Writer::table_index(std::string_view table) {
   return static_cast<size_t>(t - schema::tables().data());
 }
 
-Statement& Writer::statement(TableSlot& t, bool replace) {
-  Statement& st = replace ? t.replace : t.insert;
-  if (st.raw()) return st;
-  std::string sql = schema::insert_sql(*t.table);
-  if (replace) sql.replace(0, 6, "INSERT OR REPLACE");
-  st = db_.prepare(sql, SQLITE_PREPARE_PERSISTENT);
-  return st;
+Statement& Writer::insert_statement(TableSlot& t) {
+  if (!t.insert.raw()) t.insert = db_.prepare(schema::insert_sql(*t.table), SQLITE_PREPARE_PERSISTENT);
+  return t.insert;
 }
 
 void Writer::flush() {
   for (TableSlot& t : tables_)
-    if (t.batch && t.batch->pending_rows() > 0) t.batch->flush();
+    for (RowBatch* b : {t.batch.get(), t.replace.get()})
+      if (b && b->pending_rows() > 0) b->flush();
 }
 
 }  // namespace gpuscope::store

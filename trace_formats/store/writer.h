@@ -39,7 +39,8 @@ class Writer {
   // latest by commit(); every table keeps the order of its rows. Outside a
   // transaction each row is written at once, as its own commit.
   template <class Row> void add(const Row& row);
-  // INSERT OR REPLACE, for rows keyed by a natural key (process, thread, stats).
+  // INSERT OR REPLACE, for rows keyed by a natural key (process, thread,
+  // external_correlation), staged and written like add()'s rows.
   template <class Row> void put(const Row& row);
   void put_stat(int64_t pid, std::string_view key, int64_t value);
 
@@ -58,8 +59,9 @@ class Writer {
   // Per schema table: its statements, prepared on first use, and its batch.
   struct TableSlot {
     const schema::Table* table = nullptr;
-    Statement insert, replace;
-    std::unique_ptr<RowBatch> batch;  // auto-id tables only
+    Statement insert;
+    std::unique_ptr<RowBatch> batch;    // add(): auto-id tables only
+    std::unique_ptr<RowBatch> replace;  // put(), made on first use
   };
 
   template <class Row> TableSlot& slot() {
@@ -69,8 +71,9 @@ class Writer {
     return tables_[index];
   }
   static size_t table_index(std::string_view table);
-  Statement& statement(TableSlot& t, bool replace);
+  Statement& insert_statement(TableSlot& t);
   template <class Row> void write(const Row& row, Statement& st);
+  template <class Row> void stage(const Row& row, RowBatch& b);
   void flush();
 
   Connection db_;
@@ -117,13 +120,7 @@ struct Writer::Stager {
 };
 
 template <class Row>
-void Writer::add(const Row& row) {
-  TableSlot& t = slot<Row>();
-  if (!t.batch) {
-    write(row, statement(t, false));
-    return;
-  }
-  RowBatch& b = *t.batch;
+void Writer::stage(const Row& row, RowBatch& b) {
   try {
     row.fields(Stager{*this, b});
   } catch (...) {
@@ -135,11 +132,24 @@ void Writer::add(const Row& row) {
   if (!in_tx_) b.flush();
 }
 
+// A table's added and put rows keep their order: staging one kind writes the other's first.
+template <class Row>
+void Writer::add(const Row& row) {
+  TableSlot& t = slot<Row>();
+  if (t.replace && t.replace->pending_rows() > 0) t.replace->flush();
+  if (!t.batch) {
+    write(row, insert_statement(t));
+    return;
+  }
+  stage(row, *t.batch);
+}
+
 template <class Row>
 void Writer::put(const Row& row) {
   TableSlot& t = slot<Row>();
-  if (t.batch) t.batch->flush();  // rows added before this one keep their place
-  write(row, statement(t, true));
+  if (t.batch && t.batch->pending_rows() > 0) t.batch->flush();
+  if (!t.replace) t.replace = std::make_unique<RowBatch>(db_, *t.table, true);
+  stage(row, *t.replace);
 }
 
 template <class Row>
