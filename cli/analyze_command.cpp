@@ -1,8 +1,5 @@
 // `gpuscope analyze run.db`: the report (text, json, md, html) from gs_analyzer.
-#include <unistd.h>
-
 #include <cstdio>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <sys/stat.h>
@@ -10,6 +7,7 @@
 #include "analyzer/analysis.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/text_file.h"
 #include "store/reader.h"
 
 namespace gpuscope::cli {
@@ -26,25 +24,6 @@ struct AnalyzeArgs {
 bool exists(const std::string& p) {
   struct stat st {};
   return stat(p.c_str(), &st) == 0;
-}
-
-// Writes next to the target and renames, so a failure never leaves a partial file.
-void write_file(const std::string& out, const std::string& text) {
-  const std::string tmp = out + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error(out + ": cannot write");
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    f.close();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw Error(out + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), out.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(out + ": cannot rename the finished report into place");
-  }
 }
 
 void run(const AnalyzeArgs& args) {
@@ -73,7 +52,7 @@ void run(const AnalyzeArgs& args) {
   if (args.output.empty() || args.output == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);
   else
-    write_file(args.output, text);
+    write_file_atomically(args.output, text);
 
   if (args.fail_on_saving >= 0)
     for (const auto& f : a.findings)

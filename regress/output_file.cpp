@@ -1,37 +1,14 @@
 #include "regress/output_file.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <set>
 
 #include "common/error.h"
+#include "common/text_file.h"
 
 namespace gpuscope::regress {
-namespace {
-
-void write_atomically(const std::string& out, const std::string& text) {
-  const std::string tmp = out + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error(out + ": cannot write");
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    f.close();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw Error(out + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), out.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(out + ": cannot rename the finished report into place");
-  }
-}
-
-}  // namespace
-
 void check_outputs(const std::vector<std::string>& paths, bool force) {
   std::set<std::string> seen;
   for (const auto& p : paths) {
@@ -49,7 +26,7 @@ void check_outputs(const std::vector<std::string>& paths, bool force) {
 
 void write_outputs(const std::vector<Output>& outputs) {
   for (const auto& o : outputs)
-    if (!o.path.empty() && o.path != "-") write_atomically(o.path, o.text);
+    if (!o.path.empty() && o.path != "-") write_file_atomically(o.path, o.text);
   for (const auto& o : outputs)
     if (o.path == "-") std::fwrite(o.text.data(), 1, o.text.size(), stdout);
 }
