@@ -18,6 +18,7 @@ W=/tmp/gpuscope_bisect
 mkdir -p "$OUT" "$W"
 : > "$OUT/bisect.txt"
 stacks_done=0
+. tests/gpu/hang.sh
 
 # variant NAME TRACE DRIVER FLUSH: runs the job, prints one line, returns 1 on a hang.
 variant() {
@@ -30,15 +31,8 @@ variant() {
   while kill -0 $pid 2>/dev/null && [ $((SECONDS - t0)) -lt "$LIMIT" ]; do sleep 0.5; done
   if kill -0 $pid 2>/dev/null; then
     hung=1
-    local job
-    job=$(pgrep -P $pid | head -1)
-    for q in $job $(pgrep -P "${job:-0}"); do
-      echo "--- $name: pid $q $(tr '\0' ' ' < /proc/$q/cmdline | head -c 120)"
-      for t in /proc/$q/task/*; do echo "  task ${t##*/} $(cat $t/comm) $(cut -d' ' -f3 $t/stat) wchan=$(cat $t/wchan 2>/dev/null)"; done
-      if [ $stacks_done = 0 ]; then
-        timeout 90 cuda-gdb -batch -p $q -ex 'thread apply all bt 25' 2>&1 | grep -E '^#|^Thread' | head -200
-      fi
-    done
+    echo "--- $name hung"
+    show_hang $pid $([ $stacks_done = 0 ] && echo gdb)
     stacks_done=1
     pkill -9 -P $pid; kill -9 $pid
   fi

@@ -16,6 +16,7 @@ export PYTHONUNBUFFERED=1
 stages=${*:-"env plugin known_work profiler_compare multi_proc recordings overhead"}
 export GPUSCOPE_CRASH_TRACE=1
 log() { echo "=== $* ($(date +%T))"; }
+. tests/gpu/hang.sh
 
 # guard SECONDS cmd...: runs cmd; if it outlives SECONDS, prints the stacks of
 # its process tree (cuda-gdb) and kills it, so one hang cannot eat the session.
@@ -26,11 +27,7 @@ guard() {
   while kill -0 $pid 2>/dev/null && [ $waited -lt $t ]; do sleep 1; waited=$((waited + 1)); done
   if kill -0 $pid 2>/dev/null; then
     echo "HANG: still running after ${t}s: $*"
-    for q in $(pgrep -P $pid) $(for c in $(pgrep -P $pid); do pgrep -P $c; done); do
-      echo "--- pid $q: $(tr '\0' ' ' < /proc/$q/cmdline | head -c 150)"
-      for t2 in /proc/$q/task/*; do echo "  task ${t2##*/} $(cat $t2/comm) $(cut -d' ' -f3 $t2/stat) wchan=$(cat $t2/wchan 2>/dev/null)"; done
-      timeout 100 cuda-gdb -batch -p $q -ex 'thread apply all bt 15' 2>&1 | grep -E '^#|^Thread' | head -120
-    done
+    show_hang $pid gdb
     kill -9 $pid $(pgrep -P $pid) 2>/dev/null
   fi
   wait $pid
