@@ -1,22 +1,18 @@
 // What `gpuscope record` does to the database after the job: waits get the
 // thread of the API call that waited (CUPTI's synchronization records have none).
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
 #include <string>
 
 #include "cli/record_support.h"
 #include "store/sqlite.h"
 #include "store/writer.h"
+#include "tests/unit/temp_db.h"
 
 namespace gpuscope {
 namespace {
 
 TEST(Finalize, WaitsGetTheThreadOfTheirApiCall) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("finalize_" + std::to_string(getpid()) + ".db")).string();
-  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
+  const std::string path = testing::fresh_temp_db("finalize");
   {
     store::Writer w(path);
     w.begin();

@@ -1,9 +1,6 @@
 // `gpuscope record --trace nvml` samples NVML by NVML index; when the job ends
 // the samples move to the CUDA ordinals the rest of the recording uses.
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -11,15 +8,12 @@
 #include "cli/nvml_poller.h"
 #include "store/sqlite.h"
 #include "store/writer.h"
+#include "tests/unit/temp_db.h"
 
 namespace gpuscope {
 namespace {
 
-std::string fresh_db(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("nvml_" + name + "_" + std::to_string(getpid()) + ".db");
-  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(p.string() + s);
-  return p.string();
-}
+std::string fresh_db(const std::string& name) { return testing::fresh_temp_db("nvml_" + name); }
 
 void add_counter(store::Writer& w, int64_t pid, int64_t device, std::string_view name, double value) {
   store::CounterRow r;

@@ -8,15 +8,12 @@
 #include "schema/schema.h"
 #include "store/reader.h"
 #include "store/writer.h"
+#include "tests/unit/temp_db.h"
 
 namespace gpuscope {
 namespace {
 
-std::string temp_db(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(getpid()) + ".db");
-  std::filesystem::remove(p);
-  return p.string();
-}
+std::string temp_db(const std::string& name) { return testing::fresh_temp_db(name); }
 
 TEST(Schema, DocsPageMatchesTheCode) {
   std::string path = std::string(GPUSCOPE_SOURCE_DIR) + "/docs/schema.md";

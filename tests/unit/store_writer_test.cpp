@@ -17,17 +17,14 @@
 
 #include "store/reader.h"
 #include "store/writer.h"
+#include "tests/unit/temp_db.h"
 
 namespace gpuscope {
 namespace {
 
 using store::kNull;
 
-std::string temp_db(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("store_" + name + "_" + std::to_string(getpid()) + ".db");
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(p.string() + suffix);
-  return p.string();
-}
+std::string temp_db(const std::string& name) { return testing::fresh_temp_db("store_" + name); }
 
 void remove_db(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
