@@ -17,21 +17,7 @@ void ChromeWriter::kernels() {
     const CorrelationMap::Entry* c = m_.correlation(q, 0, pid, 4, corr);
     stream_name(device, stream);
     const std::string& name = m_.json_string(q.int64(7));
-    begin('X', name.size());
-    o_.lit(",\"cat\":\"kernel\",\"name\":");
-    o_.put(name);
-    span(device, stream, start, q.int64(6));
-    o_.lit(",\"args\":{");
-    if (c && c->has_external) {
-      o_.lit("\"External id\":");
-      o_.put_int(c->external_id);
-      o_.put(',');
-    }
-    o_.lit("\"device\":");
-    o_.put_int(device);
-    int_arg("context", q.int64(2));
-    int_arg("stream", stream);
-    int_arg("correlation", corr);
+    gpu_event_head("kernel", name, device, stream, start, q.int64(6), c, q.int64(2), corr);
     int_arg("registers per thread", q.int64(14));
     int64_t static_smem = q.int64(15), dynamic_smem = q.int64(16);
     int_arg("shared memory", static_smem + dynamic_smem);
@@ -110,21 +96,7 @@ void ChromeWriter::memcpys() {
     stream_name(device, stream);
     int64_t kind = q.int64(7), src = q.int64(8), dst = q.int64(9);
     const std::string& name = names.get(kind, src, dst, [&] { return memcpy_name(kind, src, dst); });
-    begin('X', name.size());
-    o_.lit(",\"cat\":\"gpu_memcpy\",\"name\":");
-    o_.put(name);
-    span(device, stream, start, end);
-    o_.lit(",\"args\":{");
-    if (c && c->has_external) {
-      o_.lit("\"External id\":");
-      o_.put_int(c->external_id);
-      o_.put(',');
-    }
-    o_.lit("\"device\":");
-    o_.put_int(device);
-    int_arg("context", q.int64(2));
-    int_arg("stream", stream);
-    int_arg("correlation", corr);
+    gpu_event_head("gpu_memcpy", name, device, stream, start, end, c, q.int64(2), corr);
     int_arg("bytes", bytes);
     if (end > start) {
       key("memory bandwidth (GB/s)");
@@ -152,21 +124,7 @@ void ChromeWriter::memsets() {
     stream_name(device, stream);
     int64_t kind = q.int64(9);
     const std::string& name = names.get(kind, 0, 0, [&] { return memset_name(kind); });
-    begin('X', name.size());
-    o_.lit(",\"cat\":\"gpu_memset\",\"name\":");
-    o_.put(name);
-    span(device, stream, start, end);
-    o_.lit(",\"args\":{");
-    if (c && c->has_external) {
-      o_.lit("\"External id\":");
-      o_.put_int(c->external_id);
-      o_.put(',');
-    }
-    o_.lit("\"device\":");
-    o_.put_int(device);
-    int_arg("context", q.int64(2));
-    int_arg("stream", stream);
-    int_arg("correlation", corr);
+    gpu_event_head("gpu_memset", name, device, stream, start, end, c, q.int64(2), corr);
     int_arg("bytes", bytes);
     if (end > start) {
       key("memory bandwidth (GB/s)");

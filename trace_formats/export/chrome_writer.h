@@ -77,6 +77,29 @@ class ChromeWriter {
     key(k);
     o_.put_int(v);
   }
+  // What kernels, memcpys and memsets start with: the complete event on the
+  // stream's track and the arguments they share, `,"args":{` left open.
+  template <size_t N>
+  void gpu_event_head(const char (&cat)[N], const std::string& name, int64_t device, int64_t stream, int64_t start,
+                      int64_t end, const CorrelationMap::Entry* c, int64_t context, int64_t corr) {
+    begin('X', name.size());
+    o_.lit(",\"cat\":\"");
+    o_.lit(cat);
+    o_.lit("\",\"name\":");
+    o_.put(name);
+    span(device, stream, start, end);
+    o_.lit(",\"args\":{");
+    if (c && c->has_external) {
+      o_.lit("\"External id\":");
+      o_.put_int(c->external_id);
+      o_.put(',');
+    }
+    o_.lit("\"device\":");
+    o_.put_int(device);
+    int_arg("context", context);
+    int_arg("stream", stream);
+    int_arg("correlation", corr);
+  }
   // Arguments whose first member is optional are written with a comma
   // before every member; close_args turns the first comma into the brace.
   char* open_args() {
