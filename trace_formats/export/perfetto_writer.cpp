@@ -70,6 +70,19 @@ class TeBytes {
   char* p_ = buf_;
 };
 
+// TrackEvent fields every event starts with: category_iids (3), type (9),
+// name_iid (10), track_uuid (11).
+void track_event_head(TeBytes& te, uint64_t cat, uint64_t type, uint64_t name_iid, uint64_t track) {
+  te.byte(0x18);
+  te.varint(cat);
+  te.byte(0x48);
+  te.varint(type);
+  te.byte(0x50);
+  te.varint(name_iid);
+  te.byte(0x58);
+  te.varint(track);
+}
+
 }  // namespace
 
 PerfettoWriter::PerfettoWriter(ExportModel& model, OutputFile& out, Progress& progress, uint64_t total_rows)
@@ -324,17 +337,9 @@ void PerfettoWriter::open_slice(uint64_t track, int64_t start, int64_t end, uint
   if (track >= open_by_track_.size()) open_by_track_.resize(track + 1);
   auto& stack = open_by_track_[track];
   if (!stack.empty() && end > stack.back()) end = stack.back();  // keep it inside its parent
-  // TrackEvent: category_iids (3), type (9), name_iid (10), track_uuid (11),
-  // flow_ids (47, fixed64), terminating_flow_ids (48, fixed64).
+  // Then flow_ids (47, fixed64) and terminating_flow_ids (48, fixed64).
   TeBytes te;
-  te.byte(0x18);
-  te.varint(cat);
-  te.byte(0x48);
-  te.varint(pb::TrackEvent::TYPE_SLICE_BEGIN);
-  te.byte(0x50);
-  te.varint(name_iid(name));
-  te.byte(0x58);
-  te.varint(track);
+  track_event_head(te, cat, pb::TrackEvent::TYPE_SLICE_BEGIN, name_iid(name), track);
   if (flow_out) {
     te.byte(0xF9);
     te.byte(0x02);
@@ -354,14 +359,7 @@ void PerfettoWriter::open_slice(uint64_t track, int64_t start, int64_t end, uint
 void PerfettoWriter::instant(uint64_t track, int64_t ts, uint64_t cat, int64_t name) {
   close_until(ts);
   TeBytes te;
-  te.byte(0x18);
-  te.varint(cat);
-  te.byte(0x48);
-  te.varint(pb::TrackEvent::TYPE_INSTANT);
-  te.byte(0x50);
-  te.varint(name_iid(name));
-  te.byte(0x58);
-  te.varint(track);
+  track_event_head(te, cat, pb::TrackEvent::TYPE_INSTANT, name_iid(name), track);
   event_packet(ts, te.view());
   ++events_;
 }
