@@ -6,7 +6,8 @@ median step times, as launch-bound timings drift ±15 % between runs.
 Each --variant NAME=OPTIONS is one more gpuscope configuration in every round
 (default: `gpuscope` with the default sources, `gpuscope_no_torch` with
 --trace cuda,nvtx, so the torch plugin's own cost is the difference).
-Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--variant NAME=OPTS ...] [--out results.json]"""
+Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--variant NAME=OPTS ...]
+                         [--loops compute_bound,launch_bound] [--no-torch-profiler] [--out results.json]"""
 import argparse
 import json
 import os
@@ -21,13 +22,16 @@ ap.add_argument("--gpuscope", required=True)
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--python", default=sys.executable)
 ap.add_argument("--out")
+ap.add_argument("--loops", default="compute_bound,launch_bound")
+ap.add_argument("--no-torch-profiler", action="store_true", help="leave torch.profiler's runs out (saves time)")
 ap.add_argument("--variant", action="append", default=[],
                 help="NAME=gpuscope record options and KEY=VALUE environment words, e.g. "
                      "'with_memory=--trace cuda,nvtx,torch,memory' or 'no_driver=GPUSCOPE_DRIVER_API=0'")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 samples = os.path.join(here, "..", "samples", "torch")
-loops = {"compute_bound": ["--steps", "40"], "launch_bound": ["--steps", "300"]}
+all_loops = {"compute_bound": ["--steps", "40"], "launch_bound": ["--steps", "300"]}
+loops = {name: all_loops[name] for name in args.loops.split(",")}
 tmp = tempfile.mkdtemp(prefix="gpuscope_overhead_")
 
 
@@ -43,7 +47,9 @@ variants = dict(v.split("=", 1) for v in args.variant) or {"gpuscope": "", "gpus
 results = {}
 for loop, loop_args in loops.items():
     script = [args.python, os.path.join(samples, loop + ".py")] + loop_args
-    runs = {"plain": [], **{name: [] for name in variants}, "torch.profiler": []}
+    runs = {"plain": [], **{name: [] for name in variants}}
+    if not args.no_torch_profiler:
+        runs["torch.profiler"] = []
     for i in range(args.rounds):
         runs["plain"].append(median_step(script))
         for name, opts in variants.items():
@@ -52,7 +58,8 @@ for loop, loop_args in loops.items():
             env = dict(w.split("=", 1) for w in opts.split() if re.match(r"^[A-Z][A-Z0-9_]*=", w))
             rec = [w for w in opts.split() if not re.match(r"^[A-Z][A-Z0-9_]*=", w)]
             runs[name].append(median_step([args.gpuscope, "record", "--force", "-o", db] + rec + ["--"] + script, env))
-        runs["torch.profiler"].append(median_step(script + ["--profile", os.path.join(tmp, f"{loop}_{i}.json")]))
+        if not args.no_torch_profiler:
+            runs["torch.profiler"].append(median_step(script + ["--profile", os.path.join(tmp, f"{loop}_{i}.json")]))
         print(loop, i, {k: v[-1] for k, v in runs.items()}, flush=True)
     ratio = lambda name: statistics.median(r / p for r, p in zip(runs[name], runs["plain"]))
     results[loop] = {

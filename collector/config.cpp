@@ -15,6 +15,11 @@ uint64_t env_u64(const char* name) {
   return v ? std::strtoull(v, nullptr, 10) : 0;
 }
 
+bool env_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "0";
+}
+
 }  // namespace
 
 Config load_config() {
@@ -35,8 +40,10 @@ Config load_config() {
       if (item == "nvml") c.nvml = true;
     }
   }
-  if (const char* d = std::getenv("GPUSCOPE_DRIVER_API")) c.driver_api = std::string(d) != "0";
-  if (const char* f = std::getenv("GPUSCOPE_PERIODIC_FLUSH")) c.periodic_flush = std::string(f) != "0";
+  c.driver_api = !env_off("GPUSCOPE_DRIVER_API");
+  c.runtime_api = !env_off("GPUSCOPE_RUNTIME_API");
+  c.torch_external_ids = !env_off("GPUSCOPE_TORCH_EXTERNAL_IDS");
+  c.periodic_flush = !env_off("GPUSCOPE_PERIODIC_FLUSH");
   c.origin_ns = env_u64("GPUSCOPE_ORIGIN_NS");
   c.window_start_ns = env_u64("GPUSCOPE_WINDOW_START_NS");
   c.window_end_ns = env_u64("GPUSCOPE_WINDOW_END_NS");

@@ -162,8 +162,8 @@ bool start(const Config& config, std::string& why) {
   }
   std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                            CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-                                           CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
-                                           CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+                                           CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+  if (config.runtime_api) kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
   if (config.driver_api) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
   if (config.memory) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
   if (config.torch) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
@@ -174,7 +174,7 @@ bool start(const Config& config, std::string& why) {
       return false;
     }
   }
-  filter_noisy(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+  if (config.runtime_api) filter_noisy(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
   if (config.driver_api) filter_noisy(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
   g_active = true;
   return true;
