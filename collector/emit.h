@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "collector/cpu_records.h"
+#include "gpuscope/plugin.h"
 
 namespace gpuscope::collector {
 
@@ -23,6 +24,8 @@ void emit_nvtx_end(RecordType type, uint64_t ts, uint64_t domain, uint64_t range
 void emit_nvtx_domain(uint64_t domain, std::string_view name);
 void emit_op(const OpRecord& fixed, std::string_view name, std::string_view shapes,
              std::string_view dtypes);
+// A plugin's op as the host ABI hands it over (NULL texts are empty).
+void emit_op(const gpuscope_op& op);
 void emit_range(uint64_t start, uint64_t end, uint32_t source, uint32_t depth, std::string_view name);
 void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source);
 void emit_memory(const MemoryRecord& fixed);

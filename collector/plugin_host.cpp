@@ -49,18 +49,7 @@ int host_trace_enabled(const char* source) {
 }
 
 void host_emit_op(const gpuscope_op* op) {
-  if (!op || !enabled()) return;
-  OpRecord r{};
-  r.start = op->start_ns;
-  r.end = op->end_ns;
-  r.seq_nr = op->seq_nr;
-  r.external_id = op->external_id;
-  r.depth = op->depth;
-  r.scope = op->scope;
-  r.backward = op->backward;
-  emit_op(r, {op->name ? op->name : "", op->name ? op->name_len : 0u},
-          {op->shapes ? op->shapes : "", op->shapes ? op->shapes_len : 0u},
-          {op->dtypes ? op->dtypes : "", op->dtypes ? op->dtypes_len : 0u});
+  if (op) emit_op(*op);
 }
 
 void host_emit_range(uint64_t start, uint64_t end, uint32_t source, uint32_t depth, const char* name,

@@ -12,19 +12,28 @@ ThreadSlot g_slots[kMaxThreadSlots];
 std::atomic<uint64_t> g_slotless_drops{0};
 std::atomic<void (*)()> g_wake_hook{nullptr};
 
-struct SlotOwner {
-  ThreadSlot* slot = nullptr;
-  bool failed = false;
-  ~SlotOwner() {
+// The hot path reads one trivially destructible pointer. A thread_local with a
+// destructor goes through a wrapper that checks its guard first (two
+// __tls_get_addr calls per access in a -fPIC library); initial-exec makes the
+// pointer a fixed offset from %fs, with no call at all. The collector is
+// preloaded, or dlopen'ed by CUDA early, and these 16 bytes fit glibc's
+// static TLS surplus.
+#define GPUSCOPE_TLS_IE __attribute__((tls_model("initial-exec")))
+GPUSCOPE_TLS_IE thread_local ThreadSlot* t_slot = nullptr;
+GPUSCOPE_TLS_IE thread_local bool t_failed = false;
+
+// Touched once per claim, to have the slot retired at thread exit.
+struct SlotRetirer {
+  ~SlotRetirer() {
     // Records emitted later on this thread (atexit handlers) claim a fresh slot
     // instead of writing into one the writer may already have recycled.
-    if (slot) slot->state.store(kSlotRetired, std::memory_order_release);
-    slot = nullptr;
-    failed = false;
+    if (t_slot) t_slot->state.store(kSlotRetired, std::memory_order_release);
+    t_slot = nullptr;
+    t_failed = false;
   }
+  void arm() {}
 };
-
-thread_local SlotOwner t_owner;
+thread_local SlotRetirer t_retirer;
 
 ThreadSlot* claim_slot() {
   for (ThreadSlot& s : g_slots) {
@@ -50,12 +59,20 @@ ThreadSlot* claim_slot() {
 
 ThreadSlot* thread_slots() { return g_slots; }
 
+namespace {
+__attribute__((noinline)) ThreadSlot* first_slot() {
+  if (t_failed) return nullptr;
+  t_retirer.arm();
+  t_slot = claim_slot();
+  t_failed = t_slot == nullptr;
+  return t_slot;
+}
+}  // namespace
+
 ThreadSlot* current_slot() {
-  if (t_owner.slot) return t_owner.slot;
-  if (t_owner.failed) return nullptr;
-  t_owner.slot = claim_slot();
-  t_owner.failed = t_owner.slot == nullptr;
-  return t_owner.slot;
+  if (ThreadSlot* s = t_slot) [[likely]]
+    return s;
+  return first_slot();
 }
 
 uint8_t* reserve_record(RecordType type, uint32_t size) {
@@ -77,9 +94,9 @@ uint8_t* reserve_record(RecordType type, uint32_t size) {
 }
 
 void commit_record() {
-  ThreadSlot* slot = t_owner.slot;
+  ThreadSlot* slot = t_slot;
   slot->ring.commit();
-  if (slot->ring.used() > slot->ring.capacity() / 2 && !slot->wake_pending.exchange(true, std::memory_order_relaxed))
+  if (slot->ring.over_half_full() && !slot->wake_pending.exchange(true, std::memory_order_relaxed))
     if (auto hook = g_wake_hook.load(std::memory_order_relaxed)) hook();
 }
 

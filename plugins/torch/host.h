@@ -6,7 +6,12 @@
 
 namespace gpuscope::torch_plugin {
 
-const gpuscope_host_api* host();
+namespace detail {
+extern const gpuscope_host_api* g_host;
+}
+
+// Inline: every callback asks for it, and a call per op was measurable.
+inline const gpuscope_host_api* host() { return detail::g_host; }
 void set_host(const gpuscope_host_api* host);
 
 }  // namespace gpuscope::torch_plugin

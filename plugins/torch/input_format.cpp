@@ -39,21 +39,11 @@ void put_shape(JsonBuffer& out, const at::Tensor& t) {
   out.put(']');
 }
 
-// Quoted dtype names by ScalarType, made once per thread (no lock, no
-// allocation): escaping the same few names for every op was a visible part of
-// the plugin's per-op cost.
-struct DtypeNames {
-  static constexpr size_t kTypes = 64, kLen = 32;
-  char text[kTypes][kLen];
-  uint8_t len[kTypes] = {};  // 0: not made yet
-};
-
-void put_dtype(JsonBuffer& out, const at::Tensor& t) {
+void put_dtype(JsonBuffer& out, const at::Tensor& t, DtypeNames& names) {
   if (!t.defined()) {
     out.put("\"\"");
     return;
   }
-  thread_local DtypeNames names;
   const auto i = static_cast<size_t>(t.scalar_type());
   if (i < DtypeNames::kTypes) {
     if (names.len[i] == 0) {
@@ -72,11 +62,11 @@ void put_dtype(JsonBuffer& out, const at::Tensor& t) {
 }
 
 // One input: its shape element and its dtype element.
-void put_input(JsonBuffer& shapes, JsonBuffer& dtypes, const c10::IValue& v) {
+void put_input(JsonBuffer& shapes, JsonBuffer& dtypes, const c10::IValue& v, DtypeNames& names) {
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
     put_shape(shapes, t);
-    put_dtype(dtypes, t);
+    put_dtype(dtypes, t, names);
   } else if (v.isTensorList() || (v.isList() && !v.toListRef().empty() && v.toListRef()[0].isTensor())) {
     shapes.put('[');
     bool first = true;
@@ -103,7 +93,7 @@ void put_input(JsonBuffer& shapes, JsonBuffer& dtypes, const c10::IValue& v) {
 }  // namespace
 
 FormattedInputs format_inputs(c10::ArrayRef<const c10::IValue> inputs, char* shapes_buf, size_t shapes_cap,
-                              char* dtypes_buf, size_t dtypes_cap) {
+                              char* dtypes_buf, size_t dtypes_cap, DtypeNames& names) {
   JsonBuffer shapes(shapes_buf, shapes_cap);
   JsonBuffer dtypes(dtypes_buf, dtypes_cap);
   shapes.put('[');
@@ -115,7 +105,7 @@ FormattedInputs format_inputs(c10::ArrayRef<const c10::IValue> inputs, char* sha
       shapes.put(',');
       dtypes.put(',');
     }
-    put_input(shapes, dtypes, v);
+    put_input(shapes, dtypes, v, names);
     if (!shapes.ok() || !dtypes.ok()) {
       shapes.rollback(shapes_mark);
       dtypes.rollback(dtypes_mark);

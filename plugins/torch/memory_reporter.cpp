@@ -87,13 +87,16 @@ void memory_reporter_init() {
 }
 
 void memory_reporter_enter(MemoryScope& scope) {
-  if (!g_on || c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE)) return;
+  if (!g_on) return;
   std::shared_ptr<c10::ThreadLocalDebugInfo> current = c10::ThreadLocalDebugInfo::current();
   if (scope.cached_node && current == scope.cached_parent) {
     // A node is immutable (kind, info, parent), so installing the one made
-    // last time is the same as pushing a new one.
+    // last time is the same as pushing a new one. Its parent chain had no
+    // PROFILER_STATE when it was made and cannot have gained one since, so
+    // the slot check below is not needed again.
     c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(scope.cached_node);
   } else {
+    if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE)) return;
     c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, g_reporter);
     scope.cached_parent = current;
     scope.cached_node = c10::ThreadLocalDebugInfo::current();

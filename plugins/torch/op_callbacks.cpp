@@ -15,17 +15,25 @@
 namespace gpuscope::torch_plugin {
 namespace {
 
-constexpr uint32_t kArenaBytes = 64 * 1024;
+// Shapes and dtypes of the ops open on a thread, each in its own arena so
+// neither has to be moved once the other's length is known.
+constexpr uint32_t kShapesArenaBytes = 64 * 1024;
+constexpr uint32_t kDtypesArenaBytes = 32 * 1024;
 constexpr uint32_t kMaxShapesBytes = 2048;
 constexpr uint32_t kMaxDtypesBytes = 1024;
 constexpr uint32_t kMinTextBytes = 128;
 constexpr int kExternalIdThreadShift = 40;  // 2^40 ops per thread before ids could repeat
 
+// What the op's end needs, taken at its start: name() is an out-of-line call
+// into libtorch, and the length was already counted there.
 struct OpFrame {
   const at::RecordFunction* fn;
+  const char* name;
   uint64_t start;
-  uint64_t external_id;  // 0 when none was pushed
-  uint32_t text_offset;  // shapes then dtypes, in the thread's arena
+  uint64_t external_id;   // 0 when none was pushed
+  uint32_t name_len;
+  uint32_t shapes_offset; // in the thread's shapes arena
+  uint32_t dtypes_offset; // in the thread's dtypes arena
   uint32_t shapes_len;
   uint32_t dtypes_len;
   bool backward;
@@ -41,8 +49,11 @@ struct RangeFrame {
 struct ThreadState {
   std::vector<OpFrame> ops;
   std::vector<RangeFrame> ranges;
-  std::unique_ptr<char[]> arena{new char[kArenaBytes]};
-  uint32_t arena_used = 0;
+  std::unique_ptr<char[]> shapes_arena{new char[kShapesArenaBytes]};
+  std::unique_ptr<char[]> dtypes_arena{new char[kDtypesArenaBytes]};
+  uint32_t shapes_used = 0;
+  uint32_t dtypes_used = 0;
+  DtypeNames dtype_names;
   uint64_t external_id_base = 0;
   uint64_t external_id_next = 0;
   uint32_t optimizer_steps_open = 0;
@@ -110,21 +121,23 @@ void start_op(ThreadState& ts, const at::RecordFunction& fn, const char* name, a
   const gpuscope_host_api* h = host();
   OpFrame frame{};
   frame.fn = &fn;
+  frame.name = name;
+  frame.name_len = static_cast<uint32_t>(std::strlen(name));
   frame.backward = scope == at::RecordScope::BACKWARD_FUNCTION || (!ts.ops.empty() && ts.ops.back().backward) ||
                    is_engine_backward(name);
   if (ts.ops.empty()) memory_reporter_enter(ts.memory);
-  frame.text_offset = ts.arena_used;
-  uint32_t room = kArenaBytes - ts.arena_used;
-  if (g_options.shapes && fn.needsInputs() && room >= 2 * kMinTextBytes) {
-    char* text = ts.arena.get() + ts.arena_used;
-    uint32_t shapes_cap = std::min(kMaxShapesBytes, room / 2);
-    uint32_t dtypes_cap = std::min(kMaxDtypesBytes, room - shapes_cap);
-    FormattedInputs f = format_inputs(fn.inputs(), text, shapes_cap, text + shapes_cap, dtypes_cap);
-    // Close the gap so the arena holds shapes then dtypes back to back.
-    std::memmove(text + f.shapes_len, text + shapes_cap, f.dtypes_len);
+  frame.shapes_offset = ts.shapes_used;
+  frame.dtypes_offset = ts.dtypes_used;
+  uint32_t shapes_room = kShapesArenaBytes - ts.shapes_used;
+  uint32_t dtypes_room = kDtypesArenaBytes - ts.dtypes_used;
+  if (g_options.shapes && fn.needsInputs() && shapes_room >= kMinTextBytes && dtypes_room >= kMinTextBytes) {
+    FormattedInputs f = format_inputs(fn.inputs(), ts.shapes_arena.get() + ts.shapes_used,
+                                      std::min(kMaxShapesBytes, shapes_room), ts.dtypes_arena.get() + ts.dtypes_used,
+                                      std::min(kMaxDtypesBytes, dtypes_room), ts.dtype_names);
     frame.shapes_len = f.shapes_len;
     frame.dtypes_len = f.dtypes_len;
-    ts.arena_used += f.shapes_len + f.dtypes_len;
+    ts.shapes_used += f.shapes_len;
+    ts.dtypes_used += f.dtypes_len;
   }
   if (g_options.external_ids) {
     frame.external_id = ts.external_id_base | (++ts.external_id_next & ((uint64_t{1} << kExternalIdThreadShift) - 1));
@@ -144,8 +157,6 @@ void end_op(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
   const gpuscope_host_api* h = host();
   if (frame.external_id) h->pop_external_id();
   at::RecordScope scope = fn.scope();
-  const char* name = fn.name();
-  const char* text = ts.arena.get() + frame.text_offset;
   gpuscope_op op{};
   op.start_ns = frame.start;
   op.end_ns = end;
@@ -154,12 +165,12 @@ void end_op(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
   op.depth = static_cast<uint32_t>(i - 1);
   op.scope = static_cast<uint16_t>(scope);
   op.backward = frame.backward ? 1 : 0;
-  op.name = name;
-  op.name_len = static_cast<uint32_t>(std::strlen(name));
+  op.name = frame.name;
+  op.name_len = frame.name_len;
   if (frame.shapes_len) {
-    op.shapes = text;
+    op.shapes = ts.shapes_arena.get() + frame.shapes_offset;
     op.shapes_len = frame.shapes_len;
-    op.dtypes = text + frame.shapes_len;
+    op.dtypes = ts.dtypes_arena.get() + frame.dtypes_offset;
     op.dtypes_len = frame.dtypes_len;
   }
   h->emit_op(&op);
@@ -168,7 +179,8 @@ void end_op(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
   // swallowed): drop them with it, and their correlation ids too.
   for (size_t j = i; j < ts.ops.size(); ++j)
     if (ts.ops[j].external_id) h->pop_external_id();
-  ts.arena_used = frame.text_offset;
+  ts.shapes_used = frame.shapes_offset;
+  ts.dtypes_used = frame.dtypes_offset;
   ts.ops.resize(i - 1);
   if (ts.ops.empty()) memory_reporter_exit(ts.memory);
 }

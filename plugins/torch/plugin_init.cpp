@@ -102,8 +102,10 @@ int init(const gpuscope_host_api* h) {
 
 }  // namespace
 
-const gpuscope_host_api* host() { return g_host; }
-void set_host(const gpuscope_host_api* h) { g_host = h; }
+namespace detail {
+const gpuscope_host_api* g_host = nullptr;
+}
+void set_host(const gpuscope_host_api* h) { detail::g_host = h; }
 
 }  // namespace gpuscope::torch_plugin
 
