@@ -120,6 +120,9 @@ int run_record(RecordOptions& opt) {
   env.emplace_back("LD_PRELOAD", preload && *preload ? collector + ":" + preload : collector);
   if (!std::getenv("CUDA_INJECTION64_PATH")) env.emplace_back("CUDA_INJECTION64_PATH", collector);
   if (!std::getenv("NVTX_INJECTION64_PATH")) env.emplace_back("NVTX_INJECTION64_PATH", collector);
+  // Ops are linked to their kernels after the job (finalize_recording), not by
+  // CUPTI external correlation around every op.
+  if (!std::getenv("GPUSCOPE_TORCH_EXTERNAL_IDS")) env.emplace_back("GPUSCOPE_TORCH_EXTERNAL_IDS", "0");
 
   struct sigaction sa {};
   sa.sa_sigaction = forward_signal;

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "common/error.h"
 #include "store/sqlite.h"
@@ -64,6 +66,51 @@ static void fill_sync_threads(store::Connection& db) {
   db.exec("DROP TABLE temp.waits; DROP TABLE temp.wait_tid;");
 }
 
+// Ops are linked to the API calls they made (and so to their GPU work) here,
+// after the job, by thread and time: a call belongs to the innermost op open
+// on its thread when it started. This is the link CUPTI's external correlation
+// gives (the same on every recording in tests/data), without a push and a pop
+// around every op on the job's threads (`record` sets
+// GPUSCOPE_TORCH_EXTERNAL_IDS=0). Links CUPTI made stay. One merge of ops and
+// calls, both in (pid, tid, start) order, with a stack of the open ops.
+static void link_ops_to_calls(store::Connection& db) {
+  if (!db.query_int("SELECT 1 FROM op WHERE external_id IS NOT NULL LIMIT 1")) return;
+  auto ops = db.prepare("SELECT pid, tid, start, \"end\", external_id FROM op WHERE external_id IS NOT NULL "
+                        "ORDER BY pid, tid, start, depth");
+  auto calls = db.prepare("SELECT pid, tid, start, correlation FROM api_call WHERE correlation IS NOT NULL "
+                          "ORDER BY pid, tid, start");
+  auto link = db.prepare("INSERT OR IGNORE INTO external_correlation(pid, correlation, external_id) VALUES (?, ?, ?)");
+  struct Open {
+    int64_t end, external_id;
+  };
+  using Key = std::tuple<int64_t, int64_t, int64_t>;  // pid, tid, start
+  std::vector<Open> open;
+  std::pair<int64_t, int64_t> thread{store::kNull, store::kNull};
+  bool more_ops = ops.step();
+  while (calls.step()) {
+    const Key call{calls.int64(0), calls.int64(1), calls.int64(2)};
+    // Ops of this thread that started by the call; earlier threads' are skipped.
+    while (more_ops && Key{ops.int64(0), ops.int64(1), ops.int64(2)} <= call) {
+      std::pair<int64_t, int64_t> op_thread{ops.int64(0), ops.int64(1)};
+      if (op_thread != thread) {
+        open.clear();
+        thread = op_thread;
+      }
+      const int64_t start = ops.int64(2);
+      while (!open.empty() && open.back().end < start) open.pop_back();
+      open.push_back({ops.int64(3), ops.int64(4)});
+      more_ops = ops.step();
+    }
+    if (thread != std::pair{std::get<0>(call), std::get<1>(call)}) continue;
+    while (!open.empty() && open.back().end < std::get<2>(call)) open.pop_back();
+    if (open.empty()) continue;
+    link.bind(1, std::get<0>(call));
+    link.bind(2, calls.int64(3));
+    link.bind(3, open.back().external_id);
+    link.run();
+  }
+}
+
 void finalize_recording(const std::string& path) {
   try {
     store::Connection db(path, store::Connection::Mode::kReadWrite);
@@ -75,6 +122,7 @@ void finalize_recording(const std::string& path) {
         "WHERE graph_id IS NOT NULL GROUP BY pid, correlation, graph_id "
         "HAVING NOT EXISTS (SELECT 1 FROM graph_launch g WHERE g.pid = kernel.pid)");
     fill_sync_threads(db);
+    link_ops_to_calls(db);
     db.exec("COMMIT");
     // A single self-contained file is what users copy around.
     try {

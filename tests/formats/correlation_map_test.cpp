@@ -53,5 +53,24 @@ TEST(CorrelationMap, AgreesWithAReferenceMap) {
   EXPECT_LT(m.bytes(), ref.size() * 4 * sizeof(CorrelationMap::Entry) + (size_t{1} << 21));
 }
 
+// An id too far ahead for the array goes to the hash table; when the array
+// later grows over it (the ids between arrive), it is still found, once.
+TEST(CorrelationMap, PairsStoredBeforeTheArrayGrewOverThemAreKept) {
+  CorrelationMap m;
+  m.upsert(7, 100).external_id = 1;
+  CorrelationMap::Entry& far = m.upsert(7, 200'000);
+  far.has_external = true;
+  far.external_id = 42;
+  for (int64_t c = 101; c < 200'000; ++c) m.upsert(7, c);
+  const CorrelationMap::Entry* e = m.find(7, 200'000);
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(e->has_external);
+  EXPECT_EQ(e->external_id, 42);
+  size_t before = m.size();
+  EXPECT_EQ(m.upsert(7, 200'000).external_id, 42);
+  EXPECT_EQ(m.size(), before);
+  EXPECT_EQ(m.size(), 200'000u - 100u + 1u);
+}
+
 }  // namespace
 }  // namespace gpuscope::formats

@@ -132,12 +132,12 @@ overhead)
     ${OVERHEAD_EXTRA:+--variant "$OVERHEAD_EXTRA"} 2>&1 | grep --line-buffered -v '^ \|^[{}]' 
   ;;
 ablation)
-  # Where the launch-bound overhead goes: one cost taken out per variant (ROUNDS, default 5).
+  # Where the launch-bound overhead goes: one cost taken out (or put back) per variant (ROUNDS, default 4).
   log ablation
-  python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-5} --out "$OUT/ablation.json" \
+  python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-4} --out "$OUT/ablation.json" \
     --loops launch_bound --no-torch-profiler --variant default= \
-    --variant no_external_ids=GPUSCOPE_TORCH_EXTERNAL_IDS=0 --variant no_shapes=GPUSCOPE_TORCH_SHAPES=0 \
-    --variant "no_torch=--trace cuda,nvtx" --variant "no_torch_no_driver=--trace cuda,nvtx GPUSCOPE_DRIVER_API=0" \
+    --variant cupti_external_ids=GPUSCOPE_TORCH_EXTERNAL_IDS=1 \
+    --variant "no_torch=--trace cuda,nvtx" \
     --variant "kernels_only=--trace cuda,nvtx GPUSCOPE_DRIVER_API=0 GPUSCOPE_RUNTIME_API=0" \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
   ;;

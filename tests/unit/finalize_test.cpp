@@ -1,5 +1,6 @@
 // What `gpuscope record` does to the database after the job: waits get the
-// thread of the API call that waited (CUPTI's synchronization records have none).
+// thread of the API call that waited (CUPTI's synchronization records have none),
+// and API calls are linked to the innermost op open on their thread.
 #include <gtest/gtest.h>
 #include <string>
 
@@ -41,6 +42,52 @@ TEST(Finalize, WaitsGetTheThreadOfTheirApiCall) {
   std::vector<std::pair<int64_t, int64_t>> got;
   while (st.step()) got.emplace_back(st.int64(0), st.int64(1));
   EXPECT_EQ(got, (std::vector<std::pair<int64_t, int64_t>>{{11, 111}, {12, 112}, {13, -1}}));
+}
+
+TEST(Finalize, ApiCallsLinkToTheInnermostOpOpenOnTheirThread) {
+  const std::string path = testing::fresh_temp_db("finalize_links");
+  {
+    store::Writer w(path);
+    w.begin();
+    auto op = [&](int64_t tid, int64_t start, int64_t end, int64_t depth, int64_t ext) {
+      store::OpRow o;
+      o.pid = 5, o.tid = tid, o.name = "aten::op", o.start = start, o.end = end, o.depth = depth, o.external_id = ext;
+      w.add(o);
+    };
+    op(1, 100, 1000, 0, 1);   // A
+    op(1, 200, 400, 1, 2);    //   B
+    op(1, 500, 900, 1, 3);    //   C
+    op(1, 600, 700, 2, 4);    //     D
+    op(2, 100, 1000, 0, 5);   // E, another thread
+    op(1, 2000, 3000, 0, 6);  // F
+    op(1, 2000, 2500, 1, 7);  //   G, starts with its parent
+    auto call = [&](int64_t pid, int64_t tid, int64_t corr, int64_t start) {
+      store::ApiCallRow a;
+      a.pid = pid, a.tid = tid, a.name = "cudaLaunchKernel", a.correlation = corr, a.start = start, a.end = start + 5;
+      w.add(a);
+    };
+    call(5, 1, 1, 150);   // in A
+    call(5, 1, 2, 300);   // in B
+    call(5, 1, 3, 450);   // in A again, B has ended
+    call(5, 1, 4, 650);   // in D
+    call(5, 1, 5, 800);   // in C
+    call(5, 1, 6, 1500);  // no op open
+    call(5, 2, 7, 300);   // in E
+    call(6, 1, 8, 300);   // another process, no ops
+    call(5, 1, 9, 2000);  // in G
+    call(5, 1, 10, 220);  // CUPTI linked it already: kept
+    store::ExternalCorrelationRow cupti;
+    cupti.pid = 5, cupti.correlation = 10, cupti.external_id = 99;
+    w.put(cupti);
+    w.commit();
+  }
+  cli::finalize_recording(path);
+  store::Connection c(path, store::Connection::Mode::kReadOnly);
+  auto st = c.prepare("SELECT pid, correlation, external_id FROM external_correlation ORDER BY pid, correlation");
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> got;
+  while (st.step()) got.emplace_back(st.int64(0), st.int64(1), st.int64(2));
+  EXPECT_EQ(got, (std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+                     {5, 1, 1}, {5, 2, 2}, {5, 3, 1}, {5, 4, 4}, {5, 5, 3}, {5, 7, 5}, {5, 9, 7}, {5, 10, 99}}));
 }
 
 }  // namespace

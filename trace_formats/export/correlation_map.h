@@ -31,8 +31,14 @@ class CorrelationMap {
   Entry& upsert(int64_t pid, int64_t correlation) {
     Process& p = process(pid);
     Entry* e = p.slot(correlation);
+    // A pair stored in the hash table before the array grew over its id stays there.
+    if ((!e || !e->used) && p.sparse)
+      if (Entry* s = sparse_.find(pid, correlation)) return *s;
     if (!e) e = p.grow_to(correlation);
-    if (!e) e = &sparse_.upsert(pid, correlation);
+    if (!e) {
+      e = &sparse_.upsert(pid, correlation);
+      if (!e->used) ++p.sparse;
+    }
     if (!e->used) {
       e->used = true;
       ++size_;
@@ -45,8 +51,8 @@ class CorrelationMap {
   const Entry* find(int64_t pid, int64_t correlation) {
     Process* p = find_process(pid);
     if (!p) return nullptr;
-    if (const Entry* e = p->slot(correlation)) return e->used ? e : nullptr;
-    return sparse_.find(pid, correlation);
+    if (const Entry* e = p->slot(correlation); e && e->used) return e;
+    return p->sparse ? sparse_.find(pid, correlation) : nullptr;
   }
 
   size_t size() const { return size_; }
@@ -59,7 +65,7 @@ class CorrelationMap {
  private:
   struct Process {
     int64_t pid = 0, base = 0;
-    size_t stored = 0;
+    size_t stored = 0, sparse = 0;  // pairs in all, pairs in the hash table
     std::vector<Entry> dense;
 
     Entry* slot(int64_t correlation) {
@@ -104,9 +110,9 @@ class CorrelationMap {
       }
       return s.entry;  // CorrelationMap::upsert marks it used at once
     }
-    const Entry* find(int64_t pid, int64_t correlation) const {
+    Entry* find(int64_t pid, int64_t correlation) {
       if (slots_.empty()) return nullptr;
-      const Slot& s = slots_[slot(pid, correlation)];
+      Slot& s = slots_[slot(pid, correlation)];
       return s.entry.used ? &s.entry : nullptr;
     }
     size_t bytes() const { return slots_.capacity() * sizeof(Slot); }

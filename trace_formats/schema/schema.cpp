@@ -184,7 +184,7 @@ constexpr std::array kOp{
     Column{"scope", I, "RecordFunction scope (0 function, 1 backward function, 2 TorchScript, 3 kernel function, 4 custom class, 5 build feature, 6 user scope)."},
     Column{"shapes_id", I, "Input shapes as JSON, e.g. `[[32,128],[128]]` (string.id), NULL if not recorded."},
     Column{"dtypes_id", I, "Input dtypes as JSON, e.g. `[\"float\",\"float\"]` (string.id), NULL if not recorded."},
-    Column{"external_id", I, "Id pushed as CUPTI external correlation while the op ran; see external_correlation."},
+    Column{"external_id", I, "Id of the op for external_correlation: the API calls made while it was the innermost op on its thread."},
 };
 constexpr std::array kExternalCorrelation{
     Column{"pid", I, "Process id."},
@@ -236,7 +236,7 @@ constexpr std::array kTables{
     Table{"graph_launch", "CUDA graph launches, one row per launch.", kGraphLaunch, "PRIMARY KEY(id)", true},
     Table{"range", "Annotated CPU ranges and marks: NVTX, torch record_function, DataLoader waits, optimizer calls.", kRange, "PRIMARY KEY(id)", true},
     Table{"op", "PyTorch operators and autograd functions (torch plugin).", kOp, "PRIMARY KEY(id)", true},
-    Table{"external_correlation", "Links API calls (and so their GPU work) to ops: op.external_id = external_id.", kExternalCorrelation, "PRIMARY KEY(pid, correlation)"},
+    Table{"external_correlation", "Links API calls (and so their GPU work) to ops: op.external_id = external_id. `gpuscope record` links by thread and time after the job; without it CUPTI external correlation does.", kExternalCorrelation, "PRIMARY KEY(pid, correlation)"},
     Table{"step", "Training steps.", kStep, "PRIMARY KEY(id)", true},
     Table{"counter", "Sampled values over time: GPU memory in use, NVML utilization, power, clocks.", kCounter, "PRIMARY KEY(id)", true},
     Table{"collector_stat", "Collector statistics per process: records per kind, dropped records, buffers, bytes, flushes.", kCollectorStat, "PRIMARY KEY(pid, key)"},
