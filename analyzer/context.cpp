@@ -62,6 +62,57 @@ struct IdleAcc {
   int64_t launch_gap_launches = 0;
 };
 
+// torch.compile as torch 2.x records it without its own profiler running (no
+// dynamo_timed ranges then): each compiled graph runs as an op named
+// "Torch-Compiled Region: F/N", N counting the compilations of frame F. A name
+// seen for the first time was compiled just before it ran, between the
+// "TorchDynamo Cache Lookup" that missed on its thread and its start; its first
+// run loads and warms up the new kernels, and the next "CompiledFunctionBackward"
+// compiles the backward graph lazily. All of that is compilation time. "First"
+// is over the whole recording (Model::compiled_region_first_run), not the window.
+void add_first_runs_of_compiled_regions(const Model& m, std::vector<Interval>& out) {
+  enum Kind : int8_t { kUnknown = -1, kOther, kLookup, kRegion, kBackward };
+  std::vector<int8_t> kind((m.strings ? m.strings->size() : 0) + 1, kUnknown);
+  auto kind_of = [&](uint32_t id) {
+    if (id >= kind.size() - 1) return kOther;
+    if (kind[id] == kUnknown) {
+      std::string_view n = m.str(id);
+      kind[id] = n == "TorchDynamo Cache Lookup"                ? kLookup
+                 : n.starts_with("Torch-Compiled Region: ")    ? kRegion
+                 : n == "CompiledFunctionBackward"             ? kBackward
+                                                               : kOther;
+    }
+    return static_cast<Kind>(kind[id]);
+  };
+  std::unordered_map<uint32_t, int64_t> lookup_end;  // by thread: the last lookup that ended
+  std::unordered_map<uint32_t, int64_t> first_run(m.compiled_region_first_run.begin(),
+                                                   m.compiled_region_first_run.end());
+  int64_t backward_after = -1;  // a new region's backward is still to come
+  for (const auto& o : m.ops) {
+    switch (kind_of(o.name)) {
+      case kLookup:
+        lookup_end[o.thread] = std::max(lookup_end[o.thread], o.end);
+        break;
+      case kRegion:
+        if (auto first = first_run.find(o.name); first != first_run.end() && first->second == o.start) {
+          auto it = lookup_end.find(o.thread);
+          const int64_t from = it != lookup_end.end() && it->second <= o.start ? it->second : o.start;
+          out.push_back({from, o.end});
+          backward_after = o.end;
+        }
+        break;
+      case kBackward:
+        if (backward_after >= 0 && o.start >= backward_after) {
+          out.push_back({o.start, o.end});
+          backward_after = -1;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 constexpr size_t kKeepLargest = 8;
 bool longer(const Gap& a, const Gap& b) { return a.length() > b.length(); }  // as a heap order: min-heap
 
@@ -259,6 +310,7 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
           if (compile_name(r.name)) raw.push_back({r.start, r.end});
         for (const auto& o : m.ops)
           if (compile_name(o.name)) raw.push_back({o.start, o.end});
+        add_first_runs_of_compiled_regions(m, raw);
         c.compiling = IntervalSet::from(std::move(raw));
       },
   };

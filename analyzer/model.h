@@ -161,6 +161,7 @@ struct Model {
   std::vector<TorchMemRec> torch_mem;  // whole recording
   std::vector<CudaMemRec> cuda_mem;    // whole recording
   std::vector<std::pair<uint32_t, int64_t>> ext_links;  // (correlation, external id), dropped after linking
+  std::vector<std::pair<uint32_t, int64_t>> compiled_region_first_run;  // (name id, start): whole recording
 
   IdMap api_by_corr;   // correlation -> apis index
   IdMap op_by_corr;    // correlation -> ops index (innermost op that launched it)

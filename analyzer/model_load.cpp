@@ -227,6 +227,15 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     std::sort(m.ranges.begin(), m.ranges.end(), [](const RangeRec& a, const RangeRec& b) { return a.start < b.start; });
   }
   {
+    // When each torch.compile graph first ran, over the whole recording (a
+    // window may start after it): a later run is cached code, not a recompile.
+    auto st = reader.query(
+        "SELECT name_id, min(start) FROM op WHERE pid=? AND name_id IN "
+        "(SELECT id FROM string WHERE value LIKE 'Torch-Compiled Region: %') GROUP BY name_id");
+    st.bind(1, m.pid);
+    while (st.step()) m.compiled_region_first_run.emplace_back(id32(st, 0), st.int64(1));
+  }
+  {
     auto st = reader.query("SELECT number, start, \"end\", source FROM step WHERE pid=? AND \"end\" > start");
     st.bind(1, m.pid);
     while (st.step())

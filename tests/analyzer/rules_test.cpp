@@ -87,6 +87,46 @@ TEST(Rules, FusionChainsNeedSharedData) {
   EXPECT_NE(find(chained, "fusion"), nullptr) << finding_list(chained);
 }
 
+// torch.compile as torch 2.x records it without its own profiler (no
+// dynamo_timed ranges): a cache lookup, then the compiled graph's op
+// "Torch-Compiled Region: 0/N". A new N in a steady-state step is a recompile
+// (the H200 recording of samples/advisor/recompile.py looks like this).
+analyzer::Analysis compiled_loop(const std::string& stem, bool new_shape_each_step) {
+  const std::string path = temp_db(stem);
+  {
+    Sim s(path, Sim::Config{});
+    for (int i = 0; i < 12; ++i) {
+      const bool compiles = i == 0 || new_shape_each_step;
+      s.step_begin();
+      s.op("TorchDynamo Cache Lookup", us(20));
+      if (compiles) s.cpu(ms(200));  // Dynamo and Inductor, in Python: no ops
+      s.op_begin("Torch-Compiled Region: 0/" + std::to_string(new_shape_each_step ? i : 0));
+      s.kernel(names::kGemmBf16, us(400));
+      s.op_end();
+      s.op_begin("CompiledFunctionBackward");
+      if (compiles) s.cpu(ms(100));  // the backward graph, compiled on its first call
+      s.kernel(names::kGemmBf16, us(800));
+      s.op_end();
+      s.step_end();
+    }
+    s.sync("cudaDeviceSynchronize");
+    s.finish();
+  }
+  return analyze_path(path);
+}
+
+TEST(Rules, RecompileSeenInCompiledRegionNames) {
+  auto cached = compiled_loop("recompile-cached", false);
+  EXPECT_EQ(find(cached, "recompile"), nullptr) << finding_list(cached);
+  auto recompiling = compiled_loop("recompile-new-shapes", true);
+  ASSERT_FALSE(recompiling.findings.empty());
+  EXPECT_EQ(recompiling.findings.front().id, "recompile") << finding_list(recompiling);
+  const analyzer::Finding* f = find(recompiling, "recompile");
+  ASSERT_NE(f, nullptr);
+  // 300 ms of compiling per step, plus the few microseconds of the region's first run.
+  EXPECT_NEAR(f->saving_ms_per_step, 300.0, 5.0);
+}
+
 TEST(Rules, IdsAreUniqueAndThresholdsNamed) {
   std::set<std::string_view> ids;
   for (const auto* r : analyzer::all_rules()) {

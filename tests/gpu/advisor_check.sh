@@ -21,7 +21,7 @@ PY=${PYTHON:-python3}
 LIMIT=${LIMIT:-150}  # seconds per recorded run
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-rules=${*:-"healthy dataloader-stall amp pageable-memcpy fusion launch-bound host-sync channels-last memory-pressure allocator-churn low-utilization sdpa copy-overlap"}
+rules=${*:-"healthy dataloader-stall amp pageable-memcpy fusion launch-bound host-sync channels-last memory-pressure allocator-churn low-utilization sdpa copy-overlap recompile"}
 start=$SECONDS
 
 for rule in $rules; do

@@ -32,7 +32,7 @@ for step in "$@"; do
     GPU_CHECK_ARGS="--cases mlp_cuda_workers2_fork,mlp_under_torch_profiler,libtorch_trainer_cuda,plugin_for_other_torch --no-bench" \
       DEBIAN_PLUGIN=$PWD/.carry/debian/libgpuscope_torch.so timeout -k 5 $left bash bench/torch_plugin/gpu_check.sh .carry python3 "$OUT/r/plugin_check" ;;
   advisor:*)
-    GPUSCOPE=$PWD/.carry/bin/gpuscope OUT=$OUT/r/advisor LIMIT=90 timeout -k 5 $left \
+    GPUSCOPE=$PWD/.carry/bin/gpuscope OUT=$OUT/r/advisor LIMIT=${ADVISOR_LIMIT:-90} timeout -k 5 $left \
       bash tests/gpu/advisor_check.sh $(r=${step#advisor:}; [ "$r" = all ] || echo "${r//,/ }")
     ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
