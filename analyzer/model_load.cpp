@@ -229,11 +229,15 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
   {
     // When each torch.compile graph first ran, over the whole recording (a
     // window may start after it): a later run is cached code, not a recompile.
-    auto st = reader.query(
-        "SELECT name_id, min(start) FROM op WHERE pid=? AND name_id IN "
-        "(SELECT id FROM string WHERE value LIKE 'Torch-Compiled Region: %') GROUP BY name_id");
-    st.bind(1, m.pid);
-    while (st.step()) m.compiled_region_first_run.emplace_back(id32(st, 0), st.int64(1));
+    // Only jobs that use torch.compile pay for the scan of the op table.
+    std::string ids;
+    for (size_t i = 0; i < m.strings->size(); ++i)
+      if ((*m.strings)[i].starts_with("Torch-Compiled Region: ")) ids += (ids.empty() ? "" : ",") + std::to_string(i);
+    if (!ids.empty()) {
+      auto st = reader.query("SELECT name_id, min(start) FROM op WHERE pid=? AND name_id IN (" + ids + ") GROUP BY name_id");
+      st.bind(1, m.pid);
+      while (st.step()) m.compiled_region_first_run.emplace_back(id32(st, 0), st.int64(1));
+    }
   }
   {
     auto st = reader.query("SELECT number, start, \"end\", source FROM step WHERE pid=? AND \"end\" > start");

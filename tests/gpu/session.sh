@@ -7,7 +7,7 @@
 #
 # Steps: any run_all.sh stage (plugin, known_work, compare_cb, compare_mlp,
 # nvml, multi_proc, recordings, overhead), bisect, plugin_check,
-# advisor:RULE[,RULE...], diff.
+# advisor:RULE[,RULE...], diff, injection.
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,6 +35,7 @@ for step in "$@"; do
     GPUSCOPE=$PWD/.carry/bin/gpuscope OUT=$OUT/r/advisor LIMIT=${ADVISOR_LIMIT:-90} timeout -k 5 $left \
       bash tests/gpu/advisor_check.sh $(r=${step#advisor:}; [ "$r" = all ] || echo "${r//,/ }")
     ;;
+  injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
   *) OUT=$OUT/r timeout -k 5 $left bash tests/gpu/run_all.sh "$step" ;;
   esac
