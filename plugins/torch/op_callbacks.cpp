@@ -3,6 +3,7 @@
 #include <ATen/record_function.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -94,8 +95,24 @@ ThreadState* state() {
   return t_state;
 }
 
+// torch.profiler stepping in the same job while gpuscope traces CUDA: CUPTI
+// serves one subscriber per process, so its trace gets no GPU activity, and the
+// caching allocator reports memory to it instead of to us. Said once, on stderr
+// and in the database, so an empty profiler trace is not a mystery.
+void note_torch_profiler() {
+  static std::atomic<bool> said{false};
+  if (said.exchange(true)) return;
+  const char* text =
+      "torch.profiler is stepping in this job: while gpuscope records, its trace gets no CUDA kernels (CUPTI "
+      "serves one profiler per process) and gpuscope gets no allocator memory reports for the steps it profiles; "
+      "gpuscope's kernels, API calls and ops are complete";
+  std::fprintf(stderr, "gpuscope: %s\n", text);
+  host()->emit_message(GPUSCOPE_WARNING, text);
+}
+
 void start_range(ThreadState& ts, const at::RecordFunction& fn, const char* name, uint64_t now) {
   RangeFrame frame{&fn, now, classify_range(name), false};
+  if (frame.info.kind == RangeKind::kProfilerStep && g_options.external_ids) note_torch_profiler();
   if (frame.info.kind == RangeKind::kOptimizerStep) frame.nested_optimizer_step = ts.optimizer_steps_open++ > 0;
   ts.ranges.push_back(frame);
   g_tracker->note_activity(now);
