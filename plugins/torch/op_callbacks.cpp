@@ -213,7 +213,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     if (!name) return nullptr;
     if (scope == at::RecordScope::USER_SCOPE) {
       start_range(*ts, fn, name, h->now_ns());
-    } else if (!is_record_function_plumbing(name)) {
+    } else if (g_options.ops && !is_record_function_plumbing(name)) {
       start_op(*ts, fn, name, scope);
     }
   } catch (...) {

@@ -14,6 +14,8 @@ namespace gpuscope::torch_plugin {
 struct CallbackOptions {
   bool shapes = true;        // box op inputs to record shapes and dtypes
   bool external_ids = false; // push CUPTI external correlation ids around ops
+  bool ops = true;            // GPUSCOPE_TORCH_OPS=0: ops not recorded (ranges and steps are), to
+                              // measure torch's own RecordFunction cost apart from the plugin's
 };
 
 // Adds the global callbacks; false with `why` when torch refused.

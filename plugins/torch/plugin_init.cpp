@@ -87,7 +87,8 @@ int init(const gpuscope_host_api* h) {
 
   memory_reporter_init();
   CallbackOptions options;
-  options.shapes = !env_off("GPUSCOPE_TORCH_SHAPES");
+  options.ops = !env_off("GPUSCOPE_TORCH_OPS");
+  options.shapes = options.ops && !env_off("GPUSCOPE_TORCH_SHAPES");
   options.external_ids = h->trace_enabled("cuda") && torch_cuda_loaded();
   std::string why;
   if (!register_callbacks(options, why)) {

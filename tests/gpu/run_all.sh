@@ -136,7 +136,8 @@ ablation)
   log ablation
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-4} --out "$OUT/ablation.json" \
     --loops launch_bound --no-torch-profiler --variant default= \
-    --variant cupti_external_ids=GPUSCOPE_TORCH_EXTERNAL_IDS=1 \
+    --variant torch_callback_only=GPUSCOPE_TORCH_OPS=0 \
+    --variant "no_shapes_no_memory=GPUSCOPE_TORCH_SHAPES=0 GPUSCOPE_TORCH_MEMORY=0" \
     --variant "no_torch=--trace cuda,nvtx" \
     --variant "kernels_only=--trace cuda,nvtx GPUSCOPE_DRIVER_API=0 GPUSCOPE_RUNTIME_API=0" \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
