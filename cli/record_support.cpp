@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "export/progress.h"
 #include "store/sqlite.h"
 
 namespace gpuscope::cli {
@@ -86,8 +87,12 @@ static void link_ops_to_calls(store::Connection& db) {
   using Key = std::tuple<int64_t, int64_t, int64_t>;  // pid, tid, start
   std::vector<Open> open;
   std::pair<int64_t, int64_t> thread{store::kNull, store::kNull};
+  const auto total = static_cast<uint64_t>(db.query_int("SELECT count(*) FROM api_call").value_or(0));
+  formats::Progress progress("gpuscope: linking ops to API calls", true);
+  uint64_t done = 0;
   bool more_ops = ops.step();
   while (calls.step()) {
+    if ((++done & 0xffff) == 0) progress.update(done, total, "calls", done);
     const Key call{calls.int64(0), calls.int64(1), calls.int64(2)};
     // Ops of this thread that started by the call; earlier threads' are skipped.
     while (more_ops && Key{ops.int64(0), ops.int64(1), ops.int64(2)} <= call) {
