@@ -11,6 +11,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
+#ifndef GPUSCOPE_FUZZ_SUITE
+#define GPUSCOPE_FUZZ_SUITE FuzzReplay
+#endif
+
 namespace {
 
 std::vector<std::string> corpus() {
@@ -32,7 +36,7 @@ void feed(const std::string& s) {
   LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
 
-TEST(FuzzReplay, CorpusRunsClean) {
+TEST(GPUSCOPE_FUZZ_SUITE, CorpusRunsClean) {
   auto files = corpus();
   ASSERT_GE(files.size(), 5u);
   for (const auto& f : files) {
@@ -41,7 +45,7 @@ TEST(FuzzReplay, CorpusRunsClean) {
   }
 }
 
-TEST(FuzzReplay, TruncationsAndByteFlipsRunClean) {
+TEST(GPUSCOPE_FUZZ_SUITE, TruncationsAndByteFlipsRunClean) {
   // A poor man's fuzzer: every prefix length step and single-byte flips.
   for (const auto& f : corpus()) {
     SCOPED_TRACE(f);
