@@ -2,6 +2,9 @@
 // each GPU event on pid = device, tid = stream as Kineto writes them, with an
 // ac2g flow from the launching API call.
 #include "export/chrome_writer.h"
+
+#include <cmath>
+
 #include "export/json_text.h"
 #include "import/kineto_names.h"
 
@@ -27,11 +30,11 @@ void ChromeWriter::kernels() {
       sms = m_.sm_count(device);
     }
     if (sms > 0) {
-      double per_sm = double(gx * gy * gz) / double(sms);
+      double per_sm = double(gx) * double(gy) * double(gz) / double(sms);
       key("blocks per SM");
       o_.put_double(per_sm);
       key("warps per SM");
-      o_.put_double(per_sm * double((bx * by * bz + 31) / 32));
+      o_.put_double(per_sm * std::ceil(double(bx) * double(by) * double(bz) / 32.0));
     }
     key("grid");
     o_.put('[');
@@ -100,7 +103,7 @@ void ChromeWriter::memcpys() {
     int_arg("bytes", bytes);
     if (end > start) {
       key("memory bandwidth (GB/s)");
-      o_.put_double(double(bytes) / double(end - start));  // bytes per ns = GB/s
+      o_.put_double(double(bytes) / double(span_ns(start, end)));  // bytes per ns = GB/s
     }
     if (!q.is_null(11)) int_arg("src device", q.int64(11));
     if (!q.is_null(12)) int_arg("dst device", q.int64(12));
@@ -128,7 +131,7 @@ void ChromeWriter::memsets() {
     int_arg("bytes", bytes);
     if (end > start) {
       key("memory bandwidth (GB/s)");
-      o_.put_double(double(bytes) / double(end - start));
+      o_.put_double(double(bytes) / double(span_ns(start, end)));
     }
     if (!q.is_null(10)) int_arg("graph id", q.int64(10));
     o_.put('}');

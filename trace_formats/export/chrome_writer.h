@@ -4,6 +4,7 @@
 // Kineto output so that tools built for it (HTA, TensorBoard's plugin) accept it.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <utility>
@@ -15,6 +16,14 @@
 #include "export/progress.h"
 
 namespace gpuscope::formats {
+
+// end - start in ns, 0 when reversed, without overflow for any two int64s (a
+// foreign database may hold anything).
+inline int64_t span_ns(int64_t start, int64_t end) {
+  if (end <= start) return 0;
+  const uint64_t d = static_cast<uint64_t>(end) - static_cast<uint64_t>(start);
+  return d > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(d);
+}
 
 class ChromeWriter {
  public:
@@ -63,7 +72,7 @@ class ChromeWriter {
   void span(int64_t pid, int64_t tid, int64_t start, int64_t end) {
     where(pid, tid, start);
     o_.lit(",\"dur\":");
-    o_.put_us(end > start ? end - start : 0);
+    o_.put_us(span_ns(start, end));
   }
   // `,"<k>":` for a literal key.
   template <size_t N>

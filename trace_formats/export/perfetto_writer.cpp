@@ -216,7 +216,7 @@ uint64_t PerfettoWriter::gpu_track(int64_t device) {
   td->set_uuid(uuid);
   td->set_child_ordering(pb::TrackDescriptor::EXPLICIT);
   auto* pd = td->mutable_process();
-  pd->set_pid(static_cast<int32_t>(kGpuPidBase + device));
+  pd->set_pid(static_cast<int32_t>(static_cast<uint64_t>(kGpuPidBase) + static_cast<uint64_t>(device)));
   std::string name = "GPU " + std::to_string(device);
   for (const auto& d : m_.devices())
     if (d.id == device && !d.name.empty()) name += " (" + d.name + ")";
