@@ -35,7 +35,7 @@ Budget parse_budget(const std::string& text, const std::string& source) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors, and numbers out of range such as 1e309
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
     throw Error(source + ": not valid JSON (" + what + ")");

@@ -5,11 +5,12 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/configure.sh -DGPUSCOPE_WERROR=ON
 # The libFuzzer targets (clang, ASan + UBSan), each fuzzed for 60 s from its seed
-# corpus in their own small build: the torch.profiler importer, and the readers
-# (analysis and exports of odd recordings). A crash, leak or UB report fails the run.
+# corpus in their own small build: the torch.profiler importer, the readers
+# (analysis, exports, diff and check of odd recordings) and `gpuscope check`'s
+# budget parser. A crash, leak or UB report fails the run.
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
   -DGPUSCOPE_FUZZ=ON -DGPUSCOPE_WITH_CUDA=OFF -DGPUSCOPE_WITH_TORCH=OFF -DGPUSCOPE_WITH_GUI=OFF > build-fuzz.log
-cmake --build build-fuzz -j"$(nproc)" --target import_fuzzer recording_fuzzer >> build-fuzz.log
-(cd build-fuzz && ctest --output-on-failure -R '^(import|recording)_fuzzer_60s$')
+cmake --build build-fuzz -j"$(nproc)" --target import_fuzzer recording_fuzzer budget_fuzzer >> build-fuzz.log
+(cd build-fuzz && ctest --output-on-failure -j"$(nproc)" -R '^(import|recording|budget)_fuzzer_60s$')
 cd build
 ctest --output-on-failure -j"$(nproc)"

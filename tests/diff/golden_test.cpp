@@ -230,6 +230,7 @@ TEST(DiffBudget, StrictParsing) {
     }
   };
   bad("{", "not valid JSON");
+  bad(R"({"max_step_ms_median": 1e309})", "not valid JSON");  // found by budget_fuzzer
   bad("[]", "a budget is a JSON object");
   bad("{}", "sets no limit");
   bad(R"({"max_step_ms_medain": 10})", "unknown key \"max_step_ms_medain\"");

@@ -3,7 +3,8 @@
 // events, links, counters) with odd values — negative or reversed times, the
 // int64 extremes, dangling ids, empty and strange names — written through
 // store::Writer into a fresh database, which is then analysed (every report
-// format) and exported to Chrome and Perfetto. A database SQLite accepts must
+// format), exported to Chrome and Perfetto, diffed against itself and checked
+// against a budget (`gpuscope diff` and `check`, every report format). A database SQLite accepts must
 // end in a report or in gpuscope::Error; anything else (a crash, undefined
 // behaviour, another exception) is a finding.
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "analyzer/analysis.h"
 #include "common/error.h"
 #include "export/exporters.h"
+#include "regress/diff.h"
 #include "store/reader.h"
 #include "store/writer.h"
 
@@ -206,6 +208,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     store::Reader reader(db);
     analyzer::Analysis a = analyzer::analyze(reader, {});
     (void)analyzer::to_text(a), (void)analyzer::to_json(a), (void)analyzer::to_markdown(a), (void)analyzer::to_html(a);
+  } catch (const Error&) {
+  }
+  try {
+    auto base = regress::Recording::load(db, {}, 0), next = regress::Recording::load(db, {}, 0);
+    regress::DiffResult d = regress::diff(base, next, {});
+    (void)regress::to_text(d), (void)regress::to_json(d), (void)regress::to_markdown(d);
+    (void)regress::to_junit(d), (void)regress::to_html(d);
+    regress::Budget budget;
+    budget.max_step_ms_median = 1.0, budget.max_step_ms_p95 = 2.0, budget.min_gpu_utilization = 0.5;
+    budget.forbid_findings = {"host-sync", "amp"};
+    regress::CheckResult c = regress::check(base, budget, "fuzz-budget");
+    (void)regress::to_text(c), (void)regress::to_json(c), (void)regress::to_markdown(c), (void)regress::to_junit(c);
   } catch (const Error&) {
   }
   for (int format = 0; format < 2; ++format) {
