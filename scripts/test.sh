@@ -6,11 +6,11 @@ scripts/deps.sh
 scripts/configure.sh -DGPUSCOPE_WERROR=ON
 # The libFuzzer targets (clang, ASan + UBSan), each fuzzed for 60 s from its seed
 # corpus in their own small build: the torch.profiler importer, the readers
-# (analysis, exports, diff and check of odd recordings) and `gpuscope check`'s
-# budget parser. A crash, leak or UB report fails the run.
+# (analysis, exports, diff and check of odd recordings), `gpuscope check`'s
+# budget parser and the option text parsers. A crash, leak or UB report fails the run.
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
   -DGPUSCOPE_FUZZ=ON -DGPUSCOPE_WITH_CUDA=OFF -DGPUSCOPE_WITH_TORCH=OFF -DGPUSCOPE_WITH_GUI=OFF > build-fuzz.log
-cmake --build build-fuzz -j"$(nproc)" --target import_fuzzer recording_fuzzer budget_fuzzer >> build-fuzz.log
-(cd build-fuzz && ctest --output-on-failure -j"$(nproc)" -R '^(import|recording|budget)_fuzzer_60s$')
+cmake --build build-fuzz -j"$(nproc)" --target import_fuzzer recording_fuzzer budget_fuzzer text_args_fuzzer >> build-fuzz.log
+(cd build-fuzz && ctest --output-on-failure -j"$(nproc)" -R '^(import|recording|budget|text_args)_fuzzer_60s$')
 cd build
 ctest --output-on-failure -j"$(nproc)"
