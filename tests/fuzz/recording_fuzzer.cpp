@@ -4,7 +4,9 @@
 // int64 extremes, dangling ids, empty and strange names — written through
 // store::Writer into a fresh database, which is then analysed (every report
 // format), exported to Chrome and Perfetto, diffed against itself and checked
-// against a budget (`gpuscope diff` and `check`, every report format). A database SQLite accepts must
+// against a budget (`gpuscope diff` and `check`, every report format). Built with
+// GPUSCOPE_FUZZ_VIEWER (tests/gui, where Qt is), the same recordings go through
+// the viewer's loader instead. A database SQLite accepts must
 // end in a report or in gpuscope::Error; anything else (a crash, undefined
 // behaviour, another exception) is a finding.
 #include <unistd.h>
@@ -21,6 +23,9 @@
 #include "common/error.h"
 #include "export/exporters.h"
 #include "regress/diff.h"
+#ifdef GPUSCOPE_FUZZ_VIEWER
+#include "model/loader.h"
+#endif
 #include "store/reader.h"
 #include "store/writer.h"
 
@@ -204,6 +209,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
     return 0;  // rows the schema refuses (a constraint): not a reader's input
   }
+#ifdef GPUSCOPE_FUZZ_VIEWER
+  try {
+    gui::Timeline timeline;
+    gui::FindingsResult findings;
+    gui::Loader::load_blocking(db, timeline, &findings);
+  } catch (const Error&) {
+  }
+  return 0;
+#endif
   try {
     store::Reader reader(db);
     analyzer::Analysis a = analyzer::analyze(reader, {});
