@@ -86,7 +86,8 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
       if (!m.is_null(6)) x.allocated.push_back({ts, static_cast<double>(m.int64(6))});
       if (!m.is_null(7)) x.reserved.push_back({ts, static_cast<double>(m.int64(7))});
     } else {
-      x.cuda_total += (m.int64(3) == 2 ? -1 : 1) * m.int64(5);
+      const int64_t bytes = std::clamp<int64_t>(m.int64(5), -INT64_MAX, INT64_MAX);
+      x.cuda_total = saturating_add(x.cuda_total, m.int64(3) == 2 ? -bytes : bytes);
       x.cuda.push_back({ts, static_cast<double>(x.cuda_total)});
     }
     ++rows;

@@ -63,30 +63,30 @@ void read_range(LoadContext& ctx, const std::string& table, IdRange range, Threa
     e.row = static_cast<uint32_t>(st.int64(0));
     if (table == "api_call") {
       e.name = static_cast<uint32_t>(st.int64(3));
-      e.start = st.int64(4);
-      e.end = std::max(e.start, st.int64(5));
+      e.start = clamp_time(st.int64(4));
+      e.end = std::max(e.start, clamp_time(st.int64(5)));
       e.extra = static_cast<uint32_t>(st.int64(6));
       e.kind = EventKind::kApiCall;
       map.at(st.int64(1), st.int64(2)).push_back(e);
     } else if (table == "sync") {
       int64_t type = st.int64(3);
       e.name = info.sync_name_base + static_cast<uint32_t>(type >= 0 && type <= 4 ? type : 0);
-      e.start = st.int64(4);
-      e.end = std::max(e.start, st.int64(5));
+      e.start = clamp_time(st.int64(4));
+      e.end = std::max(e.start, clamp_time(st.int64(5)));
       e.extra = static_cast<uint32_t>(st.int64(6));
       e.kind = EventKind::kSync;
       map.at(st.int64(1), st.is_null(2) ? kSyncTrack : st.int64(2)).push_back(e);
     } else if (table == "op") {
       e.name = static_cast<uint32_t>(st.int64(3));
-      e.start = st.int64(4);
-      e.end = std::max(e.start, st.int64(5));
+      e.start = clamp_time(st.int64(4));
+      e.end = std::max(e.start, clamp_time(st.int64(5)));
       e.kind = EventKind::kOp;
       map.at(st.int64(1), st.int64(2)).push_back(e);
     } else {
       e.kind = range_kind(st.int64(3), st.int64(4));
       e.name = static_cast<uint32_t>(st.int64(5));
-      e.start = st.int64(6);
-      e.end = e.kind == EventKind::kMark ? e.start : std::max(e.start, st.int64(7));
+      e.start = clamp_time(st.int64(6));
+      e.end = e.kind == EventKind::kMark ? e.start : std::max(e.start, clamp_time(st.int64(7)));
       e.extra = st.is_null(8) ? 0 : static_cast<uint32_t>(st.int64(8));
       const int64_t tid = e.kind == EventKind::kAsyncRange ? kAsyncTrack : st.int64(2);
       map.at(st.int64(1), tid).push_back(e);

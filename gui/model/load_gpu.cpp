@@ -35,8 +35,8 @@ Event make_event(const store::Statement& st, EventKind kind) {
   Event e;
   e.row = static_cast<uint32_t>(st.int64(0));
   e.extra = static_cast<uint32_t>(st.int64(4));
-  e.start = st.int64(5);
-  e.end = std::max(e.start, st.int64(6));
+  e.start = clamp_time(st.int64(5));
+  e.end = std::max(e.start, clamp_time(st.int64(6)));
   e.kind = kind;
   return e;
 }
@@ -65,7 +65,7 @@ void read_range(LoadContext& ctx, const std::string& table, IdRange range, Strea
       if (ck < 0 || ck > 10) ck = 0;
       e.aux = static_cast<uint8_t>(ck);
       e.name = info.memcpy_name_base + e.aux;
-      copy_bytes[e.aux] += st.int64(8);
+      copy_bytes[e.aux] = saturating_add(copy_bytes[e.aux], st.int64(8));
     } else {
       e = make_event(st, EventKind::kMemset);
       e.name = info.memset_name;

@@ -26,7 +26,7 @@ void LanePyramid::build(const std::vector<Event>& ev) {
     node.busy = 0;
     node.longest = static_cast<uint32_t>(first);
     for (size_t k = first; k < last; ++k) {
-      node.busy += ev[k].duration();
+      node.busy = saturating_add(node.busy, ev[k].duration());
       if (ev[k].duration() > ev[node.longest].duration()) node.longest = static_cast<uint32_t>(k);
     }
     node.longest_dur = static_cast<uint32_t>(std::min<int64_t>(ev[node.longest].duration(), UINT32_MAX));

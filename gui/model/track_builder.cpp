@@ -105,7 +105,7 @@ std::vector<NameSummary> summarize_names(const std::vector<std::shared_ptr<Track
           s.min = d;
         }
         ++s.count;
-        s.total += d;
+        s.total = saturating_add(s.total, d);
         s.min = std::min(s.min, d);
         if (d > s.max || !s.longest.valid()) {
           s.max = std::max(s.max, d);
@@ -135,7 +135,7 @@ std::vector<MemcpySummary> summarize_memcpys(const std::vector<std::shared_ptr<T
         s.copy_kind = ev[i].aux;
         ++s.count;
         int64_t d = ev[i].duration();
-        s.total += d;
+        s.total = saturating_add(s.total, d);
         if (d > s.max || !s.longest.valid()) {
           s.max = std::max(s.max, d);
           s.longest = {t.get(), static_cast<uint32_t>(l), static_cast<uint32_t>(i)};
