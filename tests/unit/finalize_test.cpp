@@ -2,7 +2,11 @@
 // thread of the API call that waited (CUPTI's synchronization records have none),
 // and API calls are linked to the innermost op open on their thread.
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "cli/record_support.h"
 #include "store/sqlite.h"
@@ -88,6 +92,39 @@ TEST(Finalize, ApiCallsLinkToTheInnermostOpOpenOnTheirThread) {
   while (st.step()) got.emplace_back(st.int64(0), st.int64(1), st.int64(2));
   EXPECT_EQ(got, (std::vector<std::tuple<int64_t, int64_t, int64_t>>{
                      {5, 1, 1}, {5, 2, 2}, {5, 3, 1}, {5, 4, 4}, {5, 5, 3}, {5, 7, 5}, {5, 9, 7}, {5, 10, 99}}));
+}
+
+// On every real recording in tests/data (made with CUPTI's external
+// correlation), links rebuilt by thread and time are CUPTI's, one for one.
+TEST(Finalize, LinksByThreadAndTimeEqualCuptisOnRealRecordings) {
+  namespace fs = std::filesystem;
+  using Links = std::map<std::pair<int64_t, int64_t>, int64_t>;
+  auto links = [](const std::string& path) {
+    store::Connection c(path, store::Connection::Mode::kReadOnly);
+    auto st = c.prepare("SELECT pid, correlation, external_id FROM external_correlation");
+    Links out;
+    while (st.step()) out[{st.int64(0), st.int64(1)}] = st.int64(2);
+    return out;
+  };
+  size_t recordings = 0, compared = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(GPUSCOPE_SOURCE_DIR) / "tests" / "data")) {
+    if (e.path().extension() != ".db") continue;
+    const Links cupti = links(e.path().string());
+    if (cupti.empty()) continue;
+    SCOPED_TRACE(e.path().filename().string());
+    const std::string copy = testing::fresh_temp_db("finalize_" + e.path().stem().string());
+    fs::copy_file(e.path(), copy, fs::copy_options::overwrite_existing);
+    {
+      store::Connection c(copy, store::Connection::Mode::kReadWrite);
+      c.exec("DELETE FROM external_correlation");
+    }
+    cli::finalize_recording(copy);
+    EXPECT_EQ(links(copy), cupti);
+    ++recordings;
+    compared += cupti.size();
+  }
+  EXPECT_GE(recordings, 10u);
+  EXPECT_GT(compared, 50000u);
 }
 
 }  // namespace
