@@ -42,7 +42,6 @@ Config load_config() {
   }
   c.driver_api = !env_off("GPUSCOPE_DRIVER_API");
   c.runtime_api = !env_off("GPUSCOPE_RUNTIME_API");
-  c.torch_external_ids = !env_off("GPUSCOPE_TORCH_EXTERNAL_IDS");
   c.periodic_flush = !env_off("GPUSCOPE_PERIODIC_FLUSH");
   c.origin_ns = env_u64("GPUSCOPE_ORIGIN_NS");
   c.window_start_ns = env_u64("GPUSCOPE_WINDOW_START_NS");

@@ -2,7 +2,7 @@
 // (or the user) set: GPUSCOPE_OUTPUT, GPUSCOPE_TRACE, GPUSCOPE_ORIGIN_NS,
 // GPUSCOPE_WINDOW_START_NS, GPUSCOPE_WINDOW_END_NS, and the switches below that
 // take single costs out when measuring overhead (GPUSCOPE_DRIVER_API=0,
-// GPUSCOPE_RUNTIME_API=0, GPUSCOPE_TORCH_EXTERNAL_IDS=0).
+// GPUSCOPE_RUNTIME_API=0). The torch plugin reads its own (GPUSCOPE_TORCH_*).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,6 @@ struct Config {
   bool cuda = true, nvtx = true, memory = false, torch = true, nvml = false;
   bool driver_api = true;
   bool runtime_api = true;         // GPUSCOPE_RUNTIME_API=0: no runtime API records
-  bool torch_external_ids = true;  // GPUSCOPE_TORCH_EXTERNAL_IDS=0: ops not linked to their kernels
   bool periodic_flush = true;  // GPUSCOPE_PERIODIC_FLUSH=0: CUPTI hands over only full buffers
   uint64_t origin_ns = 0;  // 0: taken from the database or now
   uint64_t window_start_ns = 0, window_end_ns = 0;

@@ -31,7 +31,7 @@ struct OpFrame {
   const at::RecordFunction* fn;
   const char* name;
   uint64_t start;
-  uint64_t external_id;   // 0 when none was pushed
+  uint64_t external_id;   // 0 when the op has none
   uint32_t name_len;
   uint32_t shapes_offset; // in the thread's shapes arena
   uint32_t dtypes_offset; // in the thread's dtypes arena
@@ -158,7 +158,7 @@ void start_op(ThreadState& ts, const at::RecordFunction& fn, const char* name, a
   }
   if (g_options.external_ids) {
     frame.external_id = ts.external_id_base | (++ts.external_id_next & ((uint64_t{1} << kExternalIdThreadShift) - 1));
-    h->push_external_id(frame.external_id);
+    if (g_options.push_external_ids) h->push_external_id(frame.external_id);
   }
   frame.start = h->now_ns();
   if (ts.ops.empty()) g_tracker->note_activity(frame.start);
@@ -172,7 +172,7 @@ void end_op(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
   if (i == 0) return;  // started before the plugin loaded, or on another thread
   const OpFrame& frame = ts.ops[i - 1];
   const gpuscope_host_api* h = host();
-  if (frame.external_id) h->pop_external_id();
+  if (frame.external_id && g_options.push_external_ids) h->pop_external_id();
   at::RecordScope scope = fn.scope();
   gpuscope_op op{};
   op.start_ns = frame.start;
@@ -195,7 +195,7 @@ void end_op(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
   // Frames above this one never ended (an op left by an exception torch
   // swallowed): drop them with it, and their correlation ids too.
   for (size_t j = i; j < ts.ops.size(); ++j)
-    if (ts.ops[j].external_id) h->pop_external_id();
+    if (ts.ops[j].external_id && g_options.push_external_ids) h->pop_external_id();
   ts.shapes_used = frame.shapes_offset;
   ts.dtypes_used = frame.dtypes_offset;
   ts.ops.resize(i - 1);

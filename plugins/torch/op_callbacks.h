@@ -13,7 +13,9 @@ namespace gpuscope::torch_plugin {
 
 struct CallbackOptions {
   bool shapes = true;        // box op inputs to record shapes and dtypes
-  bool external_ids = false; // push CUPTI external correlation ids around ops
+  bool external_ids = false;       // give ops ids that API calls (and so kernels) link to
+  bool push_external_ids = false;  // and push them as CUPTI external correlation around each op
+                                   // (off under `gpuscope record`, which links after the job)
   bool ops = true;            // GPUSCOPE_TORCH_OPS=0: ops not recorded (ranges and steps are), to
                               // measure torch's own RecordFunction cost apart from the plugin's
 };

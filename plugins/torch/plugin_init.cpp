@@ -90,6 +90,7 @@ int init(const gpuscope_host_api* h) {
   options.ops = !env_off("GPUSCOPE_TORCH_OPS");
   options.shapes = options.ops && !env_off("GPUSCOPE_TORCH_SHAPES");
   options.external_ids = h->trace_enabled("cuda") && torch_cuda_loaded();
+  options.push_external_ids = options.external_ids && !env_off("GPUSCOPE_TORCH_EXTERNAL_IDS");
   std::string why;
   if (!register_callbacks(options, why)) {
     h->emit_message(GPUSCOPE_ERROR, ("libgpuscope_torch.so: " + why).c_str());
