@@ -85,8 +85,6 @@ void add_first_runs_of_compiled_regions(const Model& m, std::vector<Interval>& o
     return static_cast<Kind>(kind[id]);
   };
   std::unordered_map<uint32_t, int64_t> lookup_end;  // by thread: the last lookup that ended
-  std::unordered_map<uint32_t, int64_t> first_run(m.compiled_region_first_run.begin(),
-                                                   m.compiled_region_first_run.end());
   int64_t backward_after = -1;  // a new region's backward is still to come
   for (const auto& o : m.ops) {
     switch (kind_of(o.name)) {
@@ -94,7 +92,8 @@ void add_first_runs_of_compiled_regions(const Model& m, std::vector<Interval>& o
         lookup_end[o.thread] = std::max(lookup_end[o.thread], o.end);
         break;
       case kRegion:
-        if (auto first = first_run.find(o.name); first != first_run.end() && first->second == o.start) {
+        if (auto first = m.compiled_region_first_run.find(o.name);
+            first != m.compiled_region_first_run.end() && first->second == o.start) {
           auto it = lookup_end.find(o.thread);
           const int64_t from = it != lookup_end.end() && it->second <= o.start ? it->second : o.start;
           out.push_back({from, o.end});

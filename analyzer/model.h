@@ -9,10 +9,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "analyzer/names.h"
+#include "common/time_math.h"
 
 namespace gpuscope::store {
 class Reader;
@@ -22,9 +24,8 @@ namespace gpuscope::analyzer {
 
 inline constexpr uint32_t kNone = UINT32_MAX;
 
-// Timestamps further than this from the recording's origin (13 days) are
-// corrupt; rows carrying them are dropped at load, so sums cannot overflow.
-inline constexpr int64_t kMaxTimeNs = int64_t{1} << 50;
+// Rows with times beyond kMaxTimeNs (common/time_math.h) are dropped at load,
+// so sums cannot overflow.
 inline bool sane_times(int64_t start, int64_t end) {
   return start >= -kMaxTimeNs && end <= kMaxTimeNs && end >= start;
 }
@@ -161,7 +162,7 @@ struct Model {
   std::vector<TorchMemRec> torch_mem;  // whole recording
   std::vector<CudaMemRec> cuda_mem;    // whole recording
   std::vector<std::pair<uint32_t, int64_t>> ext_links;  // (correlation, external id), dropped after linking
-  std::vector<std::pair<uint32_t, int64_t>> compiled_region_first_run;  // (name id, start): whole recording
+  std::unordered_map<uint32_t, int64_t> compiled_region_first_run;  // name id -> first start, whole recording
 
   IdMap api_by_corr;   // correlation -> apis index
   IdMap op_by_corr;    // correlation -> ops index (innermost op that launched it)

@@ -236,7 +236,7 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     if (!ids.empty()) {
       auto st = reader.query("SELECT name_id, min(start) FROM op WHERE pid=? AND name_id IN (" + ids + ") GROUP BY name_id");
       st.bind(1, m.pid);
-      while (st.step()) m.compiled_region_first_run.emplace_back(id32(st, 0), st.int64(1));
+      while (st.step()) m.compiled_region_first_run.emplace(id32(st, 0), st.int64(1));
     }
   }
   {

@@ -1,23 +1,12 @@
 // The compact event record of the viewer's model and the kinds it knows.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
-namespace gpuscope::gui {
+#include "common/time_math.h"  // times clamped at load (clamp_time), totals saturate
 
-// Times beyond ±2^50 ns (13 days from the origin) come only from damaged or
-// foreign files; clamped there, durations and sums of them stay far from
-// int64 overflow.
-inline constexpr int64_t kMaxTimeNs = int64_t{1} << 50;
-inline int64_t clamp_time(int64_t t) { return std::clamp(t, -kMaxTimeNs, kMaxTimeNs); }
-// a + b, held at the int64 limits instead of overflowing (byte and time totals).
-inline int64_t saturating_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-  return r;
-}
+namespace gpuscope::gui {
 
 enum class EventKind : uint8_t {
   kKernel,

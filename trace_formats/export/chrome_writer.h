@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "common/time_math.h"
 #include "export/export_model.h"
 #include "export/exporters.h"
 #include "export/json_out.h"
@@ -16,14 +17,6 @@
 #include "export/progress.h"
 
 namespace gpuscope::formats {
-
-// end - start in ns, 0 when reversed, without overflow for any two int64s (a
-// foreign database may hold anything).
-inline int64_t span_ns(int64_t start, int64_t end) {
-  if (end <= start) return 0;
-  const uint64_t d = static_cast<uint64_t>(end) - static_cast<uint64_t>(start);
-  return d > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(d);
-}
 
 class ChromeWriter {
  public:
