@@ -5,7 +5,11 @@ torch.profiler, plain, ...) and the result is the median of per-round ratios of
 median step times, as launch-bound timings drift ±15 % between runs.
 Each --variant NAME=OPTIONS is one more gpuscope configuration in every round
 (default: `gpuscope` with the default sources, `gpuscope_no_torch` with
---trace cuda,nvtx, so the torch plugin's own cost is the difference).
+--trace cuda,nvtx, so the torch plugin's own cost is the difference). OPTIONS
+starting with `!` run the script without gpuscope, with the KEY=VALUE words as
+environment (e.g. a bare CUPTI injection through CUDA_INJECTION64_PATH).
+`overhead_pct` compares median step times, `overhead_mean_pct` mean step
+times (they differ when only some steps are traced: GPUSCOPE_SAMPLE_MS).
 Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--variant NAME=OPTS ...]
                          [--loops compute_bound,launch_bound] [--no-torch-profiler] [--out results.json]"""
 import argparse
@@ -23,6 +27,7 @@ ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--python", default=sys.executable)
 ap.add_argument("--out")
 ap.add_argument("--loops", default="compute_bound,launch_bound")
+ap.add_argument("--launch-steps", type=int, default=300, help="steps of the launch-bound loop")
 ap.add_argument("--no-torch-profiler", action="store_true", help="leave torch.profiler's runs out (saves time)")
 ap.add_argument("--variant", action="append", default=[],
                 help="NAME=gpuscope record options and KEY=VALUE environment words, e.g. "
@@ -30,7 +35,7 @@ ap.add_argument("--variant", action="append", default=[],
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 samples = os.path.join(here, "..", "samples", "torch")
-all_loops = {"compute_bound": ["--steps", "40"], "launch_bound": ["--steps", "300"]}
+all_loops = {"compute_bound": ["--steps", "40"], "launch_bound": ["--steps", str(args.launch_steps)]}
 loops = {name: all_loops[name] for name in args.loops.split(",")}
 tmp = tempfile.mkdtemp(prefix="gpuscope_overhead_")
 
@@ -39,7 +44,8 @@ def median_step(cmd, env=None):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, **(env or {})))
     for line in r.stdout.splitlines():
         if line.startswith("GPUSCOPE_SAMPLE "):
-            return json.loads(line[len("GPUSCOPE_SAMPLE "):])["median_step_ms"]
+            result = json.loads(line[len("GPUSCOPE_SAMPLE "):])
+            return result["median_step_ms"], 1000.0 * result["total_measured_s"] / result["steps"]
     raise RuntimeError(f"no result from {cmd}: rc {r.returncode}\n{r.stderr[-2000:]}")
 
 
@@ -48,26 +54,36 @@ results = {}
 for loop, loop_args in loops.items():
     script = [args.python, os.path.join(samples, loop + ".py")] + loop_args
     runs = {"plain": [], **{name: [] for name in variants}}
+    means = {name: [] for name in runs}
     if not args.no_torch_profiler:
         runs["torch.profiler"] = []
     for i in range(args.rounds):
-        runs["plain"].append(median_step(script))
+        def add(name, result):
+            runs[name].append(result[0])
+            means[name].append(result[1])
+        add("plain", median_step(script))
         for name, opts in variants.items():
             db = os.path.join(tmp, f"{loop}_{name}_{i}.db")
+            bare = opts.startswith("!")
+            words = opts.lstrip("!").split()
             # KEY=VALUE words are the collector's environment (e.g. GPUSCOPE_DRIVER_API=0), the rest record options.
-            env = dict(w.split("=", 1) for w in opts.split() if re.match(r"^[A-Z][A-Z0-9_]*=", w))
-            rec = [w for w in opts.split() if not re.match(r"^[A-Z][A-Z0-9_]*=", w)]
-            runs[name].append(median_step([args.gpuscope, "record", "--force", "-o", db] + rec + ["--"] + script, env))
+            env = dict(w.split("=", 1) for w in words if re.match(r"^[A-Z][A-Z0-9_]*=", w))
+            rec = [w for w in words if not re.match(r"^[A-Z][A-Z0-9_]*=", w)]
+            cmd = script if bare else [args.gpuscope, "record", "--force", "-o", db] + rec + ["--"] + script
+            add(name, median_step(cmd, env))
         if not args.no_torch_profiler:
-            runs["torch.profiler"].append(median_step(script + ["--profile", os.path.join(tmp, f"{loop}_{i}.json")]))
+            add("torch.profiler", median_step(script + ["--profile", os.path.join(tmp, f"{loop}_{i}.json")]))
         print(loop, i, {k: v[-1] for k, v in runs.items()}, flush=True)
-    ratio = lambda name: statistics.median(r / p for r, p in zip(runs[name], runs["plain"]))
+    ratio = lambda name, of: statistics.median(r / p for r, p in zip(of[name], of["plain"]))
     results[loop] = {
         "median_step_ms": {k: statistics.median(v) for k, v in runs.items()},
-        "overhead_pct": {name: round(100 * (ratio(name) - 1), 2) for name in runs if name != "plain"},
+        "overhead_pct": {name: round(100 * (ratio(name, runs) - 1), 2) for name in runs if name != "plain"},
+        "overhead_mean_pct": {name: round(100 * (ratio(name, means) - 1), 2) for name in runs if name != "plain"},
         "runs": runs,
+        "mean_step_ms_runs": means,
     }
-    print(loop, json.dumps(results[loop]["overhead_pct"]), flush=True)
+    print(loop, "median", json.dumps(results[loop]["overhead_pct"]), flush=True)
+    print(loop, "mean", json.dumps(results[loop]["overhead_mean_pct"]), flush=True)
     if args.out:  # after each loop, so a run cut short still leaves its results
         json.dump(results, open(args.out, "w"), indent=1)
 print(json.dumps(results, indent=1))

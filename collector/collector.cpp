@@ -154,7 +154,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     return 1;
   }
   std::string why;
-  if (cupti_source::start(config(), why)) {
+  uint64_t now = now_ns();
+  if (cupti_source::start(config(), config().traced_at(now, now), why)) {
     set_cupti_status("ok");
   } else {
     set_cupti_status(why);

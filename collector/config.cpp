@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
@@ -46,7 +47,23 @@ Config load_config() {
   c.origin_ns = env_u64("GPUSCOPE_ORIGIN_NS");
   c.window_start_ns = env_u64("GPUSCOPE_WINDOW_START_NS");
   c.window_end_ns = env_u64("GPUSCOPE_WINDOW_END_NS");
+  if (const char* sample = std::getenv("GPUSCOPE_SAMPLE_MS")) {
+    char* rest = nullptr;
+    c.sample_on_ms = std::strtoull(sample, &rest, 10);
+    if (rest && *rest == ',') c.sample_off_ms = std::strtoull(rest + 1, nullptr, 10);
+    if (c.sample_on_ms == 0) c.sample_off_ms = 0;
+  }
+  c.finalize_when_off = std::getenv("GPUSCOPE_CUPTI_FINALIZE") && !env_off("GPUSCOPE_CUPTI_FINALIZE");
   return c;
+}
+
+bool Config::traced_at(uint64_t now, uint64_t epoch_ns) const {
+  if (now < window_start_ns || (window_end_ns != 0 && now > window_end_ns)) return false;
+  if (sample_on_ms == 0 || sample_off_ms == 0) return true;
+  uint64_t epoch = std::max(epoch_ns, window_start_ns);
+  if (now < epoch) return true;
+  uint64_t period = (sample_on_ms + sample_off_ms) * 1000000ull;
+  return (now - epoch) % period < sample_on_ms * 1000000ull;
 }
 
 }  // namespace gpuscope::collector

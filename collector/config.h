@@ -1,6 +1,6 @@
 // Recording settings, read once from the environment that `gpuscope record`
 // (or the user) set: GPUSCOPE_OUTPUT, GPUSCOPE_TRACE, GPUSCOPE_ORIGIN_NS,
-// GPUSCOPE_WINDOW_START_NS, GPUSCOPE_WINDOW_END_NS, and the switches below that
+// GPUSCOPE_WINDOW_START_NS, GPUSCOPE_WINDOW_END_NS, GPUSCOPE_SAMPLE_MS, and the switches below that
 // take single costs out when measuring overhead (GPUSCOPE_DRIVER_API=0,
 // GPUSCOPE_RUNTIME_API=0). The torch plugin reads its own (GPUSCOPE_TORCH_*).
 #pragma once
@@ -18,6 +18,14 @@ struct Config {
   bool periodic_flush = true;  // GPUSCOPE_PERIODIC_FLUSH=0: CUPTI hands over only full buffers
   uint64_t origin_ns = 0;  // 0: taken from the database or now
   uint64_t window_start_ns = 0, window_end_ns = 0;
+  // GPU tracing in a duty cycle (GPUSCOPE_SAMPLE_MS=ON,OFF): CUPTI activities
+  // on for ON ms, off for OFF ms, from the first CUDA use or window start.
+  uint64_t sample_on_ms = 0, sample_off_ms = 0;
+  bool finalize_when_off = false;  // GPUSCOPE_CUPTI_FINALIZE=1: cuptiFinalize while tracing is off
+
+  // Whether GPU activity should be traced at `now` (ns, the collector's clock),
+  // for a duty cycle counted from `epoch_ns`.
+  bool traced_at(uint64_t now, uint64_t epoch_ns) const;
 };
 
 Config load_config();

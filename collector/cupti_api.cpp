@@ -56,7 +56,8 @@ bool load_cupti(CuptiApi& api, std::string& why) {
          resolve(lib, "cuptiActivityPushExternalCorrelationId", api.push_external_id, why) &&
          resolve(lib, "cuptiActivityPopExternalCorrelationId", api.pop_external_id, why) &&
          resolve(lib, "cuptiGetVersion", api.get_version, why) &&
-         resolve(lib, "cuptiSetThreadIdType", api.set_thread_id_type, why);
+         resolve(lib, "cuptiSetThreadIdType", api.set_thread_id_type, why) &&
+         (api.finalize = reinterpret_cast<decltype(api.finalize)>(dlsym(lib, "cuptiFinalize")), true);
 }
 
 std::string cupti_error(const CuptiApi& api, CUptiResult r) {

@@ -27,6 +27,7 @@ struct CuptiApi {
   decltype(&cuptiActivityPopExternalCorrelationId) pop_external_id = nullptr;
   decltype(&cuptiGetVersion) get_version = nullptr;
   decltype(&cuptiSetThreadIdType) set_thread_id_type = nullptr;
+  decltype(&cuptiFinalize) finalize = nullptr;  // optional: tears CUPTI down while tracing is off
 };
 
 // Loads libcupti (one already in the process first, then GPUSCOPE_CUPTI, the

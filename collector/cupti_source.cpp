@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,7 +49,9 @@ class IndexStack {
 };
 
 CuptiApi g_api;
-bool g_active = false;
+std::atomic<bool> g_active{false};  // set once start() has finished
+std::mutex g_control;               // start() against set_tracing(), never on the hot path
+std::atomic<uint64_t> g_epoch_ns{0};
 CUpti_SubscriberHandle g_subscriber = nullptr;
 Buffer g_pool[kBuffers];
 IndexStack g_free, g_done;
@@ -127,11 +130,9 @@ void filter_noisy(CUpti_CallbackDomain domain, uint32_t last_cbid) {
   }
 }
 
-}  // namespace
-
-bool start(const Config& config, std::string& why) {
-  if (g_active) return true;
-  if (!load_cupti(g_api, why)) return false;
+// Takes the subscriber slot and sets CUPTI up (buffers, clock, thread ids).
+// Also run again when tracing resumes after cuptiFinalize.
+bool subscribe_and_configure(std::string& why) {
   CUptiResult rc = g_api.subscribe(&g_subscriber, ignore_callback, nullptr);
   if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     why = "CUPTI is already in use in this process (nsys, ncu, compute-sanitizer or torch.profiler)";
@@ -140,11 +141,6 @@ bool start(const Config& config, std::string& why) {
   if (rc != CUPTI_SUCCESS) {
     why = "cuptiSubscribe failed: " + cupti_error(g_api, rc);
     return false;
-  }
-  for (int i = 0; i < kBuffers; ++i) {
-    // calloc: zeroed pages, so CUPTI need not clear them (below).
-    if (!g_pool[i].data) g_pool[i].data = static_cast<uint8_t*>(std::calloc(1, kBufferBytes));
-    if (g_pool[i].data) g_free.push(g_pool, i);
   }
   // Buffers come zeroed (calloc, then cleared by the writer after decoding):
   // otherwise CUPTI clears each 4 MB buffer on the application's thread.
@@ -160,23 +156,85 @@ bool start(const Config& config, std::string& why) {
     g_api.unsubscribe(g_subscriber);
     return false;
   }
-  std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                           CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-                                           CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
-  if (config.runtime_api) kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
-  if (config.driver_api) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
-  if (config.memory) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
-  if (config.torch) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-  for (CUpti_ActivityKind k : kinds) {
-    rc = g_api.activity_enable(k);
+  return true;
+}
+
+Config g_config;
+std::vector<CUpti_ActivityKind> g_kinds;
+bool g_tracing = false;
+bool g_finalized = false;
+std::atomic<uint64_t> g_pauses{0};
+
+bool enable_kinds(std::string& why) {
+  for (CUpti_ActivityKind k : g_kinds) {
+    CUptiResult rc = g_api.activity_enable(k);
     if (rc != CUPTI_SUCCESS && k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
       why = "cannot enable kernel tracing: " + cupti_error(g_api, rc);
       return false;
     }
   }
-  if (config.runtime_api) filter_noisy(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-  if (config.driver_api) filter_noisy(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  if (g_config.runtime_api) filter_noisy(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+  if (g_config.driver_api) filter_noisy(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  return true;
+}
+
+}  // namespace
+
+bool start(const Config& config, bool tracing, std::string& why) {
+  std::lock_guard lock(g_control);
+  if (g_active) return true;
+  g_epoch_ns.store(now_ns(), std::memory_order_relaxed);
+  if (!load_cupti(g_api, why)) return false;
+  g_config = config;
+  for (int i = 0; i < kBuffers; ++i) {
+    // calloc: zeroed pages, so CUPTI need not clear them (see subscribe_and_configure).
+    if (!g_pool[i].data) g_pool[i].data = static_cast<uint8_t*>(std::calloc(1, kBufferBytes));
+    if (g_pool[i].data) g_free.push(g_pool, i);
+  }
+  if (!subscribe_and_configure(why)) return false;
+  g_kinds = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+             CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+  if (config.runtime_api) g_kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
+  if (config.driver_api) g_kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (config.memory) g_kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
+  if (config.torch) g_kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  if (tracing && !enable_kinds(why)) return false;
+  g_tracing = tracing;
   g_active = true;
+  return true;
+}
+
+bool tracing() {
+  std::lock_guard lock(g_control);
+  return g_active && g_tracing;
+}
+uint64_t epoch_ns() { return g_epoch_ns.load(std::memory_order_relaxed); }
+uint64_t pauses() { return g_pauses.load(std::memory_order_relaxed); }
+
+bool set_tracing(bool on, std::string& why) {
+  std::lock_guard lock(g_control);
+  if (!g_active || on == g_tracing) return true;
+  if (!on) {
+    for (CUpti_ActivityKind k : g_kinds)
+      if (k != CUPTI_ACTIVITY_KIND_DEVICE) g_api.activity_disable(k);
+    g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    // CUPTI keeps instrumenting launches after its activities are disabled;
+    // cuptiFinalize removes that cost (Kineto's teardown does the same).
+    if (g_config.finalize_when_off && g_api.finalize) {
+      g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
+      g_api.unsubscribe(g_subscriber);
+      g_finalized = g_api.finalize() == CUPTI_SUCCESS;
+    }
+    g_tracing = false;
+    g_pauses.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  if (g_finalized) {
+    if (!subscribe_and_configure(why)) return false;
+    g_finalized = false;
+  }
+  if (!enable_kinds(why)) return false;
+  g_tracing = true;
   return true;
 }
 
@@ -184,7 +242,7 @@ bool active() { return g_active; }
 const CuptiApi& api() { return g_api; }
 
 void flush(bool forced) {
-  if (g_active) g_api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  if (g_active && !g_finalized) g_api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
 void drain(void (*fn)(uint8_t*, size_t, void*), void* ctx) {
@@ -201,7 +259,7 @@ uint64_t pool_exhausted() { return g_pool_exhausted.load(std::memory_order_relax
 uint64_t buffers_used() { return g_buffers_used.load(std::memory_order_relaxed); }
 
 void stop() {
-  if (!g_active) return;
+  if (!g_active || g_finalized) return;
   for (CUpti_ActivityKind k :
        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
         CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,

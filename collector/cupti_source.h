@@ -12,10 +12,21 @@
 
 namespace gpuscope::collector::cupti_source {
 
-// Loads CUPTI, takes the subscriber slot and enables activities. On failure
-// returns false with a one-line reason and leaves the process untouched.
-bool start(const Config& config, std::string& why);
+// Loads CUPTI, takes the subscriber slot and, when `tracing`, enables
+// activities. On failure returns false with a one-line reason and leaves the
+// process untouched.
+bool start(const Config& config, bool tracing, std::string& why);
 bool active();
+// Tracing on and off while the job runs (capture windows): off disables the
+// activity kinds and hands over what CUPTI holds (and, with
+// Config::finalize_when_off, tears CUPTI down); on enables them again.
+// Called from the writer thread. Returns false with a reason when tracing
+// could not resume.
+bool set_tracing(bool on, std::string& why);
+bool tracing();
+// When start() ran: a duty cycle (Config::traced_at) counts from here.
+uint64_t epoch_ns();
+uint64_t pauses();
 const CuptiApi& api();
 
 // Asks CUPTI to hand over filled buffers (forced: also partly filled ones).

@@ -100,14 +100,30 @@ void write_process_and_stats(State& s, uint64_t now) {
   w.put_stat(pid, "dropped_cupti", static_cast<int64_t>(cupti_source::dropped_records()));
   w.put_stat(pid, "dropped_cupti_no_buffer", static_cast<int64_t>(cupti_source::pool_exhausted()));
   w.put_stat(pid, "buffers_used", static_cast<int64_t>(cupti_source::buffers_used()));
+  w.put_stat(pid, "tracing_pauses", static_cast<int64_t>(cupti_source::pauses()));
   w.put_stat(pid, "rows_written", w.rows_written());
   w.put_stat(pid, "flushes", ++s.flushes);
 }
 
 // One tick: gather everything, write it, commit. The final tick leaves CUPTI
 // alone: the exiting thread has flushed it (see collector.cpp, on_exit).
+// Capture windows and duty cycles: CUPTI's activities are switched on and off
+// here, so that outside them the job pays (almost) nothing for GPU tracing.
+void follow_schedule(State& s, uint64_t now) {
+  if (!cupti_source::active()) return;
+  bool want = s.config.traced_at(now, cupti_source::epoch_ns());
+  if (want == cupti_source::tracing()) return;
+  std::string why;
+  if (!cupti_source::set_tracing(want, why)) {
+    std::fprintf(stderr, "gpuscope: GPU tracing could not resume: %s\n", why.c_str());
+    emit_message(now, 2, "GPU tracing could not resume: " + why);
+    s.config.window_end_ns = s.config.window_start_ns = 1;  // stop trying
+  }
+}
+
 void tick(State& s, bool final_tick) {
   uint64_t now = now_ns();
+  if (!final_tick && !g_stop.load()) follow_schedule(s, now);
   if (!final_tick && !g_stop.load() && s.config.periodic_flush) cupti_source::flush(false);
   // Stopped by a signal, no thread flushed CUPTI: a handler cannot call it safely.
   if (final_tick && g_signal_stop.load()) cupti_source::flush(true);
