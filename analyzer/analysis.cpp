@@ -129,12 +129,17 @@ void fill_summary(Analysis& a, const Context& c, const Model& m, const StepPlan&
   s.steps = static_cast<int64_t>(c.steps.size());
   s.steps_recorded = static_cast<int64_t>(plan.all.size());
   s.warmup_skipped = plan.warmup_skipped;
+  s.steps_untraced = plan.untraced;
   std::vector<double> ms;
   for (const auto& st : c.steps) ms.push_back(static_cast<double>(st.duration()) / 1e6);
   if (!c.steps.empty()) {
     s.first_step = c.steps.front().number;
     s.last_step = c.steps.back().number;
     s.wall_ns = c.steps.back().end - c.steps.front().start;
+    if (plan.untraced > 0) {  // sampled: the traced steps' own time, not the untraced stretches between them
+      s.wall_ns = 0;
+      for (const auto& st : c.steps) s.wall_ns += st.duration();
+    }
     double sum = 0;
     for (double x : ms) sum += x;
     s.step_ms_mean = sum / static_cast<double>(ms.size());
@@ -235,6 +240,11 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
                 std::to_string(plan.all.size()) + " occurrences of the " + plan.detail);
   if (plan.source == StepSource::kWholeRecording)
     n.push_back("no steps found (no step table, no repeating NVTX or record_function range): the whole recording is one step");
+  if (plan.untraced > 0)
+    n.push_back("sampled recording: " + std::to_string(plan.all.size() - static_cast<size_t>(plan.untraced)) + " of " +
+                std::to_string(plan.all.size()) +
+                " steps were traced whole (GPU activity and ops); only those are analysed, and their times include "
+                "the tracing overhead");
   if (plan.warmup_skipped > 0)
     n.push_back("skipped " + std::to_string(plan.warmup_skipped) +
                 " warm-up step(s): the first step and leading steps longer than 2x the median; choose steps with --steps A-B");

@@ -78,6 +78,7 @@ struct Summary {
   int64_t steps = 0;               // analysed steps
   int64_t steps_recorded = 0;
   int64_t warmup_skipped = 0;
+  int64_t steps_untraced = 0;      // sampled recordings: steps left out because they were not traced
   int64_t first_step = 0, last_step = 0;
   double step_ms_mean = 0, step_ms_median = 0, step_ms_p95 = 0, step_ms_min = 0, step_ms_max = 0;
   std::vector<int64_t> outlier_steps;

@@ -65,6 +65,8 @@ struct SyncRec {
   uint8_t type = 0;
 };
 
+inline constexpr uint8_t kRangeSourceSamplingWindow = 7;  // enum range_source
+
 struct RangeRec {
   int64_t start = 0, end = 0;
   uint32_t name = 0, thread = 0;
@@ -150,7 +152,10 @@ struct Model {
   const std::vector<std::string>* strings = nullptr;  // owned by the Reader
 
   std::vector<StepRow> step_rows;  // from the step table, this pid
-  std::vector<RangeRec> ranges;    // every range of this pid (not windowed)
+  std::vector<RangeRec> ranges;    // every range of this pid (not windowed), sampling windows aside
+  // Sampled recordings (`gpuscope record --sample`): the stretches that were
+  // traced (range source 7), by start; empty when everything was.
+  std::vector<std::pair<int64_t, int64_t>> sampling_windows;
   int64_t lo = 0, hi = 0;          // the window events were loaded for
 
   std::vector<KernelRec> kernels;

@@ -222,9 +222,13 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
       r.end = st.int64(4);
       if (!sane_times(r.start, r.end)) continue;
       r.depth = st.is_null(5) ? -1 : static_cast<int32_t>(st.int64(5));
-      m.ranges.push_back(r);
+      if (r.source == kRangeSourceSamplingWindow)
+        m.sampling_windows.emplace_back(r.start, r.end);
+      else
+        m.ranges.push_back(r);
     }
     std::sort(m.ranges.begin(), m.ranges.end(), [](const RangeRec& a, const RangeRec& b) { return a.start < b.start; });
+    std::sort(m.sampling_windows.begin(), m.sampling_windows.end());
   }
   {
     // When each torch.compile graph first ran, over the whole recording (a

@@ -64,6 +64,35 @@ bool from_ranges(const Model& m, StepPlan& plan) {
   return true;
 }
 
+// Steps (by start) wholly inside one of the windows (by start); all of them
+// when there are no windows.
+std::vector<StepWindow> traced_steps(const std::vector<StepWindow>& steps,
+                                     const std::vector<std::pair<int64_t, int64_t>>& windows) {
+  if (windows.empty()) return steps;
+  std::vector<StepWindow> out;
+  size_t w = 0;
+  for (const auto& s : steps) {
+    while (w < windows.size() && windows[w].second < s.start) ++w;
+    if (w < windows.size() && windows[w].first <= s.start && s.end <= windows[w].second) out.push_back(s);
+  }
+  return out;
+}
+
+// "3-9, 20-27": step numbers in runs, for messages.
+std::string describe_numbers(const std::vector<StepWindow>& steps) {
+  std::vector<int64_t> v;
+  for (const auto& s : steps) v.push_back(s.number);
+  std::sort(v.begin(), v.end());
+  std::string out;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ") + std::to_string(v[i]) + (j > i ? "-" + std::to_string(v[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 double median(std::vector<double> v) {
@@ -103,10 +132,22 @@ StepPlan plan_steps(const Model& m, const Options& opt) {
     return plan;
   }
   std::sort(plan.all.begin(), plan.all.end(), [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
+  // A sampled recording traced some steps whole and others not at all: only
+  // the traced ones say anything about the GPU.
+  std::vector<StepWindow> candidates = traced_steps(plan.all, m.sampling_windows);
+  plan.untraced = static_cast<int64_t>(plan.all.size() - candidates.size());
+  if (candidates.empty())
+    throw Error(m.path + ": sampled recording, but none of its " + std::to_string(plan.all.size()) +
+                " steps lies wholly inside a traced stretch (record with a longer --sample ON time)");
   if (opt.first_step || opt.last_step) {
     int64_t lo = opt.first_step.value_or(INT64_MIN), hi = opt.last_step.value_or(INT64_MAX);
-    for (const auto& s : plan.all)
+    for (const auto& s : candidates)
       if (s.number >= lo && s.number <= hi) plan.analysed.push_back(s);
+    if (plan.analysed.empty() && plan.untraced > 0) {
+      throw Error(m.path + ": none of steps " + (opt.first_step ? std::to_string(lo) : "") + "-" +
+                  (opt.last_step ? std::to_string(hi) : "") + " was traced (sampled recording; traced steps: " +
+                  describe_numbers(candidates) + ")");
+    }
     if (plan.analysed.empty()) {
       int64_t a = INT64_MAX, b = INT64_MIN;
       for (const auto& s : plan.all) a = std::min(a, s.number), b = std::max(b, s.number);
@@ -116,17 +157,17 @@ StepPlan plan_steps(const Model& m, const Options& opt) {
     }
     return plan;
   }
-  const size_t n = plan.all.size();
+  const size_t n = candidates.size();
   size_t skip = 0;
   if (n >= 3) {
     std::vector<double> d;
-    for (const auto& s : plan.all) d.push_back(static_cast<double>(s.duration()));
+    for (const auto& s : candidates) d.push_back(static_cast<double>(s.duration()));
     double med = median(d);
     skip = 1;
     while (skip < n / 4 && d[skip] > kWarmupFactor * med) ++skip;
   }
   plan.warmup_skipped = static_cast<int64_t>(skip);
-  plan.analysed.assign(plan.all.begin() + static_cast<long>(skip), plan.all.end());
+  plan.analysed.assign(candidates.begin() + static_cast<long>(skip), candidates.end());
   return plan;
 }
 

@@ -28,6 +28,7 @@ struct StepPlan {
   std::vector<StepWindow> all;       // every step found, by start time
   std::vector<StepWindow> analysed;  // after --steps or warm-up skipping
   int64_t warmup_skipped = 0;
+  int64_t untraced = 0;  // sampled recordings: steps not wholly inside a traced stretch, never analysed
 };
 
 // Throws Error when --steps selects nothing.

@@ -73,7 +73,8 @@ for loop, loop_args in loops.items():
             add(name, median_step(cmd, env))
         if not args.no_torch_profiler:
             add("torch.profiler", median_step(script + ["--profile", os.path.join(tmp, f"{loop}_{i}.json")]))
-        print(loop, i, {k: v[-1] for k, v in runs.items()}, flush=True)
+        print(loop, i, "median", {k: v[-1] for k, v in runs.items()}, "mean",
+              {k: round(v[-1], 3) for k, v in means.items()}, flush=True)
     ratio = lambda name, of: statistics.median(r / p for r, p in zip(of[name], of["plain"]))
     results[loop] = {
         "median_step_ms": {k: statistics.median(v) for k, v in runs.items()},

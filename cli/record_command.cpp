@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstring>
 #include <ctime>
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -30,8 +31,31 @@ struct RecordOptions {
   std::string trace = "cuda,nvtx,torch";
   double delay_s = 0;
   double duration_s = 0;
+  std::string sample;  // "ON,OFF" seconds: GPU and ops traced ON s out of every ON+OFF s
   std::vector<std::string> command;
 };
+
+// --sample ON,OFF in seconds -> "ON_MS,OFF_MS" for GPUSCOPE_SAMPLE_MS.
+std::string sample_ms(const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    return Error("record: --sample " + text + ": " + why + " (expected ON,OFF in seconds, e.g. 1,9)");
+  };
+  const auto comma = text.find(',');
+  if (comma == std::string::npos) throw bad("no comma");
+  double v[2];
+  const std::string parts[2] = {text.substr(0, comma), text.substr(comma + 1)};
+  for (int i = 0; i < 2; ++i) {
+    size_t used = 0;
+    try {
+      v[i] = std::stod(parts[i], &used);
+    } catch (const std::exception&) {
+      throw bad("'" + parts[i] + "' is not a number");
+    }
+    if (used != parts[i].size() || !std::isfinite(v[i])) throw bad("'" + parts[i] + "' is not a number");
+    if (v[i] < 0.1 || v[i] > 86400) throw bad("each part must be between 0.1 and 86400 seconds");
+  }
+  return std::to_string(std::llround(v[0] * 1000)) + "," + std::to_string(std::llround(v[1] * 1000));
+}
 
 volatile sig_atomic_t g_child_pid = 0;
 
@@ -69,6 +93,7 @@ void create_database(const std::string& path, const RecordOptions& opt, int64_t 
   w.set_meta("gpuscope_version", GPUSCOPE_VERSION);
   w.set_meta("source", "gpuscope record");
   w.set_meta("trace", opt.trace);
+  if (!opt.sample.empty()) w.set_meta("sample", opt.sample);
   std::string cmd;
   for (const auto& a : opt.command) cmd += (cmd.empty() ? "" : " ") + a;
   w.set_meta("command", cmd);
@@ -82,6 +107,7 @@ int run_record(RecordOptions& opt) {
   if (opt.command.empty()) throw Error("record: no command given (usage: gpuscope record [options] -- command args...)");
   validate_trace_list(opt.trace);
   if (opt.delay_s < 0 || opt.duration_s < 0) throw Error("record: --delay and --duration must be >= 0");
+  const std::string sample = opt.sample.empty() ? "" : sample_ms(opt.sample);
   std::string exe = find_executable(opt.command[0]);
   if (exe.empty()) throw Error("record: command not found: " + opt.command[0]);
   std::string collector = find_collector();
@@ -123,6 +149,7 @@ int run_record(RecordOptions& opt) {
   // Ops are linked to their kernels after the job (finalize_recording), not by
   // CUPTI external correlation around every op.
   if (!std::getenv("GPUSCOPE_TORCH_EXTERNAL_IDS")) env.emplace_back("GPUSCOPE_TORCH_EXTERNAL_IDS", "0");
+  if (!sample.empty()) env.emplace_back("GPUSCOPE_SAMPLE_MS", sample);
 
   struct sigaction sa {};
   sa.sa_sigaction = forward_signal;
@@ -183,6 +210,9 @@ static void add_record_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--delay", opt.delay_s, "Seconds to wait before recording (the job starts at once)");
   cmd->add_option("--duration", opt.duration_s, "Seconds to record after the delay (0 = until the job ends)");
+  cmd->add_option("--sample", opt.sample,
+                  "ON,OFF: trace kernels, API calls and ops for ON seconds out of every ON+OFF (switching at step "
+                  "boundaries when torch steps are seen); steps and ranges are recorded throughout");
   // Everything from the first non-option argument (or after --) is the job's command line, verbatim.
   cmd->prefix_command();
   cmd->footer("Example: gpuscope record -o run.db -- python train.py --epochs 1\n"

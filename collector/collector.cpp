@@ -19,6 +19,7 @@
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
 #include "collector/plugin_host.h"
+#include "collector/schedule.h"
 #include "collector/writer_thread.h"
 
 namespace gpuscope::collector {
@@ -120,6 +121,7 @@ void ensure_started() {
   g_started = true;
   g_owner_pid = getpid();
   g_config = load_config();
+  schedule::begin(g_config, now_ns());
   writer_thread::start(g_config, register_late_exit_hook);
   g_enabled.store(true, std::memory_order_release);
   install_signal_handlers();
@@ -155,7 +157,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   }
   std::string why;
   uint64_t now = now_ns();
-  if (cupti_source::start(config(), config().traced_at(now, now), why)) {
+  if (cupti_source::start(config(), config().traced_at(now, now) && schedule::traced(), why)) {
     set_cupti_status("ok");
   } else {
     set_cupti_status(why);

@@ -163,6 +163,7 @@ Config g_config;
 std::vector<CUpti_ActivityKind> g_kinds;
 bool g_tracing = false;
 bool g_finalized = false;
+bool g_filtered = false;  // noisy API calls switched off
 std::atomic<uint64_t> g_pauses{0};
 
 bool enable_kinds(std::string& why) {
@@ -173,8 +174,11 @@ bool enable_kinds(std::string& why) {
       return false;
     }
   }
-  if (g_config.runtime_api) filter_noisy(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-  if (g_config.driver_api) filter_noisy(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  if (!g_filtered) {  // once, and again after cuptiFinalize forgot it
+    if (g_config.runtime_api) filter_noisy(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    if (g_config.driver_api) filter_noisy(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+    g_filtered = true;
+  }
   return true;
 }
 
@@ -224,6 +228,7 @@ bool set_tracing(bool on, std::string& why) {
       g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
       g_api.unsubscribe(g_subscriber);
       g_finalized = g_api.finalize() == CUPTI_SUCCESS;
+      g_filtered = !g_finalized;
     }
     g_tracing = false;
     g_pauses.fetch_add(1, std::memory_order_relaxed);

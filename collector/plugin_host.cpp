@@ -19,6 +19,7 @@
 #include "collector/collector.h"
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
+#include "collector/schedule.h"
 #include "gpuscope/plugin.h"
 
 namespace gpuscope::collector {
@@ -102,10 +103,12 @@ void host_pop_external_id() {
     cupti_source::api().pop_external_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
 }
 
+int host_step_boundary(uint64_t now) { return schedule::on_step_boundary(config(), now) ? 1 : 0; }
+
 const gpuscope_host_api g_host = {
     GPUSCOPE_PLUGIN_ABI_VERSION, sizeof(gpuscope_host_api), host_enabled, host_now, host_trace_enabled,
     host_emit_op, host_emit_range, host_emit_step, host_emit_memory, host_emit_counter, host_emit_message,
-    host_set_meta, host_push_external_id, host_pop_external_id,
+    host_set_meta, host_push_external_id, host_pop_external_id, host_step_boundary,
 };
 
 std::string collector_dir() {

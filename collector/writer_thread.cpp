@@ -17,12 +17,14 @@
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
 #include "collector/process_info.h"
+#include "collector/schedule.h"
 #include "collector/thread_slots.h"
 
 namespace gpuscope::collector::writer_thread {
 namespace {
 
 constexpr int kTickMs = 100;
+constexpr int64_t kRangeSourceSamplingWindow = 7;  // enum range_source
 
 std::thread g_thread;
 int g_wake[2] = {-1, -1};
@@ -107,9 +109,14 @@ void write_process_and_stats(State& s, uint64_t now) {
 
 // One tick: gather everything, write it, commit. The final tick leaves CUPTI
 // alone: the exiting thread has flushed it (see collector.cpp, on_exit).
-// Capture windows and duty cycles: CUPTI's activities are switched on and off
-// here, so that outside them the job pays (almost) nothing for GPU tracing.
+// Capture windows (--delay, --duration) and duty cycles (--sample): CUPTI's
+// activities are switched on and off while the job runs, so that outside them
+// the job pays (almost) nothing for GPU tracing.
 void follow_schedule(State& s, uint64_t now) {
+  if (schedule::sampling(s.config)) {
+    schedule::on_tick(s.config, now);
+    return;
+  }
   if (!cupti_source::active()) return;
   bool want = s.config.traced_at(now, cupti_source::epoch_ns());
   if (want == cupti_source::tracing()) return;
@@ -118,6 +125,20 @@ void follow_schedule(State& s, uint64_t now) {
     std::fprintf(stderr, "gpuscope: GPU tracing could not resume: %s\n", why.c_str());
     emit_message(now, 2, "GPU tracing could not resume: " + why);
     s.config.window_end_ns = s.config.window_start_ns = 1;  // stop trying
+  }
+}
+
+// The traced stretches of a duty cycle, as ranges on the main thread.
+void write_sampling_windows(State& s, bool final_tick, uint64_t now) {
+  for (const schedule::Window& w : schedule::take_windows(final_tick, now)) {
+    store::RangeRow r;
+    r.pid = r.tid = s.sink->pid;
+    r.source = kRangeSourceSamplingWindow;
+    r.kind = 2;  // start/end
+    r.name = "gpuscope: traced";
+    r.start = s.sink->rel(w.start);
+    r.end = s.sink->rel(w.end);
+    s.writer->add(r);
   }
 }
 
@@ -135,6 +156,7 @@ void tick(State& s, bool final_tick) {
     for (int i = 0; i < kMaxThreadSlots; ++i) s.cpu.flush_open(s.threads[i], *s.sink);
     s.cpu.flush_open_start_end(*s.sink);
   }
+  if (schedule::sampling(s.config)) write_sampling_windows(s, final_tick, now);
   write_process_and_stats(s, now);
   s.writer->commit();
 }

@@ -50,6 +50,7 @@ json summary_json(const Summary& s) {
       {"steps", s.steps},
       {"steps_recorded", s.steps_recorded},
       {"warmup_skipped", s.warmup_skipped},
+      {"steps_untraced", s.steps_untraced},
       {"first_step", s.first_step},
       {"last_step", s.last_step},
       {"step_ms_mean", ms3(s.step_ms_mean)},

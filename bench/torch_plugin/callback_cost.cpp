@@ -51,11 +51,12 @@ void host_emit_message(uint32_t, const char* text) { std::fprintf(stderr, "plugi
 void host_set_meta(const char*, const char*) {}
 void host_push(uint64_t) {}
 void host_pop() {}
+int host_step_boundary(uint64_t) { return 1; }
 
 const gpuscope_host_api kHost = {GPUSCOPE_PLUGIN_ABI_VERSION, sizeof(gpuscope_host_api), host_enabled, host_now,
                                  host_trace_enabled, host_emit_op, host_emit_range, host_emit_step,
                                  host_emit_memory, host_emit_counter, host_emit_message, host_set_meta, host_push,
-                                 host_pop};
+                                 host_pop, host_step_boundary};
 
 std::unique_ptr<at::ObserverContext> empty_start(const at::RecordFunction&) { return nullptr; }
 void empty_end(const at::RecordFunction&, at::ObserverContext*) {}

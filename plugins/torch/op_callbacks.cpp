@@ -64,10 +64,28 @@ struct ThreadState {
 std::atomic<uint64_t> g_thread_count{0};
 CallbackOptions g_options;
 StepTracker* g_tracker = nullptr;
-uint64_t g_handle = 0;
+uint64_t g_handle = 0;          // ops: every scope but USER_SCOPE; off while sampling leaves steps untraced
+uint64_t g_markers_handle = 0;  // USER_SCOPE ranges (steps, DataLoader, optimizer): always on
+bool g_ops_on = true;           // under the step tracker's mutex (steps are emitted there)
+
+// Sampled tracing: after each step the collector says whether the next ones
+// are traced; untraced steps cost torch no op callbacks at all.
+void follow_sampling(const gpuscope_host_api* h, uint64_t step_end) {
+  if (!g_options.ops || !g_handle) return;
+  const bool on = h->step_boundary(step_end) != 0;
+  if (on == g_ops_on) return;
+  g_ops_on = on;
+  if (on)
+    at::reenableCallback(g_handle);
+  else
+    at::disableCallback(g_handle);
+}
 
 void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
-  if (const gpuscope_host_api* h = host(); h && h->enabled()) h->emit_step(start, end, number, source);
+  const gpuscope_host_api* h = host();
+  if (!h || !h->enabled()) return;
+  h->emit_step(start, end, number, source);
+  follow_sampling(h, end);
 }
 
 // Thread states live on the heap behind a trivially destructible pointer; a
@@ -241,6 +259,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 }  // namespace
 
 uint64_t registered_callback_handle() { return g_handle; }
+uint64_t registered_markers_handle() { return g_markers_handle; }
 
 StepTracker& step_tracker() {
   static StepTracker tracker(emit_step);
@@ -253,12 +272,16 @@ bool register_callbacks(const CallbackOptions& options, std::string& why) {
   try {
     // Dtype tags, build features and the mobile interpreter are not ops of
     // the training job; everything else is.
+    // Two callbacks, so sampled tracing can switch ops off and keep the
+    // step markers. torch files callbacks by scope: an op never calls the
+    // markers' one, nor a range the ops' one.
+    g_markers_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(&on_start, &on_end).scopes({at::RecordScope::USER_SCOPE}));
     g_handle = at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
                               .needsInputs(options.shapes)
                               .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
                                        at::RecordScope::TORCHSCRIPT_FUNCTION, at::RecordScope::CUSTOM_CLASS,
-                                       at::RecordScope::USER_SCOPE, at::RecordScope::STATIC_RUNTIME_OP,
-                                       at::RecordScope::STATIC_RUNTIME_MODEL}));
+                                       at::RecordScope::STATIC_RUNTIME_OP, at::RecordScope::STATIC_RUNTIME_MODEL}));
   } catch (const std::exception& e) {
     why = std::string("at::addGlobalCallback failed: ") + e.what();
     return false;

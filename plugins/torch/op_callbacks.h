@@ -1,5 +1,7 @@
 // The RecordFunction global callbacks: every op, autograd function and
-// annotation range of the process passes through them. Per-thread stacks pair
+// annotation range of the process passes through them (ops through one,
+// USER_SCOPE ranges through the other; with sampled tracing the ops' callback
+// is disabled between traced stretches, at step boundaries). Per-thread stacks pair
 // starts with ends; an op is emitted when it ends, with the shapes and dtypes
 // captured at its start.
 #pragma once
@@ -25,8 +27,10 @@ bool register_callbacks(const CallbackOptions& options, std::string& why);
 
 StepTracker& step_tracker();
 
-// The RecordFunction handle of the plugin's callbacks (0 before registration);
-// the cost benchmark switches them off and on with it.
+// The RecordFunction handles of the plugin's callbacks (0 before
+// registration): ops (the cost benchmark switches it off and on), and the
+// USER_SCOPE ranges that mark steps.
 uint64_t registered_callback_handle();
+uint64_t registered_markers_handle();
 
 }  // namespace gpuscope::torch_plugin

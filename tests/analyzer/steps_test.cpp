@@ -1,6 +1,7 @@
 // Step detection, selection (--steps, warm-up), device and process choice.
 #include <gtest/gtest.h>
 
+#include "analyzer/model.h"
 #include "common/error.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
@@ -49,6 +50,51 @@ TEST(Steps, StepsLastUntilTheirGpuWorkEnds) {
       << a.summary.step_source_detail;
   // Every step's kernel is inside the analysed steps, and the GPU is busy all along.
   EXPECT_GT(a.summary.gpu_utilization, 0.98);
+}
+
+// `gpuscope record --sample`: only steps wholly inside a traced stretch
+// (range source 7) are analysed; the ones between say nothing about the GPU.
+TEST(Steps, SampledRecordingAnalysesOnlyTracedSteps) {
+  const std::string path = temp_db("sampled");
+  {
+    Sim s(path, Sim::Config{});
+    int64_t window_start = 0;
+    for (int i = 0; i < 30; ++i) {
+      const bool traced = (i / 5) % 2 == 0;  // steps 0-4, 10-14, 20-24
+      if (traced && i % 5 == 0) window_start = s.now();
+      s.step_begin();
+      if (traced) {
+        s.op_begin("aten::mm");
+        s.kernel("gemm_kernel", ms(2));
+        s.op_end();
+        s.sync();
+      }
+      s.cpu(ms(traced ? 1 : 3));  // untraced steps look idle and slow: they must not count
+      s.step_end();
+      if (traced && i % 5 == 4) s.range(analyzer::kRangeSourceSamplingWindow, "gpuscope: traced", window_start, s.now());
+    }
+    s.finish();
+  }
+  auto a = analyze_path(path);
+  EXPECT_EQ(a.summary.steps_recorded, 30);
+  EXPECT_EQ(a.summary.steps_untraced, 15);
+  EXPECT_EQ(a.summary.warmup_skipped, 1);
+  EXPECT_EQ(a.summary.steps, 14);
+  EXPECT_GT(a.summary.gpu_utilization, 0.5);
+  bool noted = false;
+  for (const auto& n : a.notes) noted = noted || n.find("sampled recording: 15 of 30 steps") != std::string::npos;
+  EXPECT_TRUE(noted);
+
+  Options o;
+  analyzer::parse_step_range("5-9", o);
+  try {
+    analyze_path(path, o);
+    ADD_FAILURE() << "--steps 5-9 selects only untraced steps";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("traced steps: 0-4, 10-14, 20-24"), std::string::npos) << e.what();
+  }
+  analyzer::parse_step_range("3-12", o);
+  EXPECT_EQ(analyze_path(path, o).summary.steps, 5);  // 3, 4, 10, 11, 12
 }
 
 TEST(Steps, ExplicitRangeKeepsWarmup) {

@@ -45,10 +45,10 @@ def check(cond, what):
     return cond
 
 
-def record(name, command, env=None, trace=None, timeout=90):
-    """Runs `gpuscope record -o TMP/name.db -- command`; returns (result, db)."""
+def record(name, command, env=None, trace=None, timeout=90, options=()):
+    """Runs `gpuscope record -o TMP/name.db [options] -- command`; returns (result, db)."""
     db = os.path.join(TMP, name + ".db")
-    argv = [args.gpuscope, "record", "-o", db]
+    argv = [args.gpuscope, "record", "-o", db] + list(options)
     if trace:
         argv += ["--trace", trace]
     full_env = dict(os.environ)
@@ -254,6 +254,46 @@ def ops_off():
     check(q1(db, "SELECT count(*) FROM op") == 0, "GPUSCOPE_TORCH_OPS=0: no ops")
     check(q1(db, "SELECT count(*) FROM step") == 4, "4 steps still found (got %s)" % q1(db, "SELECT count(*) FROM step"))
     check(q1(db, "SELECT count(*) FROM meta WHERE key = 'torch_version'") == 1, "the plugin was loaded")
+
+
+@case
+def sampled():
+    # record --sample ON,OFF: ops (and on a GPU, kernels and API calls) only in
+    # traced stretches that switch at step boundaries; steps and ranges always.
+    steps = 250
+    result, db = record("sampled", [args.python, os.path.join(TORCH_SAMPLES, "launch_bound.py"), "--device", "cpu",
+                                    "--steps", str(steps)], options=["--sample", "0.2,0.4"])
+    check(result.returncode == 0, "job exits 0")
+    numbers = [n for (n,) in q(db, "SELECT number FROM step ORDER BY number")]
+    check(numbers == list(range(steps + 2)), "every step recorded, numbered without gaps (got %d)" % len(numbers))
+    windows = q(db, "SELECT start, \"end\" FROM range WHERE source = 7 ORDER BY start")
+    check(len(windows) >= 2, "at least 2 traced stretches (got %d)" % len(windows))
+    check(q1(db, "SELECT value FROM meta WHERE key = 'sample'") == "0.2,0.4", "meta sample = 0.2,0.4")
+    inside = "EXISTS (SELECT 1 FROM range r WHERE r.source = 7 AND {0}.start >= r.start AND {0}.\"end\" <= r.\"end\")"
+    ops = q1(db, "SELECT count(*) FROM op")
+    outside = q1(db, "SELECT count(*) FROM op o WHERE NOT " + inside.format("o"))
+    check(ops > 0 and outside == 0, "%d ops, all inside traced stretches (outside: %s)" % (ops, outside))
+    traced = q1(db, "SELECT count(*) FROM step s WHERE " + inside.format("s"))
+    check(0 < traced < steps, "some steps traced whole, not all (%d of %d)" % (traced, steps + 2))
+    # Switches happen at step boundaries: each stretch starts where a step ends.
+    ends = {e for (e,) in q(db, "SELECT \"end\" FROM step")}
+    first_after = [q1(db, "SELECT min(start) FROM step WHERE start >= ?", w0) for w0, _ in windows[1:]]
+    check(all(s is not None and s - w0 < 5_000_000 for s, (w0, _) in zip(first_after, windows[1:])),
+          "each later stretch starts at a step boundary (within 5 ms)")
+    untraced_ops = q1(db, "SELECT count(*) FROM step s WHERE NOT " + inside.format("s") +
+                   " AND EXISTS (SELECT 1 FROM op o WHERE o.start >= s.start AND o.\"end\" <= s.\"end\")")
+    check(untraced_ops == 0, "untraced steps hold no ops (got %s)" % untraced_ops)
+    report = subprocess.run([args.gpuscope, "analyze", db, "--format", "json"], capture_output=True, text=True)
+    check(report.returncode == 0, "analyze exits 0")
+    summary = json.loads(report.stdout)["summary"] if report.returncode == 0 else {}
+    check(summary.get("steps_untraced", 0) > 0 and
+          summary.get("steps", 0) + summary.get("warmup_skipped", 0) + summary.get("steps_untraced", 0) ==
+          summary.get("steps_recorded"),
+          "analyze: traced + warm-up + untraced = recorded steps (%s)" %
+          {k: summary.get(k) for k in ("steps", "warmup_skipped", "steps_untraced", "steps_recorded")})
+    bad = subprocess.run([args.gpuscope, "record", "--sample", "0.2", "--", "true"], capture_output=True, text=True)
+    check(bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--sample" in bad.stderr,
+          "--sample without OFF: one-line error, exit 2 (%r)" % bad.stderr.strip())
 
 
 @case

@@ -265,6 +265,7 @@ constexpr std::array kEnums{
     EnumValue{"range_source", 1, "nvtx"},  EnumValue{"range_source", 2, "torch_user"},
     EnumValue{"range_source", 3, "dataloader"}, EnumValue{"range_source", 4, "optimizer"},
     EnumValue{"range_source", 5, "profiler_step"}, EnumValue{"range_source", 6, "torch_other"},
+    EnumValue{"range_source", 7, "sampling_window"},
     EnumValue{"step_source", 1, "profiler_step"}, EnumValue{"step_source", 2, "optimizer_step"},
     EnumValue{"step_source", 3, "nvtx"},
     EnumValue{"severity", 1, "info"},      EnumValue{"severity", 2, "warning"},

@@ -73,6 +73,14 @@ typedef struct gpuscope_host_api {
    * linked to `id` (op.external_id). No-ops when CUPTI is not recording. */
   void (*push_external_id)(uint64_t id);
   void (*pop_external_id)(void);
+
+  /* Sampled tracing (`gpuscope record --sample`): call after each step ends,
+   * on the thread that ended it, with the step's end time (a traced stretch
+   * starts or stops exactly there). The collector switches GPU tracing on or off
+   * there, so steps are traced whole; returns 1 when what follows is traced
+   * (record ops), 0 when not (record only steps and ranges). Always 1 without
+   * sampling. Appended after ABI 1's first release: check `size`. */
+  int (*step_boundary)(uint64_t step_end_ns);
 } gpuscope_host_api;
 
 /* Exported by the plugin. Returns 0 when it is active, non-zero (having said

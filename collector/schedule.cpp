@@ -1,0 +1,97 @@
+#include "collector/schedule.h"
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "collector/cupti_source.h"
+#include "collector/emit.h"
+
+namespace gpuscope::collector::schedule {
+namespace {
+
+std::mutex g_mutex;  // switches are rare: a few per period
+std::atomic<bool> g_traced{true};
+std::atomic<uint64_t> g_last_step_ns{0};
+uint64_t g_epoch_ns = 0;
+uint64_t g_open_start = 0;  // start of the traced stretch now open; 0 = untraced
+std::vector<Window> g_done;
+
+// Holds g_mutex.
+void switch_to(bool on, uint64_t now) {
+  if (on == g_traced.load(std::memory_order_relaxed)) return;
+  std::string why;
+  if (!cupti_source::set_tracing(on, why)) {
+    // Could not resume CUPTI: stay untraced rather than record ops without kernels.
+    std::fprintf(stderr, "gpuscope: GPU tracing could not resume: %s\n", why.c_str());
+    emit_message(now, 2, "GPU tracing could not resume: " + why);
+    return;
+  }
+  g_traced.store(on, std::memory_order_relaxed);
+  if (on) {
+    g_open_start = now;
+  } else if (g_open_start) {
+    g_done.push_back({g_open_start, now});
+    g_open_start = 0;
+  }
+}
+
+bool wanted(const Config& config, uint64_t now) {
+  if (!g_epoch_ns) {
+    g_epoch_ns = now;
+    g_open_start = now;
+  }
+  return config.traced_at(now, g_epoch_ns);
+}
+
+}  // namespace
+
+bool sampling(const Config& config) { return config.sample_on_ms > 0 && config.sample_off_ms > 0; }
+
+void begin(const Config& config, uint64_t now) {
+  if (!sampling(config)) return;
+  std::lock_guard lock(g_mutex);
+  wanted(config, now);
+}
+
+bool on_step_boundary(const Config& config, uint64_t now) {
+  if (!sampling(config)) return true;
+  g_last_step_ns.store(now, std::memory_order_relaxed);
+  std::lock_guard lock(g_mutex);
+  switch_to(wanted(config, now), now);
+  return g_traced.load(std::memory_order_relaxed);
+}
+
+void on_tick(const Config& config, uint64_t now) {
+  if (!sampling(config)) return;
+  const uint64_t period_ns = (config.sample_on_ms + config.sample_off_ms) * 1000000ull;
+  const uint64_t last_step = g_last_step_ns.load(std::memory_order_relaxed);
+  std::lock_guard lock(g_mutex);
+  const bool want = wanted(config, now);
+  // CUDA may have started while a switch was under way: CUPTI follows.
+  const bool traced_now = g_traced.load(std::memory_order_relaxed);
+  if (cupti_source::active() && cupti_source::tracing() != traced_now) {
+    std::string why;
+    cupti_source::set_tracing(traced_now, why);
+  }
+  // Steps drive the switches; by time only when none came for a whole period
+  // (counted from the start while waiting for the first).
+  if (now - (last_step ? last_step : g_epoch_ns) < period_ns) return;
+  switch_to(want, now);
+}
+
+bool traced() { return g_traced.load(std::memory_order_relaxed); }
+
+std::vector<Window> take_windows(bool final, uint64_t now) {
+  std::lock_guard lock(g_mutex);
+  std::vector<Window> out;
+  out.swap(g_done);
+  if (final && g_open_start && g_epoch_ns) {
+    out.push_back({g_open_start, now});
+    g_open_start = 0;
+  }
+  return out;
+}
+
+}  // namespace gpuscope::collector::schedule

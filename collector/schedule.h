@@ -1,0 +1,46 @@
+// Sampled tracing: when the job is traced (CUPTI activities on, the torch
+// plugin's op callback on) and when it runs untraced, from the duty cycle in
+// Config (GPUSCOPE_SAMPLE_MS, `gpuscope record --sample`).
+//
+// With the torch plugin, tracing switches only at step boundaries (the plugin
+// calls on_step_boundary after each step it emits), so every step is traced
+// whole or not at all. Without steps (no plugin, or none for a full period),
+// the writer thread switches by time. Each traced stretch is written as a
+// `range` row (source `sampling_window`) so the analyzer knows which steps
+// were traced.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "collector/config.h"
+
+namespace gpuscope::collector::schedule {
+
+struct Window {
+  uint64_t start = 0, end = 0;  // collector clock, ns
+};
+
+// Whether a duty cycle is configured at all (else everything is traced and
+// none of the calls below does anything).
+bool sampling(const Config& config);
+
+// At the collector's start: the duty cycle counts from here.
+void begin(const Config& config, uint64_t now);
+
+// From the plugin, on the thread that ended the step: switches tracing if the
+// duty cycle says so, and returns whether what follows is traced.
+bool on_step_boundary(const Config& config, uint64_t now);
+
+// From the writer thread, every tick: switches by time when no step boundary
+// came for a whole period.
+void on_tick(const Config& config, uint64_t now);
+
+// Whether the job is traced now (one relaxed load).
+bool traced();
+
+// Traced stretches that have ended since the last call; at the end of the
+// recording (`final`), the open one too, ending at `now`.
+std::vector<Window> take_windows(bool final, uint64_t now);
+
+}  // namespace gpuscope::collector::schedule
