@@ -51,7 +51,6 @@ class IndexStack {
 CuptiApi g_api;
 std::atomic<bool> g_active{false};  // set once start() has finished
 std::mutex g_control;               // start() against set_tracing(), never on the hot path
-std::atomic<uint64_t> g_epoch_ns{0};
 CUpti_SubscriberHandle g_subscriber = nullptr;
 Buffer g_pool[kBuffers];
 IndexStack g_free, g_done;
@@ -187,7 +186,6 @@ bool enable_kinds(std::string& why) {
 bool start(const Config& config, bool tracing, std::string& why) {
   std::lock_guard lock(g_control);
   if (g_active) return true;
-  g_epoch_ns.store(now_ns(), std::memory_order_relaxed);
   if (!load_cupti(g_api, why)) return false;
   g_config = config;
   for (int i = 0; i < kBuffers; ++i) {
@@ -212,7 +210,6 @@ bool tracing() {
   std::lock_guard lock(g_control);
   return g_active && g_tracing;
 }
-uint64_t epoch_ns() { return g_epoch_ns.load(std::memory_order_relaxed); }
 uint64_t pauses() { return g_pauses.load(std::memory_order_relaxed); }
 
 bool set_tracing(bool on, std::string& why) {

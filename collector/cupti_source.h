@@ -24,8 +24,6 @@ bool active();
 // could not resume.
 bool set_tracing(bool on, std::string& why);
 bool tracing();
-// When start() ran: a duty cycle (Config::traced_at) counts from here.
-uint64_t epoch_ns();
 uint64_t pauses();
 const CuptiApi& api();
 

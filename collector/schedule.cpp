@@ -38,25 +38,31 @@ void switch_to(bool on, uint64_t now) {
 }
 
 bool wanted(const Config& config, uint64_t now) {
-  if (!g_epoch_ns) {
+  if (!g_epoch_ns) {  // the first call: traced from here unless a window starts later
     g_epoch_ns = now;
-    g_open_start = now;
+    const bool on = config.traced_at(now, now);
+    g_traced.store(on, std::memory_order_relaxed);
+    g_open_start = on ? now : 0;
   }
   return config.traced_at(now, g_epoch_ns);
 }
 
 }  // namespace
 
-bool sampling(const Config& config) { return config.sample_on_ms > 0 && config.sample_off_ms > 0; }
+bool scheduled(const Config& config) {
+  const bool duty_cycle = config.sample_on_ms > 0 && config.sample_off_ms > 0;
+  const bool window = config.window_end_ns != 0 || config.window_start_ns > config.origin_ns;
+  return duty_cycle || window;
+}
 
 void begin(const Config& config, uint64_t now) {
-  if (!sampling(config)) return;
+  if (!scheduled(config)) return;
   std::lock_guard lock(g_mutex);
   wanted(config, now);
 }
 
 bool on_step_boundary(const Config& config, uint64_t now) {
-  if (!sampling(config)) return true;
+  if (!scheduled(config)) return true;
   g_last_step_ns.store(now, std::memory_order_relaxed);
   std::lock_guard lock(g_mutex);
   switch_to(wanted(config, now), now);
@@ -64,7 +70,7 @@ bool on_step_boundary(const Config& config, uint64_t now) {
 }
 
 void on_tick(const Config& config, uint64_t now) {
-  if (!sampling(config)) return;
+  if (!scheduled(config)) return;
   const uint64_t period_ns = (config.sample_on_ms + config.sample_off_ms) * 1000000ull;
   const uint64_t last_step = g_last_step_ns.load(std::memory_order_relaxed);
   std::lock_guard lock(g_mutex);
@@ -75,8 +81,9 @@ void on_tick(const Config& config, uint64_t now) {
     std::string why;
     cupti_source::set_tracing(traced_now, why);
   }
-  // Steps drive the switches; by time only when none came for a whole period
-  // (counted from the start while waiting for the first).
+  // Duty cycles: steps drive the switches; by time only when none came for a
+  // whole period (counted from the start while waiting for the first).
+  // Windows alone (period 0) switch by time; the plugin follows at its next step.
   if (now - (last_step ? last_step : g_epoch_ns) < period_ns) return;
   switch_to(want, now);
 }

@@ -1,11 +1,12 @@
 // Sampled tracing: when the job is traced (CUPTI activities on, the torch
-// plugin's op callback on) and when it runs untraced, from the duty cycle in
-// Config (GPUSCOPE_SAMPLE_MS, `gpuscope record --sample`).
+// plugin's op callback on) and when it runs untraced, from the duty cycle
+// (GPUSCOPE_SAMPLE_MS, `gpuscope record --sample`) and the window
+// (GPUSCOPE_WINDOW_START_NS/END_NS, `--delay`, `--duration`) in Config.
 //
 // With the torch plugin, tracing switches only at step boundaries (the plugin
 // calls on_step_boundary after each step it emits), so every step is traced
 // whole or not at all. Without steps (no plugin, or none for a full period),
-// the writer thread switches by time. Each traced stretch is written as a
+// the writer thread switches by time (windows always do). Each traced stretch is written as a
 // `range` row (source `sampling_window`) so the analyzer knows which steps
 // were traced.
 #pragma once
@@ -21,9 +22,10 @@ struct Window {
   uint64_t start = 0, end = 0;  // collector clock, ns
 };
 
-// Whether a duty cycle is configured at all (else everything is traced and
-// none of the calls below does anything).
-bool sampling(const Config& config);
+// Whether tracing follows a schedule at all: a duty cycle, or a window
+// (--delay, --duration). Else everything is traced and the calls below do
+// nothing.
+bool scheduled(const Config& config);
 
 // At the collector's start: the duty cycle counts from here.
 void begin(const Config& config, uint64_t now);

@@ -111,24 +111,10 @@ void write_process_and_stats(State& s, uint64_t now) {
 // alone: the exiting thread has flushed it (see collector.cpp, on_exit).
 // Capture windows (--delay, --duration) and duty cycles (--sample): CUPTI's
 // activities are switched on and off while the job runs, so that outside them
-// the job pays (almost) nothing for GPU tracing.
-void follow_schedule(State& s, uint64_t now) {
-  if (schedule::sampling(s.config)) {
-    schedule::on_tick(s.config, now);
-    return;
-  }
-  if (!cupti_source::active()) return;
-  bool want = s.config.traced_at(now, cupti_source::epoch_ns());
-  if (want == cupti_source::tracing()) return;
-  std::string why;
-  if (!cupti_source::set_tracing(want, why)) {
-    std::fprintf(stderr, "gpuscope: GPU tracing could not resume: %s\n", why.c_str());
-    emit_message(now, 2, "GPU tracing could not resume: " + why);
-    s.config.window_end_ns = s.config.window_start_ns = 1;  // stop trying
-  }
-}
+// the job pays (almost) nothing for GPU tracing (schedule.cpp).
+void follow_schedule(State& s, uint64_t now) { schedule::on_tick(s.config, now); }
 
-// The traced stretches of a duty cycle, as ranges on the main thread.
+// The traced stretches, as ranges on the main thread.
 void write_sampling_windows(State& s, bool final_tick, uint64_t now) {
   for (const schedule::Window& w : schedule::take_windows(final_tick, now)) {
     store::RangeRow r;
@@ -156,7 +142,7 @@ void tick(State& s, bool final_tick) {
     for (int i = 0; i < kMaxThreadSlots; ++i) s.cpu.flush_open(s.threads[i], *s.sink);
     s.cpu.flush_open_start_end(*s.sink);
   }
-  if (schedule::sampling(s.config)) write_sampling_windows(s, final_tick, now);
+  if (schedule::scheduled(s.config)) write_sampling_windows(s, final_tick, now);
   write_process_and_stats(s, now);
   s.writer->commit();
 }

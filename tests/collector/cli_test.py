@@ -172,6 +172,9 @@ r = run([GS, "record", "--delay", "1", "--duration", "1", "-o", path, "--", NVTX
 lo, hi = query(path, "select min(start), max(start) from range")[0]
 check(r.returncode == 0 and lo is not None and lo >= 1e9 and hi <= 2.01e9,
       f"--delay 1 --duration 1 keeps only that window (starts {lo}..{hi} ns)")
+windows = query(path, "select start, \"end\" from range where source = 7")
+check(len(windows) == 1 and 1e9 <= windows[0][0] <= 1.2e9 and 1.9e9 <= windows[0][1] <= 2.2e9,
+      f"the window is stored as one traced stretch (range source 7): {windows}")
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
