@@ -144,13 +144,15 @@ ablation)
   ;;
 sampling)
   # Sampled tracing (record --sample) against full tracing and no profiler on
-  # the launch-bound loop; with and without cuptiFinalize while untraced.
+  # the launch-bound loop, with and without the torch plugin (SAMPLING_FINALIZE=1:
+  # also with cuptiFinalize while untraced).
   # Median and mean step ratios both (overhead.py): untraced steps dominate the median.
   log sampling
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" \
     --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler --variant default= \
     --variant "sample_10pct=--sample 0.3,2.7" \
-    --variant "sample_10pct_finalize=--sample 0.3,2.7 GPUSCOPE_CUPTI_FINALIZE=1" \
+    --variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx" \
+    ${SAMPLING_FINALIZE:+--variant "sample_10pct_finalize=--sample 0.3,2.7 GPUSCOPE_CUPTI_FINALIZE=1"} \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
   ;;
 cupti_floor)
