@@ -14,6 +14,7 @@ namespace {
 std::mutex g_mutex;  // switches are rare: a few per period
 std::atomic<bool> g_traced{true};
 std::atomic<uint64_t> g_last_step_ns{0};
+std::atomic<bool> g_expect_steps{false};
 uint64_t g_epoch_ns = 0;
 uint64_t g_open_start = 0;  // start of the traced stretch now open; 0 = untraced
 std::vector<Window> g_done;
@@ -84,11 +85,13 @@ void on_tick(const Config& config, uint64_t now) {
   // Duty cycles: steps drive the switches; by time only when none came for a
   // whole period (counted from the start while waiting for the first).
   // Windows alone (period 0) switch by time; the plugin follows at its next step.
-  if (now - (last_step ? last_step : g_epoch_ns) < period_ns) return;
+  if (g_expect_steps.load(std::memory_order_relaxed) && now - (last_step ? last_step : g_epoch_ns) < period_ns) return;
   switch_to(want, now);
 }
 
 bool traced() { return g_traced.load(std::memory_order_relaxed); }
+
+void expect_steps() { g_expect_steps.store(true, std::memory_order_relaxed); }
 
 std::vector<Window> take_windows(bool final, uint64_t now) {
   std::lock_guard lock(g_mutex);

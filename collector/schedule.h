@@ -38,6 +38,10 @@ bool on_step_boundary(const Config& config, uint64_t now);
 // came for a whole period.
 void on_tick(const Config& config, uint64_t now);
 
+// A plugin that reports step boundaries is active: wait for its steps (up to a
+// period) before switching by time.
+void expect_steps();
+
 // Whether the job is traced now (one relaxed load).
 bool traced();
 
