@@ -149,7 +149,7 @@ sampling)
   # Median and mean step ratios both (overhead.py): untraced steps dominate the median.
   log sampling
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" \
-    --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler --variant default= \
+    --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler ${SAMPLING_NO_DEFAULT:---variant default=} \
     --variant "sample_10pct=--sample 0.3,2.7" \
     --variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx" \
     ${SAMPLING_FINALIZE:+--variant "sample_10pct_finalize=--sample 0.3,2.7 GPUSCOPE_CUPTI_FINALIZE=1"} \
@@ -170,13 +170,13 @@ cupti_floor)
 sampled_record)
   # A sampled recording resumes tracing at every stretch (with and without cuptiFinalize).
   log sampled_record
-  for fin in 0 1; do
+  for fin in ${SAMPLED_FIN:-0 1}; do
     GPUSCOPE_CUPTI_FINALIZE=$fin guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/sampled_$fin.db" -- \
       python3 samples/torch/launch_bound.py --steps ${SAMPLED_STEPS:-400} | grep -o '"median_step_ms": [0-9.]*'
     python3 tests/gpu/check_sampled.py "$W/sampled_$fin.db"
     "$GS" analyze "$W/sampled_$fin.db" 2>&1 | head -12
   done
-  cp "$W/sampled_1.db" "$OUT/" 2>/dev/null
+  cp "$W"/sampled_*.db "$OUT/" 2>/dev/null
   ;;
 esac
 done
