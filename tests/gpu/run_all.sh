@@ -149,7 +149,7 @@ sampling)
   # Median and mean step ratios both (overhead.py): untraced steps dominate the median.
   log sampling
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" \
-    --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler ${SAMPLING_NO_DEFAULT:---variant default=} \
+    --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler $([ -n "${SAMPLING_NO_DEFAULT:-}" ] || echo --variant default=) \
     --variant "sample_10pct=--sample 0.3,2.7" \
     --variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx" \
     ${SAMPLING_FINALIZE:+--variant "sample_10pct_finalize=--sample 0.3,2.7 GPUSCOPE_CUPTI_FINALIZE=1"} \
