@@ -4,7 +4,10 @@
 
 #include <cstdlib>
 
+#include <vector>
+
 #include "collector/config.h"
+#include "collector/schedule.h"
 
 namespace gpuscope::collector {
 namespace {
@@ -62,6 +65,54 @@ TEST(Schedule, ReadFromTheEnvironment) {
   EXPECT_FALSE(c.finalize_when_off);
   unsetenv("GPUSCOPE_SAMPLE_MS");
   unsetenv("GPUSCOPE_CUPTI_FINALIZE");
+}
+
+}  // namespace
+}  // namespace gpuscope::collector
+
+namespace gpuscope::collector {
+namespace {
+
+// The schedule's state is process-wide: one test walks through it all. No
+// CUPTI here, so only the decisions and the stored stretches are checked.
+TEST(Schedule, StepsDriveTheSwitchesAndEachStretchIsKept) {
+  Config c;
+  c.sample_on_ms = 100;
+  c.sample_off_ms = 300;
+  ASSERT_TRUE(schedule::scheduled(c));
+  const uint64_t t0 = 1000 * kMs;
+  schedule::begin(c, t0);
+  schedule::expect_steps();
+  EXPECT_TRUE(schedule::traced());
+  // Steps of 30 ms: the switch comes at the first step end at or after the cycle's edge.
+  std::vector<bool> traced;
+  for (uint64_t t = t0 + 30 * kMs; t <= t0 + 1200 * kMs; t += 30 * kMs) {
+    traced.push_back(schedule::on_step_boundary(c, t));
+    schedule::on_tick(c, t + kMs);  // steps keep coming: the writer leaves the switches to them
+  }
+  // Boundaries at 30, 60, 90 ms are on; 120 ms is past 100: off until 420 ms (400 is in the
+  // next on-time), on through 480, off at 510, on at 810, 840, 870, off at 900, on again at 1200.
+  std::vector<size_t> on;
+  for (size_t i = 0; i < traced.size(); ++i)
+    if (traced[i]) on.push_back(30 * (i + 1));
+  EXPECT_EQ(on, (std::vector<size_t>{30, 60, 90, 420, 450, 480, 810, 840, 870, 1200}));
+  auto windows = schedule::take_windows(false, 0);
+  ASSERT_EQ(windows.size(), 3u);
+  EXPECT_EQ(windows[0].start, t0);
+  EXPECT_EQ(windows[0].end, t0 + 120 * kMs);
+  EXPECT_EQ(windows[1].start, t0 + 420 * kMs);
+  EXPECT_EQ(windows[1].end, t0 + 510 * kMs);
+  EXPECT_EQ(windows[2].start, t0 + 810 * kMs);
+  EXPECT_EQ(windows[2].end, t0 + 900 * kMs);
+  // No more steps: after a whole period without one, the writer switches by time.
+  schedule::on_tick(c, t0 + 1300 * kMs);  // 100 ms after the last step: still waiting
+  EXPECT_TRUE(schedule::traced());
+  schedule::on_tick(c, t0 + 1700 * kMs);  // 500 ms after: 1700 % 400 = 100, off-time
+  EXPECT_FALSE(schedule::traced());
+  windows = schedule::take_windows(true, t0 + 1800 * kMs);
+  ASSERT_EQ(windows.size(), 1u);
+  EXPECT_EQ(windows[0].start, t0 + 1200 * kMs);
+  EXPECT_EQ(windows[0].end, t0 + 1700 * kMs);
 }
 
 }  // namespace
