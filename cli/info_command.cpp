@@ -34,6 +34,13 @@ void print_info(const std::string& path) {
     }
   }
   std::printf("duration        %s\n", lo <= hi ? human_ns(hi - lo).c_str() : "no timed events");
+  // Sampled or windowed recordings: how much of the job was traced.
+  auto traced = r.query("SELECT count(*), sum(\"end\" - start) FROM range WHERE source = 7");
+  if (traced.step() && traced.int64(0) > 0) {
+    std::string sample = r.meta("sample", "");
+    std::printf("traced          %s in %lld stretch(es)%s\n", human_ns(traced.int64(1)).c_str(),
+                static_cast<long long>(traced.int64(0)), sample.empty() ? "" : (" (--sample " + sample + ")").c_str());
+  }
 
   std::printf("\ndevices\n");
   auto dev = r.query("SELECT id, name, sm_count, total_memory, compute_major, compute_minor FROM device ORDER BY id");

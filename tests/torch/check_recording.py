@@ -291,6 +291,8 @@ def sampled():
           summary.get("steps_recorded"),
           "analyze: traced + warm-up + untraced = recorded steps (%s)" %
           {k: summary.get(k) for k in ("steps", "warmup_skipped", "steps_untraced", "steps_recorded")})
+    info = subprocess.run([args.gpuscope, "info", db], capture_output=True, text=True).stdout
+    check("stretch(es) (--sample 0.2,0.4)" in info, "info shows the traced stretches")
     bad = subprocess.run([args.gpuscope, "record", "--sample", "0.2", "--", "true"], capture_output=True, text=True)
     check(bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--sample" in bad.stderr,
           "--sample without OFF: one-line error, exit 2 (%r)" % bad.stderr.strip())
