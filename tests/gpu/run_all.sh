@@ -148,11 +148,12 @@ sampling)
   # also with cuptiFinalize while untraced).
   # Median and mean step ratios both (overhead.py): untraced steps dominate the median.
   log sampling
+  variants=(--variant "sample_10pct=--sample 0.3,2.7")
+  [ -n "${SAMPLING_NO_DEFAULT:-}" ] || variants+=(--variant default=)
+  [ -n "${SAMPLING_NO_NOTORCH:-}" ] || variants+=(--variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx")
+  [ -z "${SAMPLING_FINALIZE:-}" ] || variants+=(--variant "sample_10pct_finalize=--sample 0.3,2.7 GPUSCOPE_CUPTI_FINALIZE=1")
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" \
-    --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler $([ -n "${SAMPLING_NO_DEFAULT:-}" ] || echo --variant default=) \
-    --variant "sample_10pct=--sample 0.3,2.7" \
-    --variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx" \
-    ${SAMPLING_FINALIZE:+--variant "sample_10pct_finalize=--sample 0.3,2.7 GPUSCOPE_CUPTI_FINALIZE=1"} \
+    --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler "${variants[@]}" \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
   ;;
 cupti_floor)
