@@ -146,7 +146,8 @@ void load(PluginSpec& spec) {
   g_in_init.store(true);
   int rc = init(&g_host);
   g_in_init.store(false);
-  if (rc == 0) schedule::expect_steps();
+  if (rc == 0)
+    schedule::expect_steps(reinterpret_cast<gpuscope_plugin_set_traced_fn>(dlsym(lib, "gpuscope_plugin_set_traced")));
   // The plugin says why through emit_message; repeat that one line here.
   if (rc != 0)
     std::fprintf(stderr, "gpuscope: %s declined to load: %s; recording without it\n", spec.file,

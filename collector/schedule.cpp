@@ -18,6 +18,7 @@ std::atomic<bool> g_expect_steps{false};
 uint64_t g_epoch_ns = 0;
 uint64_t g_open_start = 0;  // start of the traced stretch now open; 0 = untraced
 std::vector<Window> g_done;
+void (*g_plugin_hook)(int) = nullptr;  // under g_mutex
 
 // Holds g_mutex.
 void switch_to(bool on, uint64_t now) {
@@ -30,6 +31,7 @@ void switch_to(bool on, uint64_t now) {
     return;
   }
   g_traced.store(on, std::memory_order_relaxed);
+  if (g_plugin_hook) g_plugin_hook(on ? 1 : 0);
   if (on) {
     g_open_start = now;
   } else if (g_open_start) {
@@ -91,7 +93,13 @@ void on_tick(const Config& config, uint64_t now) {
 
 bool traced() { return g_traced.load(std::memory_order_relaxed); }
 
-void expect_steps() { g_expect_steps.store(true, std::memory_order_relaxed); }
+void expect_steps(void (*plugin_set_traced)(int)) {
+  g_expect_steps.store(true, std::memory_order_relaxed);
+  if (!plugin_set_traced) return;
+  std::lock_guard lock(g_mutex);
+  g_plugin_hook = plugin_set_traced;
+  if (g_epoch_ns) plugin_set_traced(g_traced.load(std::memory_order_relaxed) ? 1 : 0);
+}
 
 std::vector<Window> take_windows(bool final, uint64_t now) {
   std::lock_guard lock(g_mutex);

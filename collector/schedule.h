@@ -39,8 +39,9 @@ bool on_step_boundary(const Config& config, uint64_t now);
 void on_tick(const Config& config, uint64_t now);
 
 // A plugin that reports step boundaries is active: wait for its steps (up to a
-// period) before switching by time.
-void expect_steps();
+// period) before switching by time, and tell it of every switch (and now of
+// the current state) through `plugin_set_traced` when it exports one.
+void expect_steps(void (*plugin_set_traced)(int));
 
 // Whether the job is traced now (one relaxed load).
 bool traced();

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "host.h"
@@ -66,19 +67,15 @@ CallbackOptions g_options;
 StepTracker* g_tracker = nullptr;
 uint64_t g_handle = 0;          // ops: every scope but USER_SCOPE; off while sampling leaves steps untraced
 uint64_t g_markers_handle = 0;  // USER_SCOPE ranges (steps, DataLoader, optimizer): always on
-bool g_ops_on = true;           // under the step tracker's mutex (steps are emitted there)
+std::mutex g_ops_switch;        // step boundaries (job threads) and the collector's writer thread
+bool g_ops_on = true;           // under g_ops_switch
 
 // Sampled tracing: after each step the collector says whether the next ones
-// are traced; untraced steps cost torch no op callbacks at all.
+// are traced (and switches us itself through set_ops_traced); untraced steps
+// cost torch no op callbacks at all.
 void follow_sampling(const gpuscope_host_api* h, uint64_t step_end) {
   if (!g_options.ops || !g_handle) return;
-  const bool on = h->step_boundary(step_end) != 0;
-  if (on == g_ops_on) return;
-  g_ops_on = on;
-  if (on)
-    at::reenableCallback(g_handle);
-  else
-    at::disableCallback(g_handle);
+  set_ops_traced(h->step_boundary(step_end) != 0);
 }
 
 void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
@@ -257,6 +254,17 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 }
 
 }  // namespace
+
+void set_ops_traced(bool on) {
+  if (!g_options.ops || !g_handle) return;
+  std::lock_guard lock(g_ops_switch);
+  if (on == g_ops_on) return;
+  g_ops_on = on;
+  if (on)
+    at::reenableCallback(g_handle);
+  else
+    at::disableCallback(g_handle);
+}
 
 uint64_t registered_callback_handle() { return g_handle; }
 uint64_t registered_markers_handle() { return g_markers_handle; }

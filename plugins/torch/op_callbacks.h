@@ -27,6 +27,10 @@ bool register_callbacks(const CallbackOptions& options, std::string& why);
 
 StepTracker& step_tracker();
 
+// Sampled tracing: enables or disables the ops' callback (idempotent; from
+// any thread). The collector calls it through gpuscope_plugin_set_traced.
+void set_ops_traced(bool on);
+
 // The RecordFunction handles of the plugin's callbacks (0 before
 // registration): ops (the cost benchmark switches it off and on), and the
 // USER_SCOPE ranges that mark steps.

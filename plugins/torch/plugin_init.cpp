@@ -122,6 +122,13 @@ extern "C" __attribute__((visibility("default"))) int gpuscope_plugin_init(const
   return 1;
 }
 
+extern "C" __attribute__((visibility("default"))) void gpuscope_plugin_set_traced(int on) {
+  try {
+    gpuscope::torch_plugin::set_ops_traced(on != 0);
+  } catch (...) {
+  }
+}
+
 extern "C" __attribute__((visibility("default"))) void gpuscope_plugin_shutdown(void) {
   gpuscope::torch_plugin::finish();
 }

@@ -82,7 +82,9 @@ TEST(Schedule, StepsDriveTheSwitchesAndEachStretchIsKept) {
   ASSERT_TRUE(schedule::scheduled(c));
   const uint64_t t0 = 1000 * kMs;
   schedule::begin(c, t0);
-  schedule::expect_steps();
+  static std::vector<int> plugin_told;
+  schedule::expect_steps([](int on) { plugin_told.push_back(on); });
+  EXPECT_EQ(plugin_told, std::vector<int>{1});  // told the current state at once
   EXPECT_TRUE(schedule::traced());
   // Steps of 30 ms: the switch comes at the first step end at or after the cycle's edge.
   std::vector<bool> traced;
@@ -96,6 +98,7 @@ TEST(Schedule, StepsDriveTheSwitchesAndEachStretchIsKept) {
   for (size_t i = 0; i < traced.size(); ++i)
     if (traced[i]) on.push_back(30 * (i + 1));
   EXPECT_EQ(on, (std::vector<size_t>{30, 60, 90, 420, 450, 480, 810, 840, 870, 1200}));
+  EXPECT_EQ(plugin_told, (std::vector<int>{1, 0, 1, 0, 1, 0, 1}));  // and of every switch
   auto windows = schedule::take_windows(false, 0);
   ASSERT_EQ(windows.size(), 3u);
   EXPECT_EQ(windows[0].start, t0);

@@ -1,7 +1,7 @@
 /* The C ABI between the gpuscope collector and its in-process plugins.
  *
  * A plugin is a shared library exporting gpuscope_plugin_init (and optionally
- * gpuscope_plugin_shutdown). The collector loads it when the library it
+ * gpuscope_plugin_shutdown and gpuscope_plugin_set_traced). The collector loads it when the library it
  * extends is in the process and passes a host table. Every host function is
  * safe to call from any application thread: it copies into that thread's ring
  * buffer, never blocks, and drops (counting the drop) when the ring is full.
@@ -87,6 +87,10 @@ typedef struct gpuscope_host_api {
  * why through emit_message) when it declined, e.g. a torch version mismatch. */
 typedef int (*gpuscope_plugin_init_fn)(const gpuscope_host_api* host);
 typedef void (*gpuscope_plugin_shutdown_fn)(void);
+/* Optional export gpuscope_plugin_set_traced: the collector calls it (from any
+ * thread) whenever sampled tracing switches, and once after init with the
+ * current state; 0 means record only steps and ranges until called with 1. */
+typedef void (*gpuscope_plugin_set_traced_fn)(int traced);
 
 #ifdef __cplusplus
 }
