@@ -234,7 +234,7 @@ constexpr std::array kTables{
     Table{"sync", "Host-side waits on the GPU (CUPTI SYNCHRONIZATION).", kSync, "PRIMARY KEY(id)", true},
     Table{"memory_event", "GPU memory allocations and releases (CUDA and the torch caching allocator).", kMemoryEvent, "PRIMARY KEY(id)", true},
     Table{"graph_launch", "CUDA graph launches, one row per launch.", kGraphLaunch, "PRIMARY KEY(id)", true},
-    Table{"range", "Annotated CPU ranges and marks: NVTX, torch record_function, DataLoader waits, optimizer calls.", kRange, "PRIMARY KEY(id)", true},
+    Table{"range", "Annotated CPU ranges and marks: NVTX, torch record_function, DataLoader waits, optimizer calls; in sampled or windowed recordings (`record --sample`, `--delay`, `--duration`) also each stretch that was traced (source `sampling_window`, on the main thread, named `gpuscope: traced`): only steps wholly inside one have GPU activity and ops.", kRange, "PRIMARY KEY(id)", true},
     Table{"op", "PyTorch operators and autograd functions (torch plugin).", kOp, "PRIMARY KEY(id)", true},
     Table{"external_correlation", "Links API calls (and so their GPU work) to ops: op.external_id = external_id. `gpuscope record` links by thread and time after the job; without it CUPTI external correlation does.", kExternalCorrelation, "PRIMARY KEY(pid, correlation)"},
     Table{"step", "Training steps.", kStep, "PRIMARY KEY(id)", true},
