@@ -161,7 +161,7 @@ bool subscribe_and_configure(std::string& why) {
 Config g_config;
 std::vector<CUpti_ActivityKind> g_kinds;
 bool g_tracing = false;
-bool g_finalized = false;
+std::atomic<bool> g_finalized{false};  // read without the lock by live()
 bool g_filtered = false;  // noisy API calls switched off
 std::atomic<uint64_t> g_pauses{0};
 
@@ -224,8 +224,8 @@ bool set_tracing(bool on, std::string& why) {
     if (g_config.finalize_when_off && g_api.finalize) {
       g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
       g_api.unsubscribe(g_subscriber);
-      g_finalized = g_api.finalize() == CUPTI_SUCCESS;
-      g_filtered = !g_finalized;
+      g_finalized.store(g_api.finalize() == CUPTI_SUCCESS);
+      g_filtered = !g_finalized.load();
     }
     g_tracing = false;
     g_pauses.fetch_add(1, std::memory_order_relaxed);
@@ -233,7 +233,7 @@ bool set_tracing(bool on, std::string& why) {
   }
   if (g_finalized) {
     if (!subscribe_and_configure(why)) return false;
-    g_finalized = false;
+    g_finalized.store(false);
   }
   if (!enable_kinds(why)) return false;
   g_tracing = true;
@@ -241,6 +241,7 @@ bool set_tracing(bool on, std::string& why) {
 }
 
 bool active() { return g_active; }
+bool live() { return g_active.load(std::memory_order_relaxed) && !g_finalized.load(std::memory_order_relaxed); }
 const CuptiApi& api() { return g_api; }
 
 void flush(bool forced) {

@@ -17,6 +17,8 @@ namespace gpuscope::collector::cupti_source {
 // process untouched.
 bool start(const Config& config, bool tracing, std::string& why);
 bool active();
+// Active and not torn down by cuptiFinalize: CUPTI may be called (one relaxed load each).
+bool live();
 // Tracing on and off while the job runs (capture windows): off disables the
 // activity kinds and hands over what CUPTI holds (and, with
 // Config::finalize_when_off, tears CUPTI down); on enables them again.

@@ -93,13 +93,13 @@ void host_emit_message(uint32_t severity, const char* text) {
 void host_set_meta(const char* key, const char* value) { emit_meta(key ? key : "", value ? value : ""); }
 
 void host_push_external_id(uint64_t id) {
-  if (cupti_source::active())
+  if (cupti_source::live())
     cupti_source::api().push_external_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
 }
 
 void host_pop_external_id() {
   uint64_t last = 0;
-  if (cupti_source::active())
+  if (cupti_source::live())
     cupti_source::api().pop_external_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
 }
 
