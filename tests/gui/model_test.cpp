@@ -17,6 +17,7 @@
 #include "model/search.h"
 #include "model/summary_models.h"
 #include "model/track_builder.h"
+#include "store/writer.h"
 #include "synthetic_recording.h"
 
 using namespace gpuscope;
@@ -71,6 +72,7 @@ class ModelTest : public QObject {
   void counterColumnsMatchRaw();
   void packLanesNestsAndNeverOverlaps();
   void loadsSyntheticRecording();
+  void tracedStretchesGetTheirOwnTrack();
   void linksLaunchesAndOps();
   void summariesAreRight();
   void refusesBadFiles();
@@ -267,6 +269,36 @@ struct Loaded {
 };
 
 }  // namespace
+
+// A sampled recording's traced stretches (range source 7) are not NVTX ranges:
+// they get a track of their own, above the threads.
+void ModelTest::tracedStretchesGetTheirOwnTrack() {
+  QTemporaryDir dir;
+  const std::string path = temp_path(dir, "sampled.db");
+  test::write_synthetic(path);
+  {
+    store::Writer w(path);
+    w.begin();
+    store::RangeRow r;
+    r.pid = r.tid = 100;
+    r.source = 7;
+    r.kind = 2;
+    r.name = "gpuscope: traced";
+    r.start = Synthetic::kFirstStep;
+    r.end = Synthetic::kFirstStep + Synthetic::kStepNs;
+    w.add(r);
+    w.commit();
+  }
+  Timeline tl;
+  Loader::load_blocking(path, tl);
+  const auto& tracks = tl.groups()[1].tracks;
+  QCOMPARE(tracks.size(), size_t(2));
+  QCOMPARE(QString::fromStdString(tracks[0]->title), QStringLiteral("traced (sampled recording)"));
+  QCOMPARE(tracks[0]->lanes.size(), size_t(1));
+  QCOMPARE(tracks[0]->lanes[0].events.size(), size_t(1));
+  QCOMPARE(tracks[0]->lanes[0].events[0].end - tracks[0]->lanes[0].events[0].start, Synthetic::kStepNs);
+  QCOMPARE(QString::fromStdString(tracks[1]->title), QStringLiteral("python3 100 (main)"));
+}
 
 void ModelTest::loadsSyntheticRecording() {
   Loaded x;
