@@ -65,8 +65,6 @@ struct SyncRec {
   uint8_t type = 0;
 };
 
-inline constexpr uint8_t kRangeSourceSamplingWindow = 7;  // enum range_source
-
 struct RangeRec {
   int64_t start = 0, end = 0;
   uint32_t name = 0, thread = 0;

@@ -19,6 +19,7 @@
 #include "analyzer/timing.h"
 #include "common/error.h"
 #include "store/reader.h"
+#include "store/rows.h"
 
 namespace gpuscope::analyzer {
 namespace {
@@ -222,7 +223,7 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
       r.end = st.int64(4);
       if (!sane_times(r.start, r.end)) continue;
       r.depth = st.is_null(5) ? -1 : static_cast<int32_t>(st.int64(5));
-      if (r.source == kRangeSourceSamplingWindow)
+      if (r.source == store::kRangeSourceSamplingWindow)
         m.sampling_windows.emplace_back(r.start, r.end);
       else
         m.ranges.push_back(r);

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "schema/schema.h"
 #include "store/reader.h"
+#include "store/rows.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -35,7 +36,8 @@ void print_info(const std::string& path) {
   }
   std::printf("duration        %s\n", lo <= hi ? human_ns(hi - lo).c_str() : "no timed events");
   // Sampled or windowed recordings: how much of the job was traced.
-  auto traced = r.query("SELECT count(*), sum(\"end\" - start) FROM range WHERE source = 7");
+  auto traced = r.query("SELECT count(*), sum(\"end\" - start) FROM range WHERE source = " +
+                        std::to_string(store::kRangeSourceSamplingWindow));
   if (traced.step() && traced.int64(0) > 0) {
     std::string sample = r.meta("sample", "");
     std::printf("traced          %s in %lld stretch(es)%s\n", human_ns(traced.int64(1)).c_str(),

@@ -156,8 +156,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     return 1;
   }
   std::string why;
-  uint64_t now = now_ns();
-  if (cupti_source::start(config(), config().traced_at(now, now) && schedule::traced(), why)) {
+  if (cupti_source::start(config(), schedule::traced(), why)) {
     set_cupti_status("ok");
   } else {
     set_cupti_status(why);

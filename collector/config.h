@@ -19,7 +19,7 @@ struct Config {
   uint64_t origin_ns = 0;  // 0: taken from the database or now
   uint64_t window_start_ns = 0, window_end_ns = 0;
   // GPU tracing in a duty cycle (GPUSCOPE_SAMPLE_MS=ON,OFF): CUPTI activities
-  // on for ON ms, off for OFF ms, from the first CUDA use or window start.
+  // on for ON ms, off for OFF ms, from the collector's start or the window start.
   uint64_t sample_on_ms = 0, sample_off_ms = 0;
   bool finalize_when_off = false;  // GPUSCOPE_CUPTI_FINALIZE=1: cuptiFinalize while tracing is off
 

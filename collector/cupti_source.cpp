@@ -206,10 +206,6 @@ bool start(const Config& config, bool tracing, std::string& why) {
   return true;
 }
 
-bool tracing() {
-  std::lock_guard lock(g_control);
-  return g_active && g_tracing;
-}
 uint64_t pauses() { return g_pauses.load(std::memory_order_relaxed); }
 
 bool set_tracing(bool on, std::string& why) {
@@ -263,12 +259,7 @@ uint64_t buffers_used() { return g_buffers_used.load(std::memory_order_relaxed);
 
 void stop() {
   if (!g_active || g_finalized) return;
-  for (CUpti_ActivityKind k :
-       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-        CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
-        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2,
-        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_DEVICE})
-    g_api.activity_disable(k);
+  for (CUpti_ActivityKind k : g_kinds) g_api.activity_disable(k);
 }
 
 }  // namespace gpuscope::collector::cupti_source

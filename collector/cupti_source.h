@@ -19,13 +19,13 @@ bool start(const Config& config, bool tracing, std::string& why);
 bool active();
 // Active and not torn down by cuptiFinalize: CUPTI may be called (one relaxed load each).
 bool live();
-// Tracing on and off while the job runs (capture windows): off disables the
+// Tracing on and off while the job runs (schedule.cpp): off disables the
 // activity kinds and hands over what CUPTI holds (and, with
-// Config::finalize_when_off, tears CUPTI down); on enables them again.
-// Called from the writer thread. Returns false with a reason when tracing
-// could not resume.
+// Config::finalize_when_off, tears CUPTI down); on enables them again. A
+// no-op when already so or before start(). Called at step boundaries on the
+// job's thread or from the writer thread. Returns false with a reason when
+// tracing could not resume.
 bool set_tracing(bool on, std::string& why);
-bool tracing();
 uint64_t pauses();
 const CuptiApi& api();
 

@@ -79,14 +79,11 @@ void on_tick(const Config& config, uint64_t now) {
   std::lock_guard lock(g_mutex);
   const bool want = wanted(config, now);
   // CUDA may have started while a switch was under way: CUPTI follows.
-  const bool traced_now = g_traced.load(std::memory_order_relaxed);
-  if (cupti_source::active() && cupti_source::tracing() != traced_now) {
-    std::string why;
-    cupti_source::set_tracing(traced_now, why);
-  }
+  std::string why;
+  cupti_source::set_tracing(g_traced.load(std::memory_order_relaxed), why);
   // Duty cycles: steps drive the switches; by time only when none came for a
   // whole period (counted from the start while waiting for the first).
-  // Windows alone (period 0) switch by time; the plugin follows at its next step.
+  // Windows alone (period 0) switch by time.
   if (g_expect_steps.load(std::memory_order_relaxed) && now - (last_step ? last_step : g_epoch_ns) < period_ns) return;
   switch_to(want, now);
 }

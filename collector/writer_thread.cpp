@@ -24,7 +24,6 @@ namespace gpuscope::collector::writer_thread {
 namespace {
 
 constexpr int kTickMs = 100;
-constexpr int64_t kRangeSourceSamplingWindow = 7;  // enum range_source
 
 std::thread g_thread;
 int g_wake[2] = {-1, -1};
@@ -107,30 +106,26 @@ void write_process_and_stats(State& s, uint64_t now) {
   w.put_stat(pid, "flushes", ++s.flushes);
 }
 
-// One tick: gather everything, write it, commit. The final tick leaves CUPTI
-// alone: the exiting thread has flushed it (see collector.cpp, on_exit).
-// Capture windows (--delay, --duration) and duty cycles (--sample): CUPTI's
-// activities are switched on and off while the job runs, so that outside them
-// the job pays (almost) nothing for GPU tracing (schedule.cpp).
-void follow_schedule(State& s, uint64_t now) { schedule::on_tick(s.config, now); }
-
 // The traced stretches, as ranges on the main thread.
 void write_sampling_windows(State& s, bool final_tick, uint64_t now) {
   for (const schedule::Window& w : schedule::take_windows(final_tick, now)) {
     store::RangeRow r;
     r.pid = r.tid = s.sink->pid;
-    r.source = kRangeSourceSamplingWindow;
+    r.source = store::kRangeSourceSamplingWindow;
     r.kind = 2;  // start/end
-    r.name = "gpuscope: traced";
+    r.name = store::kSamplingWindowName;
     r.start = s.sink->rel(w.start);
     r.end = s.sink->rel(w.end);
     s.writer->add(r);
   }
 }
 
+// One tick: gather everything, write it, commit. The final tick leaves CUPTI
+// alone: the exiting thread has flushed it (see collector.cpp, on_exit).
 void tick(State& s, bool final_tick) {
   uint64_t now = now_ns();
-  if (!final_tick && !g_stop.load()) follow_schedule(s, now);
+  // Windows and duty cycles switch tracing by time here when no steps do (schedule.cpp).
+  if (!final_tick && !g_stop.load()) schedule::on_tick(s.config, now);
   if (!final_tick && !g_stop.load() && s.config.periodic_flush) cupti_source::flush(false);
   // Stopped by a signal, no thread flushed CUPTI: a handler cannot call it safely.
   if (final_tick && g_signal_stop.load()) cupti_source::flush(true);

@@ -7,6 +7,7 @@
 #include "model/parallel_read.h"
 #include "model/recording_loader.h"
 #include "store/reader.h"
+#include "store/rows.h"
 
 namespace gpuscope::gui {
 namespace {
@@ -15,7 +16,6 @@ constexpr int64_t kProgressEvery = 250'000;
 constexpr int64_t kAsyncTrack = -1;  // tid key of a process's start/end ranges
 constexpr int64_t kSyncTrack = -2;   // tid key of waits with no known thread
 constexpr int64_t kTracedTrack = -4;  // tid key of a sampled recording's traced stretches (range source 7)
-constexpr int64_t kRangeSourceSamplingWindow = 7;
 
 struct ThreadMap {
   EventMap<std::pair<int64_t, int64_t>> threads;
@@ -90,7 +90,7 @@ void read_range(LoadContext& ctx, const std::string& table, IdRange range, Threa
       e.start = clamp_time(st.int64(6));
       e.end = e.kind == EventKind::kMark ? e.start : std::max(e.start, clamp_time(st.int64(7)));
       e.extra = st.is_null(8) ? 0 : static_cast<uint32_t>(st.int64(8));
-      const int64_t tid = st.int64(3) == kRangeSourceSamplingWindow ? kTracedTrack
+      const int64_t tid = st.int64(3) == store::kRangeSourceSamplingWindow ? kTracedTrack
                           : e.kind == EventKind::kAsyncRange      ? kAsyncTrack
                                                                   : st.int64(2);
       map.at(st.int64(1), tid).push_back(e);

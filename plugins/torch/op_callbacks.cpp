@@ -66,23 +66,17 @@ std::atomic<uint64_t> g_thread_count{0};
 CallbackOptions g_options;
 StepTracker* g_tracker = nullptr;
 uint64_t g_handle = 0;          // ops: every scope but USER_SCOPE; off while sampling leaves steps untraced
-uint64_t g_markers_handle = 0;  // USER_SCOPE ranges (steps, DataLoader, optimizer): always on
 std::mutex g_ops_switch;        // step boundaries (job threads) and the collector's writer thread
 bool g_ops_on = true;           // under g_ops_switch
-
-// Sampled tracing: after each step the collector says whether the next ones
-// are traced (and switches us itself through set_ops_traced); untraced steps
-// cost torch no op callbacks at all.
-void follow_sampling(const gpuscope_host_api* h, uint64_t step_end) {
-  if (!g_options.ops || !g_handle) return;
-  set_ops_traced(h->step_boundary(step_end) != 0);
-}
 
 void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
   const gpuscope_host_api* h = host();
   if (!h || !h->enabled()) return;
   h->emit_step(start, end, number, source);
-  follow_sampling(h, end);
+  // Sampled tracing: the collector decides here whether the next steps are
+  // traced and, when that changes, switches the op callback through
+  // gpuscope_plugin_set_traced (set_ops_traced).
+  h->step_boundary(end);
 }
 
 // Thread states live on the heap behind a trivially destructible pointer; a
@@ -267,7 +261,6 @@ void set_ops_traced(bool on) {
 }
 
 uint64_t registered_callback_handle() { return g_handle; }
-uint64_t registered_markers_handle() { return g_markers_handle; }
 
 StepTracker& step_tracker() {
   static StepTracker tracker(emit_step);
@@ -283,7 +276,7 @@ bool register_callbacks(const CallbackOptions& options, std::string& why) {
     // Two callbacks, so sampled tracing can switch ops off and keep the
     // step markers. torch files callbacks by scope: an op never calls the
     // markers' one, nor a range the ops' one.
-    g_markers_handle = at::addGlobalCallback(
+    at::addGlobalCallback(
         at::RecordFunctionCallback(&on_start, &on_end).scopes({at::RecordScope::USER_SCOPE}));
     g_handle = at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
                               .needsInputs(options.shapes)

@@ -31,10 +31,8 @@ StepTracker& step_tracker();
 // any thread). The collector calls it through gpuscope_plugin_set_traced.
 void set_ops_traced(bool on);
 
-// The RecordFunction handles of the plugin's callbacks (0 before
-// registration): ops (the cost benchmark switches it off and on), and the
-// USER_SCOPE ranges that mark steps.
+// The RecordFunction handle of the plugin's op callback (0 before
+// registration); the cost benchmark switches it off and on.
 uint64_t registered_callback_handle();
-uint64_t registered_markers_handle();
 
 }  // namespace gpuscope::torch_plugin

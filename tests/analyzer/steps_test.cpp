@@ -1,8 +1,8 @@
 // Step detection, selection (--steps, warm-up), device and process choice.
 #include <gtest/gtest.h>
 
-#include "analyzer/model.h"
 #include "common/error.h"
+#include "store/rows.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 
@@ -71,7 +71,7 @@ TEST(Steps, SampledRecordingAnalysesOnlyTracedSteps) {
       }
       s.cpu(ms(traced ? 1 : 3));  // untraced steps look idle and slow: they must not count
       s.step_end();
-      if (traced && i % 5 == 4) s.range(analyzer::kRangeSourceSamplingWindow, "gpuscope: traced", window_start, s.now());
+      if (traced && i % 5 == 4) s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window_start, s.now());
     }
     s.finish();
   }

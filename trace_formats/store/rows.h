@@ -12,6 +12,12 @@
 
 namespace gpuscope::store {
 
+// range.source of a sampled or windowed recording's traced stretches (enum
+// range_source `sampling_window`): written by the collector, read by the
+// analyzer, the viewer and `info`.
+inline constexpr int64_t kRangeSourceSamplingWindow = 7;
+inline constexpr std::string_view kSamplingWindowName = "gpuscope: traced";
+
 // Marks a text field that the writer interns into the string table.
 struct Interned {
   std::string_view text;
