@@ -179,6 +179,17 @@ sampled_record)
   done
   # The recordings stay in $W: at ~20 MB they made results.tgz too large to come back.
   ;;
+sampled_graph)
+  # cuptiFinalize and a fresh subscription while a CUDA graph is replayed (Kineto saw
+  # illegal memory accesses after re-initializing CUPTI with graphs): the job must end
+  # with rc 0 and its graph kernels be recorded in every stretch after the first kernel.
+  log sampled_graph
+  GPUSCOPE_CUPTI_FINALIZE=1 guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/sampled_graph.db" -- \
+    python3 samples/advisor/launch-bound.py --fixed --steps ${GRAPH_STEPS:-15000}
+  echo "sampled_graph: rc=$?"
+  python3 tests/gpu/check_sampled.py "$W/sampled_graph.db"
+  "$GS" info "$W/sampled_graph.db" 2>&1 | head -20
+  ;;
 esac
 done
 log done
