@@ -1,5 +1,6 @@
 #include "collector/cupti_api.h"
 
+#include <cuda.h>
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -31,6 +32,49 @@ bool resolve(void* lib, const char* name, F& out, std::string& why) {
   return out != nullptr;
 }
 
+// cuptiFinalize removes CUPTI's instrumentation from the process; a kernel
+// still queued or running with it (a CUDA graph replayed ahead of the host,
+// say) then fails with "unspecified launch failure". So every context the
+// job uses is drained first. libcuda is already loaded when CUPTI is.
+bool synchronize_primary_contexts() {
+  static void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) return false;
+  using GetCount = CUresult (*)(int*);
+  using GetDevice = CUresult (*)(CUdevice*, int);
+  using GetState = CUresult (*)(CUdevice, unsigned*, int*);
+  using Retain = CUresult (*)(CUcontext*, CUdevice);
+  using Release = CUresult (*)(CUdevice);
+  using Push = CUresult (*)(CUcontext);
+  using Pop = CUresult (*)(CUcontext*);
+  using Sync = CUresult (*)();
+  static auto get_count = reinterpret_cast<GetCount>(dlsym(lib, "cuDeviceGetCount"));
+  static auto get_device = reinterpret_cast<GetDevice>(dlsym(lib, "cuDeviceGet"));
+  static auto get_state = reinterpret_cast<GetState>(dlsym(lib, "cuDevicePrimaryCtxGetState"));
+  static auto retain = reinterpret_cast<Retain>(dlsym(lib, "cuDevicePrimaryCtxRetain"));
+  static auto release = reinterpret_cast<Release>(dlsym(lib, "cuDevicePrimaryCtxRelease_v2"));
+  static auto push = reinterpret_cast<Push>(dlsym(lib, "cuCtxPushCurrent_v2"));
+  static auto pop = reinterpret_cast<Pop>(dlsym(lib, "cuCtxPopCurrent_v2"));
+  static auto sync = reinterpret_cast<Sync>(dlsym(lib, "cuCtxSynchronize"));
+  if (!get_count || !get_device || !get_state || !retain || !release || !push || !pop || !sync) return false;
+  int count = 0;
+  if (get_count(&count) != CUDA_SUCCESS) return false;
+  for (int i = 0; i < count; ++i) {
+    CUdevice dev = 0;
+    unsigned flags = 0;
+    int active = 0;
+    if (get_device(&dev, i) != CUDA_SUCCESS || get_state(dev, &flags, &active) != CUDA_SUCCESS) return false;
+    if (!active) continue;
+    CUcontext ctx = nullptr, popped = nullptr;
+    if (retain(&ctx, dev) != CUDA_SUCCESS) return false;
+    const bool pushed = push(ctx) == CUDA_SUCCESS;
+    const bool ok = pushed && sync() == CUDA_SUCCESS;
+    if (pushed) pop(&popped);
+    release(dev);
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool load_cupti(CuptiApi& api, std::string& why) {
@@ -57,7 +101,8 @@ bool load_cupti(CuptiApi& api, std::string& why) {
          resolve(lib, "cuptiActivityPopExternalCorrelationId", api.pop_external_id, why) &&
          resolve(lib, "cuptiGetVersion", api.get_version, why) &&
          resolve(lib, "cuptiSetThreadIdType", api.set_thread_id_type, why) &&
-         (api.finalize = reinterpret_cast<decltype(api.finalize)>(dlsym(lib, "cuptiFinalize")), true);
+         (api.finalize = reinterpret_cast<decltype(api.finalize)>(dlsym(lib, "cuptiFinalize")),
+          api.synchronize_devices = synchronize_primary_contexts, true);
 }
 
 std::string cupti_error(const CuptiApi& api, CUptiResult r) {

@@ -28,6 +28,9 @@ struct CuptiApi {
   decltype(&cuptiGetVersion) get_version = nullptr;
   decltype(&cuptiSetThreadIdType) set_thread_id_type = nullptr;
   decltype(&cuptiFinalize) finalize = nullptr;  // optional: tears CUPTI down while tracing is off
+  // Not CUPTI: waits until every active primary CUDA context is idle (libcuda),
+  // which cuptiFinalize needs first. False when it could not make sure.
+  bool (*synchronize_devices)() = nullptr;
 };
 
 // Loads libcupti (one already in the process first, then GPUSCOPE_CUPTI, the

@@ -164,14 +164,19 @@ bool g_tracing = false;
 std::atomic<bool> g_finalized{false};  // read without the lock by live()
 bool g_filtered = false;  // noisy API calls switched off
 std::atomic<uint64_t> g_pauses{0};
+std::atomic<uint64_t> g_finalizes{0};
 
-bool enable_kinds(std::string& why) {
+// Kinds other than kernels may fail to enable (MEMORY2 on an old driver, say);
+// `failed` lists them, so that a resume that loses one is seen.
+bool enable_kinds(std::string& why, std::string* failed = nullptr) {
   for (CUpti_ActivityKind k : g_kinds) {
     CUptiResult rc = g_api.activity_enable(k);
-    if (rc != CUPTI_SUCCESS && k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+    if (rc == CUPTI_SUCCESS) continue;
+    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
       why = "cannot enable kernel tracing: " + cupti_error(g_api, rc);
       return false;
     }
+    if (failed) *failed += (failed->empty() ? "" : ", ") + std::string("kind ") + std::to_string(k) + ": " + cupti_error(g_api, rc);
   }
   if (!g_filtered) {  // once, and again after cuptiFinalize forgot it
     if (g_config.runtime_api) filter_noisy(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
@@ -207,21 +212,27 @@ bool start(const Config& config, bool tracing, std::string& why) {
 }
 
 uint64_t pauses() { return g_pauses.load(std::memory_order_relaxed); }
+uint64_t finalizes() { return g_finalizes.load(std::memory_order_relaxed); }
 
-bool set_tracing(bool on, std::string& why) {
+bool set_tracing(bool on, bool quiescent, std::string& why) {
   std::lock_guard lock(g_control);
   if (!g_active || on == g_tracing) return true;
   if (!on) {
     for (CUpti_ActivityKind k : g_kinds)
       if (k != CUPTI_ACTIVITY_KIND_DEVICE) g_api.activity_disable(k);
-    g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     // CUPTI keeps instrumenting launches after its activities are disabled;
-    // cuptiFinalize removes that cost (Kineto's teardown does the same).
-    if (g_config.finalize_when_off && g_api.finalize) {
+    // cuptiFinalize removes that cost (Kineto's teardown does the same). It is
+    // only safe with no instrumented kernel in flight and no CUDA call under
+    // way on this thread: at a step boundary, after draining the devices.
+    const bool finalize = g_config.finalize_when_off && g_api.finalize && quiescent &&
+                          g_api.synchronize_devices && g_api.synchronize_devices();
+    g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (finalize) {
       g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
       g_api.unsubscribe(g_subscriber);
       g_finalized.store(g_api.finalize() == CUPTI_SUCCESS);
-      g_filtered = !g_finalized.load();
+      if (g_finalized.load()) g_finalizes.fetch_add(1, std::memory_order_relaxed);
+      g_filtered = !g_finalized.load() || !g_config.refilter_after_finalize;
     }
     g_tracing = false;
     g_pauses.fetch_add(1, std::memory_order_relaxed);
@@ -231,7 +242,9 @@ bool set_tracing(bool on, std::string& why) {
     if (!subscribe_and_configure(why)) return false;
     g_finalized.store(false);
   }
-  if (!enable_kinds(why)) return false;
+  std::string failed;
+  if (!enable_kinds(why, &failed)) return false;
+  if (!failed.empty()) why = "some activity kinds did not resume: " + failed;
   g_tracing = true;
   return true;
 }

@@ -20,13 +20,15 @@ bool active();
 // Active and not torn down by cuptiFinalize: CUPTI may be called (one relaxed load each).
 bool live();
 // Tracing on and off while the job runs (schedule.cpp): off disables the
-// activity kinds and hands over what CUPTI holds (and, with
-// Config::finalize_when_off, tears CUPTI down); on enables them again. A
-// no-op when already so or before start(). Called at step boundaries on the
-// job's thread or from the writer thread. Returns false with a reason when
-// tracing could not resume.
-bool set_tracing(bool on, std::string& why);
+// activity kinds and hands over what CUPTI holds; with
+// Config::finalize_when_off and `quiescent` (a step boundary on the job's
+// thread) it also drains the devices and tears CUPTI down. On enables the
+// kinds again. A no-op when already so or before start(). Returns false with
+// a reason when tracing could not resume; true with a reason in `why` when
+// it resumed without some kinds.
+bool set_tracing(bool on, bool quiescent, std::string& why);
 uint64_t pauses();
+uint64_t finalizes();  // cuptiFinalize calls that succeeded
 const CuptiApi& api();
 
 // Asks CUPTI to hand over filled buffers (forced: also partly filled ones).

@@ -20,15 +20,22 @@ uint64_t g_open_start = 0;  // start of the traced stretch now open; 0 = untrace
 std::vector<Window> g_done;
 void (*g_plugin_hook)(int) = nullptr;  // under g_mutex
 
-// Holds g_mutex.
-void switch_to(bool on, uint64_t now) {
+// Holds g_mutex. `quiescent`: at a step boundary on the job's thread, where
+// CUPTI may be torn down (cupti_source::set_tracing).
+void switch_to(bool on, bool quiescent, uint64_t now) {
   if (on == g_traced.load(std::memory_order_relaxed)) return;
   std::string why;
-  if (!cupti_source::set_tracing(on, why)) {
+  if (!cupti_source::set_tracing(on, quiescent, why)) {
     // Could not resume CUPTI: stay untraced rather than record ops without kernels.
     std::fprintf(stderr, "gpuscope: GPU tracing could not resume: %s\n", why.c_str());
     emit_message(now, 2, "GPU tracing could not resume: " + why);
     return;
+  }
+  if (!why.empty()) {  // resumed without some activity kinds: said once
+    static bool said = false;
+    if (!said) std::fprintf(stderr, "gpuscope: %s\n", why.c_str());
+    if (!said) emit_message(now, 2, why);
+    said = true;
   }
   g_traced.store(on, std::memory_order_relaxed);
   if (g_plugin_hook) g_plugin_hook(on ? 1 : 0);
@@ -68,7 +75,7 @@ bool on_step_boundary(const Config& config, uint64_t now) {
   if (!scheduled(config)) return true;
   g_last_step_ns.store(now, std::memory_order_relaxed);
   std::lock_guard lock(g_mutex);
-  switch_to(wanted(config, now), now);
+  switch_to(wanted(config, now), true, now);
   return g_traced.load(std::memory_order_relaxed);
 }
 
@@ -80,12 +87,12 @@ void on_tick(const Config& config, uint64_t now) {
   const bool want = wanted(config, now);
   // CUDA may have started while a switch was under way: CUPTI follows.
   std::string why;
-  cupti_source::set_tracing(g_traced.load(std::memory_order_relaxed), why);
+  cupti_source::set_tracing(g_traced.load(std::memory_order_relaxed), false, why);
   // Duty cycles: steps drive the switches; by time only when none came for a
   // whole period (counted from the start while waiting for the first).
   // Windows alone (period 0) switch by time.
   if (g_expect_steps.load(std::memory_order_relaxed) && now - (last_step ? last_step : g_epoch_ns) < period_ns) return;
-  switch_to(want, now);
+  switch_to(want, false, now);
 }
 
 bool traced() { return g_traced.load(std::memory_order_relaxed); }

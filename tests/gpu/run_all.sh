@@ -152,6 +152,8 @@ sampling)
   [ -n "${SAMPLING_NO_DEFAULT:-}" ] || variants+=(--variant default=)
   [ -n "${SAMPLING_NO_NOTORCH:-}" ] || variants+=(--variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx")
   [ -z "${SAMPLING_FINALIZE:-}" ] || variants+=(--variant "sample_10pct_finalize=--sample 0.3,2.7 GPUSCOPE_CUPTI_FINALIZE=1")
+  # SAMPLING_MEMORY=1: full tracing with and without CUPTI's memory records (--trace ...,memory).
+  [ -z "${SAMPLING_MEMORY:-}" ] || variants+=(--variant full= --variant "full_memory=--trace cuda,nvtx,torch,memory")
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" \
     --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler "${variants[@]}" \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
@@ -171,8 +173,9 @@ cupti_floor)
 sampled_record)
   # A sampled recording resumes tracing at every stretch (with and without cuptiFinalize).
   log sampled_record
+  # SAMPLED_FIN: 0, 1 (cuptiFinalize), 1r (and GPUSCOPE_CUPTI_REFILTER=0).
   for fin in ${SAMPLED_FIN:-0 1}; do
-    GPUSCOPE_CUPTI_FINALIZE=$fin guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/sampled_$fin.db" -- \
+    GPUSCOPE_CUPTI_FINALIZE=${fin%r} GPUSCOPE_CUPTI_REFILTER=$([ "$fin" = "${fin%r}" ] && echo 1 || echo 0) guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/sampled_$fin.db" -- \
       python3 samples/torch/launch_bound.py --steps ${SAMPLED_STEPS:-400} | grep -o '"median_step_ms": [0-9.]*'
     python3 tests/gpu/check_sampled.py "$W/sampled_$fin.db"
     "$GS" analyze "$W/sampled_$fin.db" 2>&1 | head -12
@@ -180,15 +183,20 @@ sampled_record)
   # The recordings stay in $W: at ~20 MB they made results.tgz too large to come back.
   ;;
 sampled_graph)
-  # cuptiFinalize and a fresh subscription while a CUDA graph is replayed (Kineto saw
-  # illegal memory accesses after re-initializing CUPTI with graphs): the job must end
-  # with rc 0 and its graph kernels be recorded in every stretch after the first kernel.
+  # CUDA graphs replayed ahead of the host under sampling with GPUSCOPE_CUPTI_FINALIZE=1.
+  # On 2026-12-03 a teardown without draining the device first killed the job with
+  # "unspecified launch failure". (1) steps as ProfilerStep ranges (graph_steps.py): CUPTI
+  # is drained and torn down at step boundaries; (2) no steps (advisor launch-bound
+  # --fixed): switches by time, where CUPTI is never torn down. Both must end with rc 0.
   log sampled_graph
+  GPUSCOPE_CUPTI_FINALIZE=1 guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/graph_steps.db" -- \
+    python3 tests/gpu/graph_steps.py --seconds ${GRAPH_SECONDS:-6}
+  echo "sampled_graph steps: rc=$?"
+  python3 tests/gpu/check_sampled.py --gpu-behind "$W/graph_steps.db"
   GPUSCOPE_CUPTI_FINALIZE=1 guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/sampled_graph.db" -- \
     python3 samples/advisor/launch-bound.py --fixed --steps ${GRAPH_STEPS:-15000}
-  echo "sampled_graph: rc=$?"
-  python3 tests/gpu/check_sampled.py "$W/sampled_graph.db"
-  "$GS" info "$W/sampled_graph.db" 2>&1 | head -20
+  echo "sampled_graph by time: rc=$?"
+  python3 tests/gpu/check_sampled.py --gpu-behind "$W/sampled_graph.db"
   ;;
 esac
 done
