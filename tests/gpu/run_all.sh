@@ -152,6 +152,7 @@ sampling)
   [ -n "${SAMPLING_NO_DEFAULT:-}" ] || variants+=(--variant default=)
   [ -n "${SAMPLING_NO_NOTORCH:-}" ] || variants+=(--variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx")
   [ -z "${SAMPLING_FINALIZE:-}" ] || variants+=(--variant "sample_10pct_finalize=--sample 0.3,2.7 GPUSCOPE_CUPTI_FINALIZE=1")
+  [ -z "${SAMPLING_FIN_NOTORCH:-}" ] || variants+=(--variant "sample_10pct_finalize_no_torch=--sample 0.3,2.7 --trace cuda,nvtx GPUSCOPE_CUPTI_FINALIZE=1")
   # SAMPLING_MEMORY=1: full tracing with and without CUPTI's memory records (--trace ...,memory).
   [ -z "${SAMPLING_MEMORY:-}" ] || variants+=(--variant full= --variant "full_memory=--trace cuda,nvtx,torch,memory")
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" \
