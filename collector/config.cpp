@@ -54,7 +54,6 @@ Config load_config() {
     if (c.sample_on_ms == 0) c.sample_off_ms = 0;
   }
   c.finalize_when_off = std::getenv("GPUSCOPE_CUPTI_FINALIZE") && !env_off("GPUSCOPE_CUPTI_FINALIZE");
-  c.refilter_after_finalize = !env_off("GPUSCOPE_CUPTI_REFILTER");
   return c;
 }
 

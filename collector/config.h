@@ -22,9 +22,6 @@ struct Config {
   // on for ON ms, off for OFF ms, from the collector's start or the window start.
   uint64_t sample_on_ms = 0, sample_off_ms = 0;
   bool finalize_when_off = false;  // GPUSCOPE_CUPTI_FINALIZE=1: cuptiFinalize while tracing is off
-  // GPUSCOPE_CUPTI_REFILTER=0 (diagnosis): after cuptiFinalize, do not switch
-  // the noisy API calls off again on resume.
-  bool refilter_after_finalize = true;
 
   // Whether GPU activity should be traced at `now` (ns, the collector's clock),
   // for a duty cycle counted from `epoch_ns`.

@@ -117,16 +117,14 @@ bool is_noisy(const char* name) {
   return kNoisy.count(n) > 0;
 }
 
-void filter_noisy(CUpti_CallbackDomain domain, uint32_t last_cbid) {
+// The noisy callback ids of a domain, looked up by name once.
+std::vector<uint32_t> noisy_cbids(CUpti_CallbackDomain domain, uint32_t last_cbid) {
+  std::vector<uint32_t> out;
   for (uint32_t cbid = 1; cbid < last_cbid; ++cbid) {
     const char* name = nullptr;
-    if (g_api.get_callback_name(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
-    if (!is_noisy(name)) continue;
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-      g_api.enable_runtime_api(cbid, 0);
-    else
-      g_api.enable_driver_api(cbid, 0);
+    if (g_api.get_callback_name(domain, cbid, &name) == CUPTI_SUCCESS && name && is_noisy(name)) out.push_back(cbid);
   }
+  return out;
 }
 
 // Takes the subscriber slot and sets CUPTI up (buffers, clock, thread ids).
@@ -162,7 +160,6 @@ Config g_config;
 std::vector<CUpti_ActivityKind> g_kinds;
 bool g_tracing = false;
 std::atomic<bool> g_finalized{false};  // read without the lock by live()
-bool g_filtered = false;  // noisy API calls switched off
 std::atomic<uint64_t> g_pauses{0};
 std::atomic<uint64_t> g_finalizes{0};
 
@@ -178,11 +175,14 @@ bool enable_kinds(std::string& why, std::string* failed = nullptr) {
     }
     if (failed) *failed += (failed->empty() ? "" : ", ") + std::string("kind ") + std::to_string(k) + ": " + cupti_error(g_api, rc);
   }
-  if (!g_filtered) {  // once, and again after cuptiFinalize forgot it
-    if (g_config.runtime_api) filter_noisy(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-    if (g_config.driver_api) filter_noisy(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
-    g_filtered = true;
-  }
+  // CUPTI forgets which calls were switched off whenever the API kinds are
+  // disabled (and at cuptiFinalize), so every enable switches them off again.
+  static const std::vector<uint32_t> runtime_noisy = noisy_cbids(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+  static const std::vector<uint32_t> driver_noisy = noisy_cbids(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  if (g_config.runtime_api)
+    for (uint32_t cbid : runtime_noisy) g_api.enable_runtime_api(cbid, 0);
+  if (g_config.driver_api)
+    for (uint32_t cbid : driver_noisy) g_api.enable_driver_api(cbid, 0);
   return true;
 }
 
@@ -232,7 +232,6 @@ bool set_tracing(bool on, bool quiescent, std::string& why) {
       g_api.unsubscribe(g_subscriber);
       g_finalized.store(g_api.finalize() == CUPTI_SUCCESS);
       if (g_finalized.load()) g_finalizes.fetch_add(1, std::memory_order_relaxed);
-      g_filtered = !g_finalized.load() || !g_config.refilter_after_finalize;
     }
     g_tracing = false;
     g_pauses.fetch_add(1, std::memory_order_relaxed);

@@ -174,9 +174,8 @@ cupti_floor)
 sampled_record)
   # A sampled recording resumes tracing at every stretch (with and without cuptiFinalize).
   log sampled_record
-  # SAMPLED_FIN: 0, 1 (cuptiFinalize), 1r (and GPUSCOPE_CUPTI_REFILTER=0).
   for fin in ${SAMPLED_FIN:-0 1}; do
-    GPUSCOPE_CUPTI_FINALIZE=${fin%r} GPUSCOPE_CUPTI_REFILTER=$([ "$fin" = "${fin%r}" ] && echo 1 || echo 0) guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/sampled_$fin.db" -- \
+    GPUSCOPE_CUPTI_FINALIZE=$fin guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/sampled_$fin.db" -- \
       python3 samples/torch/launch_bound.py --steps ${SAMPLED_STEPS:-400} | grep -o '"median_step_ms": [0-9.]*'
     python3 tests/gpu/check_sampled.py "$W/sampled_$fin.db"
     "$GS" analyze "$W/sampled_$fin.db" 2>&1 | head -12
