@@ -1,0 +1,111 @@
+// Tracing switched off and on while the job runs (cupti_source::set_tracing),
+// against a fake libcupti and libcuda that log the calls made to them.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collector/config.h"
+#include "collector/cupti_source.h"
+
+namespace gpuscope::collector {
+namespace {
+
+// Each test runs in its own process (gtest_discover_tests): cupti_source is process-wide.
+std::vector<std::string> calls() {
+  auto fn = reinterpret_cast<const char* (*)()>(dlsym(RTLD_DEFAULT, "fake_calls"));
+  std::vector<std::string> out;
+  if (!fn) return out;
+  std::istringstream in(fn());
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+int count(const std::vector<std::string>& log, const std::string& what) {
+  int n = 0;
+  for (const std::string& s : log) n += s == what;
+  return n;
+}
+
+int index_of(const std::vector<std::string>& log, const std::string& what, int from = 0) {
+  for (int i = from; i < static_cast<int>(log.size()); ++i)
+    if (log[i] == what) return i;
+  return -1;
+}
+
+Config start_fake(bool finalize, bool with_cuda) {
+  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
+  // Global, so the test (and the fake libcuda) can reach its log; load_cupti gets this handle.
+  EXPECT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  if (with_cuda) EXPECT_NE(dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  Config config;
+  config.finalize_when_off = finalize;
+  std::string why;
+  EXPECT_TRUE(cupti_source::start(config, true, why)) << why;
+  EXPECT_NE(dlsym(RTLD_DEFAULT, "fake_calls"), nullptr) << "the fake libcupti was not the one loaded";
+  return config;
+}
+
+const std::string kRuntimeOn = "enable " + std::to_string(CUPTI_ACTIVITY_KIND_RUNTIME);
+
+TEST(CuptiSwitch, EveryResumeSwitchesTheNoisyCallsOffAgain) {
+  start_fake(false, false);
+  std::string why;
+  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
+  ASSERT_TRUE(cupti_source::set_tracing(false, false, why));
+  ASSERT_TRUE(cupti_source::set_tracing(true, false, why));
+  const auto log = calls();
+  // cbid 1 is cudaGetDevice / cuCtxGetCurrent (noisy), 2 cudaLaunchKernel / cuLaunchKernel.
+  EXPECT_EQ(count(log, kRuntimeOn), 3);
+  EXPECT_EQ(count(log, "runtime 1 off"), 3);
+  EXPECT_EQ(count(log, "driver 1 off"), 3);
+  EXPECT_EQ(count(log, "runtime 2 off"), 0);
+  EXPECT_EQ(count(log, "driver 2 off"), 0);
+  // Each filter comes after the enable it belongs to.
+  EXPECT_LT(index_of(log, kRuntimeOn, index_of(log, "flush")), index_of(log, "runtime 1 off", index_of(log, "flush")));
+  EXPECT_EQ(count(log, "finalize"), 0);  // not asked for
+  EXPECT_EQ(cupti_source::pauses(), 2u);
+}
+
+TEST(CuptiSwitch, FinalizeOnlyAtAStepBoundaryAfterDrainingTheDevices) {
+  start_fake(true, true);
+  std::string why;
+  // From the writer thread (a switch by time): never torn down.
+  ASSERT_TRUE(cupti_source::set_tracing(false, false, why));
+  EXPECT_EQ(count(calls(), "finalize"), 0);
+  EXPECT_TRUE(cupti_source::live());
+  ASSERT_TRUE(cupti_source::set_tracing(true, false, why));
+  // At a step boundary: drained, flushed, unsubscribed, finalized.
+  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  auto log = calls();
+  const int sync = index_of(log, "cuCtxSynchronize");
+  const int fin = index_of(log, "finalize");
+  ASSERT_GE(sync, 0);
+  ASSERT_GE(fin, 0);
+  EXPECT_LT(sync, index_of(log, "flush", sync));
+  EXPECT_LT(index_of(log, "unsubscribe", sync), fin);
+  EXPECT_FALSE(cupti_source::live());
+  EXPECT_EQ(cupti_source::finalizes(), 1u);
+  // Resuming subscribes again and filters again.
+  ASSERT_TRUE(cupti_source::set_tracing(true, true, why)) << why;
+  log = calls();
+  EXPECT_EQ(count(log, "subscribe"), 2);
+  EXPECT_GE(index_of(log, "runtime 1 off", fin), 0);
+  EXPECT_TRUE(cupti_source::live());
+}
+
+TEST(CuptiSwitch, NoFinalizeWhenTheDevicesCannotBeDrained) {
+  start_fake(true, false);  // no libcuda in the process
+  std::string why;
+  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  EXPECT_EQ(count(calls(), "finalize"), 0);
+  EXPECT_TRUE(cupti_source::live());
+  EXPECT_EQ(cupti_source::pauses(), 1u);
+}
+
+}  // namespace
+}  // namespace gpuscope::collector

@@ -1,0 +1,84 @@
+// A stand-in libcupti (and, built a second time with -DFAKE_LIBCUDA, a
+// stand-in libcuda.so.1) that logs what the collector asks of it, so the
+// tracing on/off sequence of cupti_source.cpp runs in CI without a GPU.
+// The test reads the log through fake_calls().
+#include <cuda.h>
+#include <cupti.h>
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <string>
+
+#define FAKE extern "C" __attribute__((visibility("default")))
+
+namespace {
+std::string g_log;  // one call per line
+void note(const std::string& s) { g_log += s + "\n"; }
+}  // namespace
+
+#ifdef FAKE_LIBCUDA
+FAKE const char* fake_cuda_calls() { return g_log.c_str(); }
+FAKE CUresult cuDeviceGetCount(int* n) { *n = 1; return CUDA_SUCCESS; }
+FAKE CUresult cuDeviceGet(CUdevice* d, int i) { *d = i; return CUDA_SUCCESS; }
+FAKE CUresult cuDevicePrimaryCtxGetState(CUdevice, unsigned* flags, int* active) {
+  *flags = 0;
+  *active = 1;
+  return CUDA_SUCCESS;
+}
+FAKE CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) {
+  *c = reinterpret_cast<CUcontext>(0x1);
+  return CUDA_SUCCESS;
+}
+FAKE CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return CUDA_SUCCESS; }
+FAKE CUresult cuCtxPushCurrent_v2(CUcontext) { return CUDA_SUCCESS; }
+FAKE CUresult cuCtxPopCurrent_v2(CUcontext* c) { *c = nullptr; return CUDA_SUCCESS; }
+FAKE CUresult cuCtxSynchronize() {
+  // Logged into the CUPTI fake's log too, so that the order shows.
+  using Note = void (*)(const char*);
+  static auto n = reinterpret_cast<Note>(dlsym(RTLD_DEFAULT, "fake_cupti_note"));
+  if (n) n("cuCtxSynchronize");
+  note("cuCtxSynchronize");
+  return CUDA_SUCCESS;
+}
+#else
+FAKE const char* fake_calls() { return g_log.c_str(); }
+FAKE void fake_cupti_note(const char* s) { note(s); }
+FAKE CUptiResult cuptiActivityEnable(CUpti_ActivityKind k) { note("enable " + std::to_string(k)); return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiActivityDisable(CUpti_ActivityKind k) { note("disable " + std::to_string(k)); return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) {
+  return CUPTI_SUCCESS;
+}
+FAKE CUptiResult cuptiActivityFlushAll(uint32_t) { note("flush"); return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiActivityGetNextRecord(uint8_t*, size_t, CUpti_Activity**) { return CUPTI_ERROR_MAX_LIMIT_REACHED; }
+FAKE CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* n) { *n = 0; return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
+  static const char* kRuntime[] = {"", "cudaGetDevice_v3020", "cudaLaunchKernel_v7000"};
+  static const char* kDriver[] = {"", "cuCtxGetCurrent", "cuLaunchKernel"};
+  if (cbid == 0 || cbid > 2) return CUPTI_ERROR_INVALID_PARAMETER;
+  *name = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? kRuntime[cbid] : kDriver[cbid];
+  return CUPTI_SUCCESS;
+}
+FAKE CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t on) {
+  note("runtime " + std::to_string(cbid) + (on ? " on" : " off"));
+  return CUPTI_SUCCESS;
+}
+FAKE CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t on) {
+  note("driver " + std::to_string(cbid) + (on ? " on" : " off"));
+  return CUPTI_SUCCESS;
+}
+FAKE CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc, void*) {
+  note("subscribe");
+  *s = reinterpret_cast<CUpti_SubscriberHandle>(0x1);
+  return CUPTI_SUCCESS;
+}
+FAKE CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) { note("unsubscribe"); return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiGetResultString(CUptiResult, const char** s) { *s = "fake error"; return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc) { return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute, size_t*, void*) { return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind, uint64_t) { return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind, uint64_t*) { return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiGetVersion(uint32_t* v) { *v = 130000; return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType) { return CUPTI_SUCCESS; }
+FAKE CUptiResult cuptiFinalize() { note("finalize"); return CUPTI_SUCCESS; }
+#endif
