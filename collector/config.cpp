@@ -53,7 +53,10 @@ Config load_config() {
     if (rest && *rest == ',') c.sample_off_ms = std::strtoull(rest + 1, nullptr, 10);
     if (c.sample_on_ms == 0) c.sample_off_ms = 0;
   }
-  c.finalize_when_off = std::getenv("GPUSCOPE_CUPTI_FINALIZE") && !env_off("GPUSCOPE_CUPTI_FINALIZE");
+  // Tearing CUPTI down while untraced is what makes the untraced stretches
+  // cheap, so it is on wherever tracing switches (GPUSCOPE_CUPTI_FINALIZE=0: off).
+  const bool switches = c.sample_off_ms > 0 || c.window_start_ns > 0 || c.window_end_ns > 0;
+  c.finalize_when_off = std::getenv("GPUSCOPE_CUPTI_FINALIZE") ? !env_off("GPUSCOPE_CUPTI_FINALIZE") : switches;
   return c;
 }
 

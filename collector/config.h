@@ -21,7 +21,9 @@ struct Config {
   // GPU tracing in a duty cycle (GPUSCOPE_SAMPLE_MS=ON,OFF): CUPTI activities
   // on for ON ms, off for OFF ms, from the collector's start or the window start.
   uint64_t sample_on_ms = 0, sample_off_ms = 0;
-  bool finalize_when_off = false;  // GPUSCOPE_CUPTI_FINALIZE=1: cuptiFinalize while tracing is off
+  // cuptiFinalize while tracing is off (at step boundaries, CUDA driver 12.6 or
+  // later): on by default for duty cycles and windows, GPUSCOPE_CUPTI_FINALIZE=0|1.
+  bool finalize_when_off = false;
 
   // Whether GPU activity should be traced at `now` (ns, the collector's clock),
   // for a duty cycle counted from `epoch_ns`.

@@ -75,6 +75,16 @@ bool synchronize_primary_contexts() {
   return true;
 }
 
+int cuda_driver_version() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  using GetVersion = CUresult (*)(int*);
+  auto get = lib ? reinterpret_cast<GetVersion>(dlsym(lib, "cuDriverGetVersion")) : nullptr;
+  int version = 0;
+  if (!get || get(&version) != CUDA_SUCCESS) version = 0;
+  if (lib) dlclose(lib);
+  return version;
+}
+
 }  // namespace
 
 bool load_cupti(CuptiApi& api, std::string& why) {
@@ -102,7 +112,7 @@ bool load_cupti(CuptiApi& api, std::string& why) {
          resolve(lib, "cuptiGetVersion", api.get_version, why) &&
          resolve(lib, "cuptiSetThreadIdType", api.set_thread_id_type, why) &&
          (api.finalize = reinterpret_cast<decltype(api.finalize)>(dlsym(lib, "cuptiFinalize")),
-          api.synchronize_devices = synchronize_primary_contexts, true);
+          api.synchronize_devices = synchronize_primary_contexts, api.driver_version = cuda_driver_version, true);
 }
 
 std::string cupti_error(const CuptiApi& api, CUptiResult r) {

@@ -31,6 +31,9 @@ struct CuptiApi {
   // Not CUPTI: waits until every active primary CUDA context is idle (libcuda),
   // which cuptiFinalize needs first. False when it could not make sure.
   bool (*synchronize_devices)() = nullptr;
+  // Not CUPTI: the CUDA driver's version (12060 = 12.6), 0 when unknown.
+  // cuptiFinalize with CUDA graphs crashed before 12.6 (PyTorch #112507, #146604).
+  int (*driver_version)() = nullptr;
 };
 
 // Loads libcupti (one already in the process first, then GPUSCOPE_CUPTI, the

@@ -15,6 +15,7 @@ namespace {
 
 constexpr size_t kBufferBytes = 4u << 20;  // Kineto's choice; CUPTI advises 1-10 MB
 constexpr int kBuffers = 64;               // caps host memory at 256 MB
+constexpr int kFinalizeMinDriver = 12060;  // cuptiFinalize is safe with CUDA graphs from 12.6 on
 
 struct Buffer {
   uint8_t* data = nullptr;
@@ -224,8 +225,9 @@ bool set_tracing(bool on, bool quiescent, std::string& why) {
     // cuptiFinalize removes that cost (Kineto's teardown does the same). It is
     // only safe with no instrumented kernel in flight and no CUDA call under
     // way on this thread: at a step boundary, after draining the devices.
-    const bool finalize = g_config.finalize_when_off && g_api.finalize && quiescent &&
-                          g_api.synchronize_devices && g_api.synchronize_devices();
+    const bool finalize = g_config.finalize_when_off && g_api.finalize && quiescent && g_api.driver_version &&
+                          g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices &&
+                          g_api.synchronize_devices();
     g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     if (finalize) {
       g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);

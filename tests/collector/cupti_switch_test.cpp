@@ -40,7 +40,9 @@ Config start_fake(bool finalize, bool with_cuda) {
   setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
   // Global, so the test (and the fake libcuda) can reach its log; load_cupti gets this handle.
   EXPECT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
-  if (with_cuda) EXPECT_NE(dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  if (with_cuda) {
+    EXPECT_NE(dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  }
   Config config;
   config.finalize_when_off = finalize;
   std::string why;

@@ -19,6 +19,7 @@ void note(const std::string& s) { g_log += s + "\n"; }
 
 #ifdef FAKE_LIBCUDA
 FAKE const char* fake_cuda_calls() { return g_log.c_str(); }
+FAKE CUresult cuDriverGetVersion(int* v) { *v = 13000; return CUDA_SUCCESS; }
 FAKE CUresult cuDeviceGetCount(int* n) { *n = 1; return CUDA_SUCCESS; }
 FAKE CUresult cuDeviceGet(CUdevice* d, int i) { *d = i; return CUDA_SUCCESS; }
 FAKE CUresult cuDevicePrimaryCtxGetState(CUdevice, unsigned* flags, int* active) {

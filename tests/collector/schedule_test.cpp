@@ -63,8 +63,15 @@ TEST(Schedule, ReadFromTheEnvironment) {
   EXPECT_TRUE(c.traced_at(10 * kMs, 0));
   EXPECT_TRUE(c.traced_at(1000 * kMs, 0));
   EXPECT_FALSE(c.finalize_when_off);
-  unsetenv("GPUSCOPE_SAMPLE_MS");
+  // Torn down by default wherever tracing switches off, and not otherwise.
   unsetenv("GPUSCOPE_CUPTI_FINALIZE");
+  EXPECT_FALSE(load_config().finalize_when_off);
+  setenv("GPUSCOPE_SAMPLE_MS", "300,2700", 1);
+  EXPECT_TRUE(load_config().finalize_when_off);
+  unsetenv("GPUSCOPE_SAMPLE_MS");
+  setenv("GPUSCOPE_WINDOW_END_NS", "5000000000", 1);
+  EXPECT_TRUE(load_config().finalize_when_off);
+  unsetenv("GPUSCOPE_WINDOW_END_NS");
 }
 
 }  // namespace
