@@ -143,16 +143,15 @@ ablation)
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
   ;;
 sampling)
-  # Sampled tracing (record --sample) against full tracing and no profiler on
-  # the launch-bound loop, with and without the torch plugin (SAMPLING_FINALIZE=1:
-  # also with cuptiFinalize while untraced).
+  # Sampled tracing (record --sample) against no profiler on the launch-bound
+  # loop, with and without the torch plugin.
   # Median and mean step ratios both (overhead.py): untraced steps dominate the median.
   log sampling
   variants=(--variant "sample_10pct=--sample 0.3,2.7")
   [ -n "${SAMPLING_NO_DEFAULT:-}" ] || variants+=(--variant default=)
   [ -n "${SAMPLING_NO_NOTORCH:-}" ] || variants+=(--variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx")
-  [ -z "${SAMPLING_FINALIZE:-}" ] || variants+=(--variant "sample_10pct_finalize=--sample 0.3,2.7 GPUSCOPE_CUPTI_FINALIZE=1")
-  [ -z "${SAMPLING_FIN_NOTORCH:-}" ] || variants+=(--variant "sample_10pct_finalize_no_torch=--sample 0.3,2.7 --trace cuda,nvtx GPUSCOPE_CUPTI_FINALIZE=1")
+  # CUPTI is torn down while untraced by default; SAMPLING_KEPT=1 adds a run that keeps it.
+  [ -z "${SAMPLING_KEPT:-}" ] || variants+=(--variant "sample_10pct_kept=--sample 0.3,2.7 GPUSCOPE_CUPTI_FINALIZE=0")
   # SAMPLING_MEMORY=1: full tracing with and without CUPTI's memory records (--trace ...,memory).
   [ -z "${SAMPLING_MEMORY:-}" ] || variants+=(--variant full= --variant "full_memory=--trace cuda,nvtx,torch,memory")
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" \
