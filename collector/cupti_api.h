@@ -28,6 +28,7 @@ struct CuptiApi {
   decltype(&cuptiGetVersion) get_version = nullptr;
   decltype(&cuptiSetThreadIdType) set_thread_id_type = nullptr;
   decltype(&cuptiFinalize) finalize = nullptr;  // optional: tears CUPTI down while tracing is off
+  decltype(&cuptiEnableCallback) enable_callback = nullptr;  // optional: stream-capture callbacks
   // Not CUPTI: waits until every active primary CUDA context is idle (libcuda),
   // which cuptiFinalize needs first. False when it could not make sure.
   bool (*synchronize_devices)() = nullptr;

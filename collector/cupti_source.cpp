@@ -92,7 +92,32 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
 
 uint64_t CUPTIAPI timestamp() { return now_ns(); }
 
-void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+// Stream captures under way in the process (CUDA graphs being recorded). A
+// step can end inside one (torch.cuda.graph around a whole step, optimizer
+// included), and cuCtxSynchronize there would invalidate the user's capture,
+// so CUPTI is not torn down while this is above zero.
+std::atomic<int> g_captures{0};
+std::vector<uint32_t> g_capture_begin[2], g_capture_end[2];  // [0] runtime, [1] driver
+
+bool contains(const std::vector<uint32_t>& ids, uint32_t id) {
+  for (uint32_t x : ids)
+    if (x == id) return true;
+  return false;
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (info->callbackSite != CUPTI_API_EXIT) return;
+  const int d = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+  if (contains(g_capture_begin[d], cbid)) {
+    // cudaError_t and CUresult both: 0 is success.
+    const int* rc = static_cast<const int*>(info->functionReturnValue);
+    if (!rc || *rc == 0) g_captures.fetch_add(1, std::memory_order_relaxed);
+  } else if (contains(g_capture_end[d], cbid) && g_captures.fetch_sub(1, std::memory_order_relaxed) <= 0) {
+    g_captures.store(0, std::memory_order_relaxed);  // began before we subscribed
+  }
+}
 
 // Calls made many times per step that say nothing about performance. Matched
 // by name so the list works across CUPTI versions.
@@ -118,20 +143,46 @@ bool is_noisy(const char* name) {
   return kNoisy.count(n) > 0;
 }
 
-// The noisy callback ids of a domain, looked up by name once.
-std::vector<uint32_t> noisy_cbids(CUpti_CallbackDomain domain, uint32_t last_cbid) {
+// The callback ids of a domain whose names pass `pick`, looked up once.
+template <class Pick>
+std::vector<uint32_t> cbids_where(CUpti_CallbackDomain domain, uint32_t last_cbid, Pick pick) {
   std::vector<uint32_t> out;
   for (uint32_t cbid = 1; cbid < last_cbid; ++cbid) {
     const char* name = nullptr;
-    if (g_api.get_callback_name(domain, cbid, &name) == CUPTI_SUCCESS && name && is_noisy(name)) out.push_back(cbid);
+    if (g_api.get_callback_name(domain, cbid, &name) == CUPTI_SUCCESS && name && pick(name)) out.push_back(cbid);
   }
   return out;
+}
+
+std::vector<uint32_t> noisy_cbids(CUpti_CallbackDomain domain, uint32_t last_cbid) {
+  return cbids_where(domain, last_cbid, is_noisy);
+}
+
+// Asks CUPTI to call on_callback when a stream capture begins or ends.
+void watch_captures() {
+  if (!g_api.enable_callback) return;
+  static const bool looked_up = [] {
+    auto starts = [](const char* prefix) {
+      return [prefix](const char* name) { return std::strncmp(name, prefix, std::strlen(prefix)) == 0; };
+    };
+    g_capture_begin[0] = cbids_where(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, starts("cudaStreamBeginCapture"));
+    g_capture_end[0] = cbids_where(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, starts("cudaStreamEndCapture"));
+    g_capture_begin[1] = cbids_where(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, starts("cuStreamBeginCapture"));
+    g_capture_end[1] = cbids_where(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, starts("cuStreamEndCapture"));
+    return true;
+  }();
+  (void)looked_up;
+  for (int d = 0; d < 2; ++d) {
+    const auto domain = d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+    for (uint32_t cbid : g_capture_begin[d]) g_api.enable_callback(1, g_subscriber, domain, cbid);
+    for (uint32_t cbid : g_capture_end[d]) g_api.enable_callback(1, g_subscriber, domain, cbid);
+  }
 }
 
 // Takes the subscriber slot and sets CUPTI up (buffers, clock, thread ids).
 // Also run again when tracing resumes after cuptiFinalize.
 bool subscribe_and_configure(std::string& why) {
-  CUptiResult rc = g_api.subscribe(&g_subscriber, ignore_callback, nullptr);
+  CUptiResult rc = g_api.subscribe(&g_subscriber, on_callback, nullptr);
   if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     why = "CUPTI is already in use in this process (nsys, ncu, compute-sanitizer or torch.profiler)";
     return false;
@@ -154,6 +205,7 @@ bool subscribe_and_configure(std::string& why) {
     g_api.unsubscribe(g_subscriber);
     return false;
   }
+  watch_captures();
   return true;
 }
 
@@ -224,8 +276,10 @@ bool set_tracing(bool on, bool quiescent, std::string& why) {
     // CUPTI keeps instrumenting launches after its activities are disabled;
     // cuptiFinalize removes that cost (Kineto's teardown does the same). It is
     // only safe with no instrumented kernel in flight and no CUDA call under
-    // way on this thread: at a step boundary, after draining the devices.
-    const bool finalize = g_config.finalize_when_off && g_api.finalize && quiescent && g_api.driver_version &&
+    // way on this thread: at a step boundary, after draining the devices, and
+    // never inside a stream capture (the drain would invalidate it).
+    const bool finalize = g_config.finalize_when_off && g_api.finalize && quiescent &&
+                          g_captures.load(std::memory_order_relaxed) == 0 && g_api.driver_version &&
                           g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices &&
                           g_api.synchronize_devices();
     g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

@@ -100,6 +100,34 @@ TEST(CuptiSwitch, FinalizeOnlyAtAStepBoundaryAfterDrainingTheDevices) {
   EXPECT_TRUE(cupti_source::live());
 }
 
+TEST(CuptiSwitch, NoFinalizeInsideAStreamCapture) {
+  start_fake(true, true);
+  auto api_exit = reinterpret_cast<void (*)(CUpti_CallbackDomain, CUpti_CallbackId, int)>(
+      dlsym(RTLD_DEFAULT, "fake_api_exit"));
+  ASSERT_NE(api_exit, nullptr);
+  // Capture begin and end, runtime and driver (fake cbids 3 and 4), are watched.
+  const auto log = calls();
+  EXPECT_EQ(count(log, "callback 1 3 on"), 1);
+  EXPECT_EQ(count(log, "callback 1 4 on"), 1);
+  EXPECT_EQ(count(log, "callback 2 3 on"), 1);
+  EXPECT_EQ(count(log, "callback 2 4 on"), 1);
+  std::string why;
+  // A step ends inside torch.cuda.graph: no drain (it would invalidate the capture), no teardown.
+  api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, 3, 0);
+  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  EXPECT_EQ(count(calls(), "cuCtxSynchronize"), 0);
+  EXPECT_EQ(count(calls(), "finalize"), 0);
+  ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
+  // A capture that failed to begin does not count; the one open ends.
+  api_exit(CUPTI_CB_DOMAIN_DRIVER_API, 3, 1);
+  api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, 4, 0);
+  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  EXPECT_EQ(count(calls(), "finalize"), 1);
+  // Watched again after the fresh subscription.
+  ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
+  EXPECT_EQ(count(calls(), "callback 1 3 on"), 2);
+}
+
 TEST(CuptiSwitch, NoFinalizeWhenTheDevicesCannotBeDrained) {
   start_fake(true, false);  // no libcuda in the process
   std::string why;

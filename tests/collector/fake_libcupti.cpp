@@ -54,9 +54,11 @@ FAKE CUptiResult cuptiActivityFlushAll(uint32_t) { note("flush"); return CUPTI_S
 FAKE CUptiResult cuptiActivityGetNextRecord(uint8_t*, size_t, CUpti_Activity**) { return CUPTI_ERROR_MAX_LIMIT_REACHED; }
 FAKE CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* n) { *n = 0; return CUPTI_SUCCESS; }
 FAKE CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
-  static const char* kRuntime[] = {"", "cudaGetDevice_v3020", "cudaLaunchKernel_v7000"};
-  static const char* kDriver[] = {"", "cuCtxGetCurrent", "cuLaunchKernel"};
-  if (cbid == 0 || cbid > 2) return CUPTI_ERROR_INVALID_PARAMETER;
+  static const char* kRuntime[] = {"", "cudaGetDevice_v3020", "cudaLaunchKernel_v7000",
+                                   "cudaStreamBeginCapture_v10000", "cudaStreamEndCapture_v10000"};
+  static const char* kDriver[] = {"", "cuCtxGetCurrent", "cuLaunchKernel", "cuStreamBeginCapture_v2",
+                                  "cuStreamEndCapture"};
+  if (cbid == 0 || cbid > 4) return CUPTI_ERROR_INVALID_PARAMETER;
   *name = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? kRuntime[cbid] : kDriver[cbid];
   return CUPTI_SUCCESS;
 }
@@ -68,7 +70,20 @@ FAKE CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t on)
   note("driver " + std::to_string(cbid) + (on ? " on" : " off"));
   return CUPTI_SUCCESS;
 }
-FAKE CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc, void*) {
+CUpti_CallbackFunc g_callback = nullptr;
+FAKE CUptiResult cuptiEnableCallback(uint32_t on, CUpti_SubscriberHandle, CUpti_CallbackDomain d, CUpti_CallbackId cbid) {
+  note("callback " + std::to_string(d) + " " + std::to_string(cbid) + (on ? " on" : " off"));
+  return CUPTI_SUCCESS;
+}
+// Plays CUPTI calling the subscriber at the exit of an API call returning rc.
+FAKE void fake_api_exit(CUpti_CallbackDomain d, CUpti_CallbackId cbid, int rc) {
+  CUpti_CallbackData data{};
+  data.callbackSite = CUPTI_API_EXIT;
+  data.functionReturnValue = &rc;
+  if (g_callback) g_callback(nullptr, d, cbid, &data);
+}
+FAKE CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc fn, void*) {
+  g_callback = fn;
   note("subscribe");
   *s = reinterpret_cast<CUpti_SubscriberHandle>(0x1);
   return CUPTI_SUCCESS;
