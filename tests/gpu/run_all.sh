@@ -185,8 +185,10 @@ sampled_graph)
   # CUDA graphs replayed ahead of the host under sampling with GPUSCOPE_CUPTI_FINALIZE=1.
   # On 2026-12-03 a teardown without draining the device first killed the job with
   # "unspecified launch failure". (1) steps as ProfilerStep ranges (graph_steps.py): CUPTI
-  # is drained and torn down at step boundaries; (2) no steps (advisor launch-bound
-  # --fixed): switches by time, where CUPTI is never torn down. Both must end with rc 0.
+  # is drained and torn down at step boundaries; (2) advisor launch-bound --fixed:
+  # its one optimizer step ends inside torch.cuda.graph (a drain there would invalidate
+  # the capture, so none is done while a capture is open), then switches by time, where
+  # CUPTI is never torn down. Both must end with rc 0.
   log sampled_graph
   GPUSCOPE_CUPTI_FINALIZE=1 guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/graph_steps.db" -- \
     python3 tests/gpu/graph_steps.py --seconds ${GRAPH_SECONDS:-6}
