@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Overhead of gpuscope against no profiler and torch.profiler, on the
 compute-bound and launch-bound samples. Runs are alternated (plain, gpuscope,
-torch.profiler, plain, ...) and the result is the median of per-round ratios of
-median step times, as launch-bound timings drift ±15 % between runs.
+torch.profiler, plain, ...; each round starts one run later in that order) and the
+result is the median of per-round ratios of median step times, as launch-bound
+timings drift ±15 % between runs; `round_overhead_pct` keeps each round's ratio.
 Each --variant NAME=OPTIONS is one more gpuscope configuration in every round
 (default: `gpuscope` with the default sources, `gpuscope_no_torch` with
 --trace cuda,nvtx, so the torch plugin's own cost is the difference). OPTIONS
@@ -57,36 +58,49 @@ for loop, loop_args in loops.items():
     means = {name: [] for name in runs}
     if not args.no_torch_profiler:
         runs["torch.profiler"] = []
+    def command(name, i):
+        if name == "plain":
+            return script, None
+        if name == "torch.profiler":
+            return script + ["--profile", os.path.join(tmp, f"{loop}_{i}.json")], None
+        opts = variants[name]
+        db = os.path.join(tmp, f"{loop}_{name}_{i}.db")
+        words = opts.lstrip("!").split()
+        # KEY=VALUE words are the collector's environment (e.g. GPUSCOPE_DRIVER_API=0), the rest record options.
+        env = dict(w.split("=", 1) for w in words if re.match(r"^[A-Z][A-Z0-9_]*=", w))
+        rec = [w for w in words if not re.match(r"^[A-Z][A-Z0-9_]*=", w)]
+        if opts.startswith("!"):
+            return script, env
+        return [args.gpuscope, "record", "--force", "-o", db] + rec + ["--"] + script, env
+
+    ratio = lambda name, of: statistics.median(r / p for r, p in zip(of[name], of["plain"]))
+    order = list(runs)
     for i in range(args.rounds):
-        def add(name, result):
-            runs[name].append(result[0])
-            means[name].append(result[1])
-        add("plain", median_step(script))
-        for name, opts in variants.items():
-            db = os.path.join(tmp, f"{loop}_{name}_{i}.db")
-            bare = opts.startswith("!")
-            words = opts.lstrip("!").split()
-            # KEY=VALUE words are the collector's environment (e.g. GPUSCOPE_DRIVER_API=0), the rest record options.
-            env = dict(w.split("=", 1) for w in words if re.match(r"^[A-Z][A-Z0-9_]*=", w))
-            rec = [w for w in words if not re.match(r"^[A-Z][A-Z0-9_]*=", w)]
-            cmd = script if bare else [args.gpuscope, "record", "--force", "-o", db] + rec + ["--"] + script
-            add(name, median_step(cmd, env))
-        if not args.no_torch_profiler:
-            add("torch.profiler", median_step(script + ["--profile", os.path.join(tmp, f"{loop}_{i}.json")]))
+        # Each round starts one run later in the order, so no variant always runs
+        # first (or right after the same neighbour) while the machine drifts.
+        for name in order[i % len(order):] + order[:i % len(order)]:
+            cmd, env = command(name, i)
+            median, mean = median_step(cmd, env)
+            runs[name].append(median)
+            means[name].append(mean)
         print(loop, i, "median", {k: v[-1] for k, v in runs.items()}, "mean",
               {k: round(v[-1], 3) for k, v in means.items()}, flush=True)
-    ratio = lambda name, of: statistics.median(r / p for r, p in zip(of[name], of["plain"]))
-    results[loop] = {
-        "median_step_ms": {k: statistics.median(v) for k, v in runs.items()},
-        "overhead_pct": {name: round(100 * (ratio(name, runs) - 1), 2) for name in runs if name != "plain"},
-        "overhead_mean_pct": {name: round(100 * (ratio(name, means) - 1), 2) for name in runs if name != "plain"},
-        "runs": runs,
-        "mean_step_ms_runs": means,
-    }
+        results[loop] = {
+            "rounds": i + 1,
+            "median_step_ms": {k: statistics.median(v) for k, v in runs.items()},
+            "overhead_pct": {name: round(100 * (ratio(name, runs) - 1), 2) for name in runs if name != "plain"},
+            "overhead_mean_pct": {name: round(100 * (ratio(name, means) - 1), 2) for name in runs if name != "plain"},
+            # Per round, to show the spread the median hides.
+            "round_overhead_pct": {name: [round(100 * (r / p - 1), 1) for r, p in zip(runs[name], runs["plain"])]
+                                   for name in runs if name != "plain"},
+            "runs": runs,
+            "mean_step_ms_runs": means,
+        }
+        if args.out:  # after each round, so a run cut short still leaves its results
+            json.dump(results, open(args.out, "w"), indent=1)
     print(loop, "median", json.dumps(results[loop]["overhead_pct"]), flush=True)
+    print(loop, "per round", json.dumps(results[loop]["round_overhead_pct"]), flush=True)
     print(loop, "mean", json.dumps(results[loop]["overhead_mean_pct"]), flush=True)
-    if args.out:  # after each loop, so a run cut short still leaves its results
-        json.dump(results, open(args.out, "w"), indent=1)
 print(json.dumps(results, indent=1))
 if args.out:
     json.dump(results, open(args.out, "w"), indent=1)
