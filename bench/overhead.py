@@ -12,7 +12,8 @@ environment (e.g. a bare CUPTI injection through CUDA_INJECTION64_PATH).
 `overhead_pct` compares median step times, `overhead_mean_pct` mean step
 times (they differ when only some steps are traced: GPUSCOPE_SAMPLE_MS).
 Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--variant NAME=OPTS ...]
-                         [--loops compute_bound,launch_bound] [--no-torch-profiler] [--out results.json]"""
+                         [--loops compute_bound,launch_bound] [--no-torch-profiler] [--cpus 2-7]
+                         [--out results.json]"""
 import argparse
 import json
 import os
@@ -33,6 +34,8 @@ ap.add_argument("--no-torch-profiler", action="store_true", help="leave torch.pr
 ap.add_argument("--variant", action="append", default=[],
                 help="NAME=gpuscope record options and KEY=VALUE environment words, e.g. "
                      "'with_memory=--trace cuda,nvtx,torch,memory' or 'no_driver=GPUSCOPE_DRIVER_API=0'")
+ap.add_argument("--cpus", help="run every job under `taskset -c CPUS` (e.g. 2-7), so that runs do not "
+                                "differ in where the scheduler put them")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 samples = os.path.join(here, "..", "samples", "torch")
@@ -42,6 +45,8 @@ tmp = tempfile.mkdtemp(prefix="gpuscope_overhead_")
 
 
 def median_step(cmd, env=None):
+    if args.cpus:
+        cmd = ["taskset", "-c", args.cpus] + cmd
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, **(env or {})))
     for line in r.stdout.splitlines():
         if line.startswith("GPUSCOPE_SAMPLE "):

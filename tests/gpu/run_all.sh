@@ -155,7 +155,7 @@ sampling)
   # SAMPLING_MEMORY=1: full tracing with and without CUPTI's memory records (--trace ...,memory).
   [ -z "${SAMPLING_MEMORY:-}" ] || variants+=(--variant full= --variant "full_memory=--trace cuda,nvtx,torch,memory")
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" \
-    --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler "${variants[@]}" \
+    --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler ${CPUS:+--cpus $CPUS} "${variants[@]}" \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
   ;;
 cupti_floor)
