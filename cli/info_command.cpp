@@ -40,8 +40,12 @@ void print_info(const std::string& path) {
                         std::to_string(store::kRangeSourceSamplingWindow));
   if (traced.step() && traced.int64(0) > 0) {
     std::string sample = r.meta("sample", "");
-    std::printf("traced          %s in %lld stretch(es)%s\n", human_ns(traced.int64(1)).c_str(),
-                static_cast<long long>(traced.int64(0)), sample.empty() ? "" : (" (--sample " + sample + ")").c_str());
+    // Between stretches CUPTI is torn down where it safely can be (docs/ARCHITECTURE.md).
+    auto teardowns = r.query("SELECT coalesce(sum(value), 0) FROM collector_stat WHERE key = 'cupti_finalizes'");
+    const long long torn = teardowns.step() ? teardowns.int64(0) : 0;
+    std::printf("traced          %s in %lld stretch(es)%s%s\n", human_ns(traced.int64(1)).c_str(),
+                static_cast<long long>(traced.int64(0)), sample.empty() ? "" : (" (--sample " + sample + ")").c_str(),
+                torn > 0 ? (", CUPTI torn down " + std::to_string(torn) + " time(s) while untraced").c_str() : "");
   }
 
   std::printf("\ndevices\n");

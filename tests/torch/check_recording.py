@@ -301,7 +301,15 @@ def sampled():
           "analyze: traced + warm-up + untraced = recorded steps (%s)" %
           {k: summary.get(k) for k in ("steps", "warmup_skipped", "steps_untraced", "steps_recorded")})
     info = subprocess.run([args.gpuscope, "info", db], capture_output=True, text=True).stdout
-    check("stretch(es) (--sample 0.2,0.4)" in info, "info shows the traced stretches")
+    check("stretch(es) (--sample 0.2,0.4)" in info and "torn down" not in info,
+          "info shows the traced stretches (no CUPTI here, so no teardown)")
+    # On a GPU the collector counts its CUPTI teardowns; info reports them (a copy with the count set).
+    torn = db + ".torn.db"
+    shutil.copyfile(db, torn)
+    with sqlite3.connect(torn) as c:
+        c.execute("UPDATE collector_stat SET value = 4 WHERE key = 'cupti_finalizes'")
+    info = subprocess.run([args.gpuscope, "info", torn], capture_output=True, text=True).stdout
+    check("CUPTI torn down 4 time(s) while untraced" in info, "info reports CUPTI teardowns")
     bad = subprocess.run([args.gpuscope, "record", "--sample", "0.2", "--", "true"], capture_output=True, text=True)
     check(bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--sample" in bad.stderr,
           "--sample without OFF: one-line error, exit 2 (%r)" % bad.stderr.strip())
