@@ -32,29 +32,30 @@ bool resolve(void* lib, const char* name, F& out, std::string& why) {
   return out != nullptr;
 }
 
+// A libcuda entry point, or null. libcuda is in the process once CUPTI is.
+void* libcuda() {
+  static void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  return lib;
+}
+
+template <class F>
+F cuda_fn(const char* name) {
+  return libcuda() ? reinterpret_cast<F>(dlsym(libcuda(), name)) : nullptr;
+}
+
 // cuptiFinalize removes CUPTI's instrumentation from the process; a kernel
 // still queued or running with it (a CUDA graph replayed ahead of the host,
 // say) then fails with "unspecified launch failure". So every context the
-// job uses is drained first. libcuda is already loaded when CUPTI is.
+// job uses is drained first.
 bool synchronize_primary_contexts() {
-  static void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (!lib) return false;
-  using GetCount = CUresult (*)(int*);
-  using GetDevice = CUresult (*)(CUdevice*, int);
-  using GetState = CUresult (*)(CUdevice, unsigned*, int*);
-  using Retain = CUresult (*)(CUcontext*, CUdevice);
-  using Release = CUresult (*)(CUdevice);
-  using Push = CUresult (*)(CUcontext);
-  using Pop = CUresult (*)(CUcontext*);
-  using Sync = CUresult (*)();
-  static auto get_count = reinterpret_cast<GetCount>(dlsym(lib, "cuDeviceGetCount"));
-  static auto get_device = reinterpret_cast<GetDevice>(dlsym(lib, "cuDeviceGet"));
-  static auto get_state = reinterpret_cast<GetState>(dlsym(lib, "cuDevicePrimaryCtxGetState"));
-  static auto retain = reinterpret_cast<Retain>(dlsym(lib, "cuDevicePrimaryCtxRetain"));
-  static auto release = reinterpret_cast<Release>(dlsym(lib, "cuDevicePrimaryCtxRelease_v2"));
-  static auto push = reinterpret_cast<Push>(dlsym(lib, "cuCtxPushCurrent_v2"));
-  static auto pop = reinterpret_cast<Pop>(dlsym(lib, "cuCtxPopCurrent_v2"));
-  static auto sync = reinterpret_cast<Sync>(dlsym(lib, "cuCtxSynchronize"));
+  static const auto get_count = cuda_fn<CUresult (*)(int*)>("cuDeviceGetCount");
+  static const auto get_device = cuda_fn<CUresult (*)(CUdevice*, int)>("cuDeviceGet");
+  static const auto get_state = cuda_fn<CUresult (*)(CUdevice, unsigned*, int*)>("cuDevicePrimaryCtxGetState");
+  static const auto retain = cuda_fn<CUresult (*)(CUcontext*, CUdevice)>("cuDevicePrimaryCtxRetain");
+  static const auto release = cuda_fn<CUresult (*)(CUdevice)>("cuDevicePrimaryCtxRelease_v2");
+  static const auto push = cuda_fn<CUresult (*)(CUcontext)>("cuCtxPushCurrent_v2");
+  static const auto pop = cuda_fn<CUresult (*)(CUcontext*)>("cuCtxPopCurrent_v2");
+  static const auto sync = cuda_fn<CUresult (*)()>("cuCtxSynchronize");
   if (!get_count || !get_device || !get_state || !retain || !release || !push || !pop || !sync) return false;
   int count = 0;
   if (get_count(&count) != CUDA_SUCCESS) return false;
@@ -76,12 +77,11 @@ bool synchronize_primary_contexts() {
 }
 
 int cuda_driver_version() {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  using GetVersion = CUresult (*)(int*);
-  auto get = lib ? reinterpret_cast<GetVersion>(dlsym(lib, "cuDriverGetVersion")) : nullptr;
-  int version = 0;
-  if (!get || get(&version) != CUDA_SUCCESS) version = 0;
-  if (lib) dlclose(lib);
+  static const int version = [] {
+    const auto get = cuda_fn<CUresult (*)(int*)>("cuDriverGetVersion");
+    int v = 0;
+    return get && get(&v) == CUDA_SUCCESS ? v : 0;
+  }();
   return version;
 }
 

@@ -1,11 +1,13 @@
 #include "collector/cupti_source.h"
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collector/clock.h"
@@ -97,27 +99,6 @@ uint64_t CUPTIAPI timestamp() { return now_ns(); }
 // included), and cuCtxSynchronize there would invalidate the user's capture,
 // so CUPTI is not torn down while this is above zero.
 std::atomic<int> g_captures{0};
-std::vector<uint32_t> g_capture_begin[2], g_capture_end[2];  // [0] runtime, [1] driver
-
-bool contains(const std::vector<uint32_t>& ids, uint32_t id) {
-  for (uint32_t x : ids)
-    if (x == id) return true;
-  return false;
-}
-
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
-  const auto* info = static_cast<const CUpti_CallbackData*>(data);
-  if (info->callbackSite != CUPTI_API_EXIT) return;
-  const int d = domain == CUPTI_CB_DOMAIN_DRIVER_API;
-  if (contains(g_capture_begin[d], cbid)) {
-    // cudaError_t and CUresult both: 0 is success.
-    const int* rc = static_cast<const int*>(info->functionReturnValue);
-    if (!rc || *rc == 0) g_captures.fetch_add(1, std::memory_order_relaxed);
-  } else if (contains(g_capture_end[d], cbid) && g_captures.fetch_sub(1, std::memory_order_relaxed) <= 0) {
-    g_captures.store(0, std::memory_order_relaxed);  // began before we subscribed
-  }
-}
 
 // Calls made many times per step that say nothing about performance. Matched
 // by name so the list works across CUPTI versions.
@@ -143,39 +124,61 @@ bool is_noisy(const char* name) {
   return kNoisy.count(n) > 0;
 }
 
-// The callback ids of a domain whose names pass `pick`, looked up once.
-template <class Pick>
-std::vector<uint32_t> cbids_where(CUpti_CallbackDomain domain, uint32_t last_cbid, Pick pick) {
-  std::vector<uint32_t> out;
-  for (uint32_t cbid = 1; cbid < last_cbid; ++cbid) {
-    const char* name = nullptr;
-    if (g_api.get_callback_name(domain, cbid, &name) == CUPTI_SUCCESS && name && pick(name)) out.push_back(cbid);
-  }
-  return out;
+// The callback ids of one API domain that the collector treats specially,
+// looked up by name once (the lists work across CUPTI versions).
+struct CallbackIds {
+  std::vector<uint32_t> noisy, capture_begin, capture_end;
+};
+
+const CallbackIds& callback_ids(CUpti_CallbackDomain domain) {
+  static const std::array<CallbackIds, 2> ids = [] {
+    std::array<CallbackIds, 2> out;
+    const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
+    const uint32_t last[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
+    const std::string_view begin[2] = {"cudaStreamBeginCapture", "cuStreamBeginCapture"};
+    const std::string_view end[2] = {"cudaStreamEndCapture", "cuStreamEndCapture"};
+    for (int d = 0; d < 2; ++d) {
+      for (uint32_t cbid = 1; cbid < last[d]; ++cbid) {
+        const char* name = nullptr;
+        if (g_api.get_callback_name(domains[d], cbid, &name) != CUPTI_SUCCESS || !name) continue;
+        const std::string_view n(name);
+        if (is_noisy(name)) out[d].noisy.push_back(cbid);
+        if (n.starts_with(begin[d])) out[d].capture_begin.push_back(cbid);
+        if (n.starts_with(end[d])) out[d].capture_end.push_back(cbid);
+      }
+    }
+    return out;
+  }();
+  return ids[domain == CUPTI_CB_DOMAIN_DRIVER_API];
 }
 
-std::vector<uint32_t> noisy_cbids(CUpti_CallbackDomain domain, uint32_t last_cbid) {
-  return cbids_where(domain, last_cbid, is_noisy);
+bool contains(const std::vector<uint32_t>& ids, uint32_t id) {
+  for (uint32_t x : ids)
+    if (x == id) return true;
+  return false;
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (info->callbackSite != CUPTI_API_EXIT) return;
+  const CallbackIds& ids = callback_ids(domain);
+  if (contains(ids.capture_begin, cbid)) {
+    // cudaError_t and CUresult both: 0 is success.
+    const int* rc = static_cast<const int*>(info->functionReturnValue);
+    if (!rc || *rc == 0) g_captures.fetch_add(1, std::memory_order_relaxed);
+  } else if (contains(ids.capture_end, cbid) && g_captures.fetch_sub(1, std::memory_order_relaxed) <= 0) {
+    g_captures.store(0, std::memory_order_relaxed);  // began before we subscribed
+  }
 }
 
 // Asks CUPTI to call on_callback when a stream capture begins or ends.
 void watch_captures() {
   if (!g_api.enable_callback) return;
-  static const bool looked_up = [] {
-    auto starts = [](const char* prefix) {
-      return [prefix](const char* name) { return std::strncmp(name, prefix, std::strlen(prefix)) == 0; };
-    };
-    g_capture_begin[0] = cbids_where(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, starts("cudaStreamBeginCapture"));
-    g_capture_end[0] = cbids_where(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, starts("cudaStreamEndCapture"));
-    g_capture_begin[1] = cbids_where(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, starts("cuStreamBeginCapture"));
-    g_capture_end[1] = cbids_where(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, starts("cuStreamEndCapture"));
-    return true;
-  }();
-  (void)looked_up;
-  for (int d = 0; d < 2; ++d) {
-    const auto domain = d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
-    for (uint32_t cbid : g_capture_begin[d]) g_api.enable_callback(1, g_subscriber, domain, cbid);
-    for (uint32_t cbid : g_capture_end[d]) g_api.enable_callback(1, g_subscriber, domain, cbid);
+  for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    const CallbackIds& ids = callback_ids(domain);
+    for (uint32_t cbid : ids.capture_begin) g_api.enable_callback(1, g_subscriber, domain, cbid);
+    for (uint32_t cbid : ids.capture_end) g_api.enable_callback(1, g_subscriber, domain, cbid);
   }
 }
 
@@ -230,12 +233,10 @@ bool enable_kinds(std::string& why, std::string* failed = nullptr) {
   }
   // CUPTI forgets which calls were switched off whenever the API kinds are
   // disabled (and at cuptiFinalize), so every enable switches them off again.
-  static const std::vector<uint32_t> runtime_noisy = noisy_cbids(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-  static const std::vector<uint32_t> driver_noisy = noisy_cbids(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
   if (g_config.runtime_api)
-    for (uint32_t cbid : runtime_noisy) g_api.enable_runtime_api(cbid, 0);
+    for (uint32_t cbid : callback_ids(CUPTI_CB_DOMAIN_RUNTIME_API).noisy) g_api.enable_runtime_api(cbid, 0);
   if (g_config.driver_api)
-    for (uint32_t cbid : driver_noisy) g_api.enable_driver_api(cbid, 0);
+    for (uint32_t cbid : callback_ids(CUPTI_CB_DOMAIN_DRIVER_API).noisy) g_api.enable_driver_api(cbid, 0);
   return true;
 }
 

@@ -31,11 +31,11 @@ void switch_to(bool on, bool quiescent, uint64_t now) {
     emit_message(now, 2, "GPU tracing could not resume: " + why);
     return;
   }
-  if (!why.empty()) {  // resumed without some activity kinds: said once
-    static bool said = false;
-    if (!said) std::fprintf(stderr, "gpuscope: %s\n", why.c_str());
-    if (!said) emit_message(now, 2, why);
-    said = true;
+  static bool said_partial = false;  // resumed without some activity kinds: said once
+  if (!why.empty() && !said_partial) {
+    std::fprintf(stderr, "gpuscope: %s\n", why.c_str());
+    emit_message(now, 2, why);
+    said_partial = true;
   }
   g_traced.store(on, std::memory_order_relaxed);
   if (g_plugin_hook) g_plugin_hook(on ? 1 : 0);
