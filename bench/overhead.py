@@ -13,6 +13,7 @@ environment (e.g. a bare CUPTI injection through CUDA_INJECTION64_PATH).
 times (they differ when only some steps are traced: GPUSCOPE_SAMPLE_MS).
 Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--variant NAME=OPTS ...]
                          [--loops compute_bound,launch_bound] [--no-torch-profiler] [--cpus 2-7]
+                         [--fixed-layout]
                          [--out results.json]"""
 import argparse
 import json
@@ -36,6 +37,9 @@ ap.add_argument("--variant", action="append", default=[],
                      "'with_memory=--trace cuda,nvtx,torch,memory' or 'no_driver=GPUSCOPE_DRIVER_API=0'")
 ap.add_argument("--cpus", help="run every job under `taskset -c CPUS` (e.g. 2-7), so that runs do not "
                                 "differ in where the scheduler put them")
+ap.add_argument("--fixed-layout", action="store_true",
+                help="the same memory layout in every run: address randomization off (setarch -R, where the "
+                     "machine allows it) and PYTHONHASHSEED=0, so runs differ less in cache behaviour")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 samples = os.path.join(here, "..", "samples", "torch")
@@ -44,10 +48,28 @@ loops = {name: all_loops[name] for name in args.loops.split(",")}
 tmp = tempfile.mkdtemp(prefix="gpuscope_overhead_")
 
 
+def layout_prefix():
+    if not args.fixed_layout:
+        return [], {}
+    fixed = ["setarch", os.uname().machine, "-R"]
+    try:
+        works = subprocess.run(fixed + ["true"], capture_output=True).returncode == 0
+    except OSError:
+        works = False
+    if not works:
+        print("overhead.py: setarch -R does not work here; only PYTHONHASHSEED is fixed", file=sys.stderr)
+    return (fixed if works else []), {"PYTHONHASHSEED": "0"}
+
+
+layout_cmd, layout_env = layout_prefix()
+
+
 def median_step(cmd, env=None):
+    cmd = layout_cmd + cmd
     if args.cpus:
         cmd = ["taskset", "-c", args.cpus] + cmd
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, **(env or {})))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, **layout_env, **(env or {})))
     for line in r.stdout.splitlines():
         if line.startswith("GPUSCOPE_SAMPLE "):
             result = json.loads(line[len("GPUSCOPE_SAMPLE "):])
@@ -92,6 +114,8 @@ for loop, loop_args in loops.items():
               {k: round(v[-1], 3) for k, v in means.items()}, flush=True)
         results[loop] = {
             "rounds": i + 1,
+            "layout": ("fixed (setarch -R, PYTHONHASHSEED=0)" if layout_cmd else "PYTHONHASHSEED=0")
+            if args.fixed_layout else "random",
             "median_step_ms": {k: statistics.median(v) for k, v in runs.items()},
             "overhead_pct": {name: round(100 * (ratio(name, runs) - 1), 2) for name in runs if name != "plain"},
             "overhead_mean_pct": {name: round(100 * (ratio(name, means) - 1), 2) for name in runs if name != "plain"},

@@ -4,6 +4,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <set>
+#include <string>
 
 namespace gpuscope::collector {
 namespace {
@@ -120,6 +122,29 @@ std::string cupti_error(const CuptiApi& api, CUptiResult r) {
   const char* s = nullptr;
   if (api.get_result_string && api.get_result_string(r, &s) == CUPTI_SUCCESS && s) return s;
   return "CUPTI error " + std::to_string(static_cast<int>(r));
+}
+
+// Matched by name, so the list works across CUPTI versions.
+bool is_noisy_api(const char* name) {
+  static const std::set<std::string> kNoisy = {
+      "cudaGetDevice", "cudaGetLastError", "cudaPeekAtLastError", "cudaGetDeviceCount",
+      "cudaDeviceGetAttribute", "cudaStreamIsCapturing", "cudaStreamGetCaptureInfo",
+      "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cudaFuncGetAttributes",
+      "cudaGetFuncBySymbol", "cudaPointerGetAttributes", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
+      "cudaGetDeviceProperties", "cudaStreamGetPriority", "cudaStreamGetFlags", "cudaStreamGetId",
+      "cuKernelGetName", "cuFuncGetName", "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+      "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaOccupancyMaxActiveClusters",
+      "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+      "cudaOccupancyAvailableDynamicSMemPerBlock", "cuCtxGetLimit", "cuDeviceGetUuid", "cuDeviceTotalMem",
+      "cuModuleGetLoadingMode", "cuDeviceGetName", "cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxGetDevice", "cuDevicePrimaryCtxGetState", "cuKernelGetAttribute",
+      "cuKernelGetFunction", "cuGetProcAddress", "cuDeviceGet", "cuDeviceGetAttribute", "cuPointerGetAttribute",
+      "cuPointerGetAttributes", "cuFuncGetAttribute", "cuDriverGetVersion", "cuCtxGetId", "cuStreamIsCapturing",
+      "cuStreamGetCaptureInfo", "cuGetErrorString", "cuGetErrorName", "cuCtxGetFlags", "cuStreamGetCtx",
+      "cuDeviceGetCount", "cuFuncGetModule", "cuLibraryGetKernel", "cuModuleGetFunction"};
+  std::string n(name);
+  if (auto pos = n.find("_v"); pos != std::string::npos) n.erase(pos);
+  if (n.ends_with("_ptsz") || n.ends_with("_ptds")) n.erase(n.size() - 5);
+  return kNoisy.count(n) > 0;
 }
 
 }  // namespace gpuscope::collector

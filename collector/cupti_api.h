@@ -44,4 +44,10 @@ bool load_cupti(CuptiApi& api, std::string& why);
 // Human-readable CUPTI error text.
 std::string cupti_error(const CuptiApi& api, CUptiResult r);
 
+// Calls made many times per step that say nothing about performance
+// (cudaGetDevice and the like): CUPTI is told not to record them, and the
+// decoder drops the few recorded in the moment after an enable, before CUPTI
+// has been told again (it forgets at every disable).
+bool is_noisy_api(const char* name);
+
 }  // namespace gpuscope::collector

@@ -30,21 +30,24 @@ int64_t kernel_name_id(RowSink& sink, const char* name) {
   return it->second;
 }
 
-const std::string& api_name(const CuptiApi& api, RowSink& sink, CUpti_CallbackDomain domain, uint32_t cbid) {
+const RowSink::ApiName& api_name(const CuptiApi& api, RowSink& sink, CUpti_CallbackDomain domain, uint32_t cbid) {
   uint64_t key = (uint64_t{static_cast<uint32_t>(domain)} << 32) | cbid;
   auto it = sink.api_names.find(key);
   if (it != sink.api_names.end()) return it->second;
   const char* name = nullptr;
   std::string s;
-  if (api.get_callback_name && api.get_callback_name(domain, cbid, &name) == CUPTI_SUCCESS && name)
+  bool noisy = false;
+  if (api.get_callback_name && api.get_callback_name(domain, cbid, &name) == CUPTI_SUCCESS && name) {
     s = name;
+    noisy = is_noisy_api(name);
+  }
   else
     s = (domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver_api_" : "runtime_api_") + std::to_string(cbid);
   // CUPTI names carry a version suffix (cudaMalloc_v3020); users know the plain name.
   if (auto pos = s.find("_v"); pos != std::string::npos && pos + 2 < s.size() &&
                                std::isdigit(static_cast<unsigned char>(s[pos + 2])))
     s.erase(pos);
-  return sink.api_names.emplace(key, std::move(s)).first->second;
+  return sink.api_names.emplace(key, RowSink::ApiName{std::move(s), noisy}).first->second;
 }
 
 void on_kernel(const CUpti_ActivityKernel10& k, RowSink& sink) {
@@ -127,12 +130,18 @@ void on_memset(const CUpti_ActivityMemset4& m, RowSink& sink) {
 
 void on_api(const CuptiApi& api, const CUpti_ActivityAPI& a, CUpti_CallbackDomain domain, RowSink& sink) {
   if (!sink.in_window(a.start)) return;
+  const RowSink::ApiName& name = api_name(api, sink, domain, a.cbid);
+  if (name.noisy) {
+    // Recorded between an enable and the filter that follows it.
+    sink.count("filtered_noisy_api");
+    return;
+  }
   store::ApiCallRow r;
   r.pid = sink.pid;
   r.tid = a.threadId;
   r.domain = domain == CUPTI_CB_DOMAIN_DRIVER_API ? 2 : 1;
   r.cbid = a.cbid;
-  r.name = api_name(api, sink, domain, a.cbid);
+  r.name = name.name;
   r.start = sink.rel(a.start);
   r.end = sink.rel(a.end);
   r.correlation = a.correlationId;

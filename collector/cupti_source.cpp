@@ -100,34 +100,17 @@ uint64_t CUPTIAPI timestamp() { return now_ns(); }
 // so CUPTI is not torn down while this is above zero.
 std::atomic<int> g_captures{0};
 
-// Calls made many times per step that say nothing about performance. Matched
-// by name so the list works across CUPTI versions.
-bool is_noisy(const char* name) {
-  static const std::set<std::string> kNoisy = {
-      "cudaGetDevice", "cudaGetLastError", "cudaPeekAtLastError", "cudaGetDeviceCount",
-      "cudaDeviceGetAttribute", "cudaStreamIsCapturing", "cudaStreamGetCaptureInfo",
-      "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cudaFuncGetAttributes",
-      "cudaGetFuncBySymbol", "cudaPointerGetAttributes", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
-      "cudaGetDeviceProperties", "cudaStreamGetPriority", "cudaStreamGetFlags", "cudaStreamGetId",
-      "cuKernelGetName", "cuFuncGetName", "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-      "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaOccupancyMaxActiveClusters",
-      "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
-      "cudaOccupancyAvailableDynamicSMemPerBlock", "cuCtxGetLimit", "cuDeviceGetUuid", "cuDeviceTotalMem",
-      "cuModuleGetLoadingMode", "cuDeviceGetName", "cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxGetDevice", "cuDevicePrimaryCtxGetState", "cuKernelGetAttribute",
-      "cuKernelGetFunction", "cuGetProcAddress", "cuDeviceGet", "cuDeviceGetAttribute", "cuPointerGetAttribute",
-      "cuPointerGetAttributes", "cuFuncGetAttribute", "cuDriverGetVersion", "cuCtxGetId", "cuStreamIsCapturing",
-      "cuStreamGetCaptureInfo", "cuGetErrorString", "cuGetErrorName", "cuCtxGetFlags", "cuStreamGetCtx",
-      "cuDeviceGetCount", "cuFuncGetModule", "cuLibraryGetKernel", "cuModuleGetFunction"};
-  std::string n(name);
-  if (auto pos = n.find("_v"); pos != std::string::npos) n.erase(pos);
-  if (n.ends_with("_ptsz") || n.ends_with("_ptds")) n.erase(n.size() - 5);
-  return kNoisy.count(n) > 0;
-}
+// Set at the first graph capture or launch. CUPTI then stays initialized while
+// untraced: after a teardown the first replay of a graph waited for all queued
+// work (one step per stretch on the H200, the host's lead lost at each resume),
+// and a graph job makes few calls for CUPTI to slow down. It also narrows the
+// captures missed while CUPTI is torn down to a job's first one.
+std::atomic<bool> g_graphs_seen{false};
 
 // The callback ids of one API domain that the collector treats specially,
 // looked up by name once (the lists work across CUPTI versions).
 struct CallbackIds {
-  std::vector<uint32_t> noisy, capture_begin, capture_end;
+  std::vector<uint32_t> noisy, capture_begin, capture_end, graph_launch;
 };
 
 const CallbackIds& callback_ids(CUpti_CallbackDomain domain) {
@@ -137,14 +120,16 @@ const CallbackIds& callback_ids(CUpti_CallbackDomain domain) {
     const uint32_t last[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
     const std::string_view begin[2] = {"cudaStreamBeginCapture", "cuStreamBeginCapture"};
     const std::string_view end[2] = {"cudaStreamEndCapture", "cuStreamEndCapture"};
+    const std::string_view launch[2] = {"cudaGraphLaunch", "cuGraphLaunch"};
     for (int d = 0; d < 2; ++d) {
       for (uint32_t cbid = 1; cbid < last[d]; ++cbid) {
         const char* name = nullptr;
         if (g_api.get_callback_name(domains[d], cbid, &name) != CUPTI_SUCCESS || !name) continue;
         const std::string_view n(name);
-        if (is_noisy(name)) out[d].noisy.push_back(cbid);
+        if (is_noisy_api(name)) out[d].noisy.push_back(cbid);
         if (n.starts_with(begin[d])) out[d].capture_begin.push_back(cbid);
         if (n.starts_with(end[d])) out[d].capture_end.push_back(cbid);
+        if (n.starts_with(launch[d])) out[d].graph_launch.push_back(cbid);
       }
     }
     return out;
@@ -163,22 +148,29 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   if (info->callbackSite != CUPTI_API_EXIT) return;
   const CallbackIds& ids = callback_ids(domain);
-  if (contains(ids.capture_begin, cbid)) {
+  if (contains(ids.graph_launch, cbid)) {
+    g_graphs_seen.store(true, std::memory_order_relaxed);
+  } else if (contains(ids.capture_begin, cbid)) {
     // cudaError_t and CUresult both: 0 is success.
     const int* rc = static_cast<const int*>(info->functionReturnValue);
-    if (!rc || *rc == 0) g_captures.fetch_add(1, std::memory_order_relaxed);
+    if (!rc || *rc == 0) {
+      g_captures.fetch_add(1, std::memory_order_relaxed);
+      g_graphs_seen.store(true, std::memory_order_relaxed);
+    }
   } else if (contains(ids.capture_end, cbid) && g_captures.fetch_sub(1, std::memory_order_relaxed) <= 0) {
     g_captures.store(0, std::memory_order_relaxed);  // began before we subscribed
   }
 }
 
-// Asks CUPTI to call on_callback when a stream capture begins or ends.
+// Asks CUPTI to call on_callback when a stream capture begins or ends and
+// when a graph is launched.
 void watch_captures() {
   if (!g_api.enable_callback) return;
   for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
     const CallbackIds& ids = callback_ids(domain);
     for (uint32_t cbid : ids.capture_begin) g_api.enable_callback(1, g_subscriber, domain, cbid);
     for (uint32_t cbid : ids.capture_end) g_api.enable_callback(1, g_subscriber, domain, cbid);
+    for (uint32_t cbid : ids.graph_launch) g_api.enable_callback(1, g_subscriber, domain, cbid);
   }
 }
 
@@ -267,6 +259,7 @@ bool start(const Config& config, bool tracing, std::string& why) {
 
 uint64_t pauses() { return g_pauses.load(std::memory_order_relaxed); }
 uint64_t finalizes() { return g_finalizes.load(std::memory_order_relaxed); }
+bool kept_for_graphs() { return g_graphs_seen.load(std::memory_order_relaxed) && g_config.finalize_when_off; }
 
 bool set_tracing(bool on, bool quiescent, std::string& why) {
   std::lock_guard lock(g_control);
@@ -280,7 +273,8 @@ bool set_tracing(bool on, bool quiescent, std::string& why) {
     // way on this thread: at a step boundary, after draining the devices, and
     // never inside a stream capture (the drain would invalidate it).
     const bool finalize = g_config.finalize_when_off && g_api.finalize && quiescent &&
-                          g_captures.load(std::memory_order_relaxed) == 0 && g_api.driver_version &&
+                          g_captures.load(std::memory_order_relaxed) == 0 &&
+                          !g_graphs_seen.load(std::memory_order_relaxed) && g_api.driver_version &&
                           g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices &&
                           g_api.synchronize_devices();
     g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

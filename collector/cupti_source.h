@@ -22,13 +22,16 @@ bool live();
 // Tracing on and off while the job runs (schedule.cpp): off disables the
 // activity kinds and hands over what CUPTI holds; with
 // Config::finalize_when_off and `quiescent` (a step boundary on the job's
-// thread) it also drains the devices and tears CUPTI down. On enables the
+// thread), outside stream captures and before any CUDA graph was seen, it also
+// drains the devices and tears CUPTI down. On enables the
 // kinds again. A no-op when already so or before start(). Returns false with
 // a reason when tracing could not resume; true with a reason in `why` when
 // it resumed without some kinds.
 bool set_tracing(bool on, bool quiescent, std::string& why);
 uint64_t pauses();
 uint64_t finalizes();  // cuptiFinalize calls that succeeded
+// Teardown was wanted, but the job uses CUDA graphs, so CUPTI stays initialized.
+bool kept_for_graphs();
 const CuptiApi& api();
 
 // Asks CUPTI to hand over filled buffers (forced: also partly filled ones).

@@ -27,8 +27,12 @@ struct RowSink {
   // Interned demangled kernel names by CUPTI's name pointer (valid while the
   // module is loaded; the collector drains before the CUDA runtime unloads).
   std::unordered_map<const char*, int64_t> kernel_names;
-  // API names by (domain << 32 | cbid).
-  std::unordered_map<uint64_t, std::string> api_names;
+  // API names by (domain << 32 | cbid); noisy: dropped (is_noisy_api).
+  struct ApiName {
+    std::string name;
+    bool noisy = false;
+  };
+  std::unordered_map<uint64_t, ApiName> api_names;
   // Bytes in use per device from CUDA allocations, for the gpu_memory_used counter.
   std::map<int64_t, int64_t> device_memory;
   // Threads seen making CUDA calls, named by the writer.

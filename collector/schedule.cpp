@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "collector/clock.h"
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
 
@@ -24,6 +25,7 @@ void (*g_plugin_hook)(int) = nullptr;  // under g_mutex
 // CUPTI may be torn down (cupti_source::set_tracing).
 void switch_to(bool on, bool quiescent, uint64_t now) {
   if (on == g_traced.load(std::memory_order_relaxed)) return;
+  const uint64_t clock_at_start = now_ns();
   std::string why;
   if (!cupti_source::set_tracing(on, quiescent, why)) {
     // Could not resume CUPTI: stay untraced rather than record ops without kernels.
@@ -37,12 +39,23 @@ void switch_to(bool on, bool quiescent, uint64_t now) {
     emit_message(now, 2, why);
     said_partial = true;
   }
+  static bool said_graphs = false;  // teardown given up for CUDA graphs: said once
+  if (!on && cupti_source::kept_for_graphs() && !said_graphs) {
+    const char* text =
+        "CUDA graphs in this job: CUPTI stays initialized while untraced (a torn-down CUPTI makes the first "
+        "replay after each resume wait for all queued work), so untraced steps still pay CUPTI's launch cost";
+    std::fprintf(stderr, "gpuscope: %s\n", text);
+    emit_message(now, 1, text);
+    said_graphs = true;
+  }
   g_traced.store(on, std::memory_order_relaxed);
   if (g_plugin_hook) g_plugin_hook(on ? 1 : 0);
   if (on) {
     g_open_start = now;
   } else if (g_open_start) {
-    g_done.push_back({g_open_start, now});
+    // The stretch ends once CUPTI and the plugin are both off: the job runs on
+    // during the forced flush (milliseconds), and what it did then was traced.
+    g_done.push_back({g_open_start, now + (now_ns() - clock_at_start)});
     g_open_start = 0;
   }
 }

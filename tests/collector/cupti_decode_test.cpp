@@ -205,6 +205,29 @@ TEST_F(DecodeTest, MemsetApiSyncDeviceAndCorrelation) {
   EXPECT_EQ(q("SELECT external_id FROM external_correlation WHERE correlation=9 AND pid=4242"), 77);
 }
 
+// CUPTI records the noisy calls again between enabling the API kinds and being
+// told to leave them out (it forgets at every disable); the decoder drops them.
+TEST_F(DecodeTest, NoisyCallsAreDroppedAndCounted) {
+  FakeBuffer b;
+  CUpti_ActivityAPI a{};
+  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  a.start = kOrigin + 1;
+  a.end = kOrigin + 2;
+  for (uint32_t cbid : {4u, 1u, 4u}) {
+    a.cbid = cbid;  // cudaGetDevice, cudaLaunchKernel, cudaGetDevice
+    ++a.correlationId;
+    b.add(a);
+  }
+  EXPECT_EQ(decode(b), 3u);
+  EXPECT_EQ(q("SELECT count(*) FROM api_call"), 1);
+  EXPECT_EQ(q("SELECT correlation FROM api_call"), 2);
+  writer_->begin();
+  for (const auto& [key, value] : sink_->totals()) writer_->put_stat(sink_->pid, key, value);
+  writer_->commit();
+  EXPECT_EQ(q("SELECT value FROM collector_stat WHERE key = 'filtered_noisy_api'"), 2);
+  EXPECT_EQ(q("SELECT value FROM collector_stat WHERE key = 'records_runtime_api'"), 1);
+}
+
 TEST_F(DecodeTest, MemoryEventsBuildUsageTimeline) {
   FakeBuffer b;
   CUpti_ActivityMemory4 m{};

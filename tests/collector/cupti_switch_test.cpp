@@ -118,14 +118,52 @@ TEST(CuptiSwitch, NoFinalizeInsideAStreamCapture) {
   EXPECT_EQ(count(calls(), "cuCtxSynchronize"), 0);
   EXPECT_EQ(count(calls(), "finalize"), 0);
   ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
-  // A capture that failed to begin does not count; the one open ends.
-  api_exit(CUPTI_CB_DOMAIN_DRIVER_API, 3, 1);
+  // The capture ends: its graph will be replayed, so CUPTI stays (see the next test).
   api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, 4, 0);
+  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  EXPECT_EQ(count(calls(), "finalize"), 0);
+  EXPECT_TRUE(cupti_source::kept_for_graphs());
+}
+
+TEST(CuptiSwitch, AFailedCaptureDoesNotCount) {
+  start_fake(true, true);
+  auto api_exit = reinterpret_cast<void (*)(CUpti_CallbackDomain, CUpti_CallbackId, int)>(
+      dlsym(RTLD_DEFAULT, "fake_api_exit"));
+  ASSERT_NE(api_exit, nullptr);
+  api_exit(CUPTI_CB_DOMAIN_DRIVER_API, 3, 1);  // cuStreamBeginCapture returned an error
+  std::string why;
   ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
   EXPECT_EQ(count(calls(), "finalize"), 1);
   // Watched again after the fresh subscription.
   ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
   EXPECT_EQ(count(calls(), "callback 1 3 on"), 2);
+  EXPECT_EQ(count(calls(), "callback 2 4 on"), 2);
+}
+
+// After a teardown the first replay of a graph waited for all queued work, so a
+// job that replays graphs keeps CUPTI initialized from its first launch on.
+TEST(CuptiSwitch, NoFinalizeOnceAGraphWasLaunched) {
+  start_fake(true, true);
+  auto api_exit = reinterpret_cast<void (*)(CUpti_CallbackDomain, CUpti_CallbackId, int)>(
+      dlsym(RTLD_DEFAULT, "fake_api_exit"));
+  ASSERT_NE(api_exit, nullptr);
+  EXPECT_EQ(count(calls(), "callback 1 5 on"), 1);  // cudaGraphLaunch watched
+  EXPECT_EQ(count(calls(), "callback 2 5 on"), 1);  // cuGraphLaunch
+  std::string why;
+  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  EXPECT_EQ(count(calls(), "finalize"), 1);
+  EXPECT_FALSE(cupti_source::kept_for_graphs());
+  ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
+  EXPECT_EQ(count(calls(), "callback 1 5 on"), 2);  // watched again after resubscribing
+  api_exit(CUPTI_CB_DOMAIN_DRIVER_API, 5, 0);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+    ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
+  }
+  EXPECT_EQ(count(calls(), "finalize"), 1);
+  EXPECT_EQ(count(calls(), "cuCtxSynchronize"), 1);
+  EXPECT_TRUE(cupti_source::kept_for_graphs());
+  EXPECT_TRUE(cupti_source::live());
 }
 
 TEST(CuptiSwitch, NoFinalizeWhenTheDevicesCannotBeDrained) {

@@ -48,9 +48,10 @@ inline CUptiResult fake_next_record(uint8_t* buffer, size_t valid, CUpti_Activit
 }
 
 inline CUptiResult fake_callback_name(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
-  static const char* kRuntime[] = {"", "cudaLaunchKernel_v7000", "cudaMemcpyAsync_v3020", "cudaStreamSynchronize_v3020"};
+  static const char* kRuntime[] = {"", "cudaLaunchKernel_v7000", "cudaMemcpyAsync_v3020", "cudaStreamSynchronize_v3020",
+                                   "cudaGetDevice_v3020"};
   static const char* kDriver[] = {"", "cuLaunchKernel", "cuMemAlloc_v2"};
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < 4) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < 5) {
     *name = kRuntime[cbid];
     return CUPTI_SUCCESS;
   }

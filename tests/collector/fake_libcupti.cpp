@@ -55,10 +55,11 @@ FAKE CUptiResult cuptiActivityGetNextRecord(uint8_t*, size_t, CUpti_Activity**) 
 FAKE CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* n) { *n = 0; return CUPTI_SUCCESS; }
 FAKE CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
   static const char* kRuntime[] = {"", "cudaGetDevice_v3020", "cudaLaunchKernel_v7000",
-                                   "cudaStreamBeginCapture_v10000", "cudaStreamEndCapture_v10000"};
+                                   "cudaStreamBeginCapture_v10000", "cudaStreamEndCapture_v10000",
+                                   "cudaGraphLaunch_v10000"};
   static const char* kDriver[] = {"", "cuCtxGetCurrent", "cuLaunchKernel", "cuStreamBeginCapture_v2",
-                                  "cuStreamEndCapture"};
-  if (cbid == 0 || cbid > 4) return CUPTI_ERROR_INVALID_PARAMETER;
+                                  "cuStreamEndCapture", "cuGraphLaunch"};
+  if (cbid == 0 || cbid > 5) return CUPTI_ERROR_INVALID_PARAMETER;
   *name = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? kRuntime[cbid] : kDriver[cbid];
   return CUPTI_SUCCESS;
 }

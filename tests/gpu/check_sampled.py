@@ -8,12 +8,18 @@ first such stretch has runtime API calls, every later one has them too (cuptiFin
 new subscription must not lose a kind).
 --gpu-behind: the job queues work far ahead of the GPU (CUDA graph replays), so kernels
 launched in a stretch may run after it ends: kernels outside stretches are only reported.
-Usage: check_sampled.py [--gpu-behind] RUN.db"""
+--min-steps N: the median stretch holds at least N whole steps (a job replaying CUDA graphs
+ahead of the GPU held one per stretch when each resume waited for the queued work).
+Usage: check_sampled.py [--gpu-behind] [--min-steps N] RUN.db"""
 import sqlite3
 import sys
 
 gpu_behind = "--gpu-behind" in sys.argv
-db = [a for a in sys.argv[1:] if not a.startswith("--")][0]
+argv = sys.argv[1:]
+min_steps = int(argv[argv.index("--min-steps") + 1]) if "--min-steps" in argv else 0
+if min_steps:
+    del argv[argv.index("--min-steps"):argv.index("--min-steps") + 2]
+db = [a for a in argv if not a.startswith("--")][0]
 c = sqlite3.connect(db)
 windows = c.execute('SELECT start, "end" FROM range WHERE source = 7 ORDER BY start').fetchall()
 stats = dict(c.execute("SELECT key, value FROM collector_stat"))
@@ -38,6 +44,7 @@ print(f"  noisy API calls (cudaGetDevice and the like): {noisy}")
 ok = ok and noisy == 0
 resumed = 0
 runtime_expected = False
+steps_in = []
 for w0, w1 in windows:
     n = c.execute("SELECT count(*) FROM kernel WHERE start >= ? AND start <= ?", (w0, w1)).fetchone()[0]
     steps = c.execute('SELECT count(*) FROM step WHERE start >= ? AND "end" <= ?', (w0, w1)).fetchone()[0]
@@ -51,6 +58,7 @@ for w0, w1 in windows:
     # every other one must.
     if w1 >= first_kernel and w0 <= last_kernel:
         ok = ok and n > 0
+        steps_in.append(steps)
         if resumed == 0:
             runtime_expected = api.get(1, 0) > 0
         elif runtime_expected and api.get(1, 0) == 0:
@@ -58,6 +66,10 @@ for w0, w1 in windows:
             ok = False
         resumed += 1
 ok = ok and resumed >= 2
+if min_steps:
+    median_steps = sorted(steps_in)[len(steps_in) // 2] if steps_in else 0
+    print(f"  median whole steps per stretch: {median_steps} (at least {min_steps} wanted)")
+    ok = ok and median_steps >= min_steps
 ok = ok and stats.get("dropped_cupti", 0) == 0 and stats.get("dropped_cupti_no_buffer", 0) == 0
 for sev, text in c.execute("SELECT severity, text FROM message"):
     print(f"  message ({sev}): {text}")

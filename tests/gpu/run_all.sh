@@ -154,7 +154,10 @@ sampling)
   [ -z "${SAMPLING_KEPT:-}" ] || variants+=(--variant "sample_10pct_kept=--sample 0.3,2.7 GPUSCOPE_CUPTI_FINALIZE=0")
   # SAMPLING_MEMORY=1: full tracing with and without CUPTI's memory records (--trace ...,memory).
   [ -z "${SAMPLING_MEMORY:-}" ] || variants+=(--variant full= --variant "full_memory=--trace cuda,nvtx,torch,memory")
-  python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" \
+  # SAMPLING_NO_CUPTI=1: the same sampling without CUPTI at all (the plugin and the collector only),
+  # to tell what is left after teardown from CUPTI's own remains.
+  [ -z "${SAMPLING_NO_CUPTI:-}" ] || variants+=(--variant "sample_10pct_no_cupti=--sample 0.3,2.7 --trace nvtx,torch")
+  python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" --fixed-layout \
     --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler ${CPUS:+--cpus $CPUS} "${variants[@]}" \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
   ;;
@@ -184,16 +187,16 @@ sampled_record)
 sampled_graph)
   # CUDA graphs replayed ahead of the host under sampling with GPUSCOPE_CUPTI_FINALIZE=1.
   # On 2026-12-03 a teardown without draining the device first killed the job with
-  # "unspecified launch failure". (1) steps as ProfilerStep ranges (graph_steps.py): CUPTI
-  # is drained and torn down at step boundaries; (2) advisor launch-bound --fixed:
-  # its one optimizer step ends inside torch.cuda.graph (a drain there would invalidate
-  # the capture, so none is done while a capture is open), then switches by time, where
-  # CUPTI is never torn down. Both must end with rc 0.
+  # "unspecified launch failure"; with the drain, each resume after a teardown waited for
+  # the queued replays (1 step per stretch), so a job that replays graphs now keeps CUPTI.
+  # (1) steps as ProfilerStep ranges (graph_steps.py): at least 50 whole steps per stretch;
+  # (2) advisor launch-bound --fixed: its one optimizer step ends inside torch.cuda.graph,
+  # then it switches by time. Both must end with rc 0.
   log sampled_graph
   GPUSCOPE_CUPTI_FINALIZE=1 guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/graph_steps.db" -- \
     python3 tests/gpu/graph_steps.py --seconds ${GRAPH_SECONDS:-6}
   echo "sampled_graph steps: rc=$?"
-  python3 tests/gpu/check_sampled.py --gpu-behind "$W/graph_steps.db"
+  python3 tests/gpu/check_sampled.py --gpu-behind --min-steps 50 "$W/graph_steps.db"
   GPUSCOPE_CUPTI_FINALIZE=1 guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/sampled_graph.db" -- \
     python3 samples/advisor/launch-bound.py --fixed --steps ${GRAPH_STEPS:-15000}
   echo "sampled_graph by time: rc=$?"
