@@ -57,7 +57,7 @@ void on_kernel(const CUpti_ActivityKernel10& k, RowSink& sink) {
   r.device = k.deviceId;
   r.context = k.contextId;
   r.stream = k.streamId;
-  r.correlation = k.correlationId;
+  r.correlation = sink.correlation(k.correlationId);
   r.start = sink.rel(k.start);
   r.end = sink.rel(k.end);
   r.name_id = kernel_name_id(sink, k.name);
@@ -78,13 +78,13 @@ void on_kernel(const CUpti_ActivityKernel10& k, RowSink& sink) {
 
 // Memcpy6 and MemcpyPtoP4 share these fields; peer copies add the two devices.
 template <class Record>
-store::MemcpyRow memcpy_row(const Record& m, const RowSink& sink) {
+store::MemcpyRow memcpy_row(const Record& m, RowSink& sink) {
   store::MemcpyRow r;
   r.pid = sink.pid;
   r.device = m.deviceId;
   r.context = m.contextId;
   r.stream = m.streamId;
-  r.correlation = m.correlationId;
+  r.correlation = sink.correlation(m.correlationId);
   r.start = sink.rel(m.start);
   r.end = sink.rel(m.end);
   r.copy_kind = m.copyKind;
@@ -117,7 +117,7 @@ void on_memset(const CUpti_ActivityMemset4& m, RowSink& sink) {
   r.device = m.deviceId;
   r.context = m.contextId;
   r.stream = m.streamId;
-  r.correlation = m.correlationId;
+  r.correlation = sink.correlation(m.correlationId);
   r.start = sink.rel(m.start);
   r.end = sink.rel(m.end);
   r.bytes = static_cast<int64_t>(m.bytes);
@@ -144,7 +144,7 @@ void on_api(const CuptiApi& api, const CUpti_ActivityAPI& a, CUpti_CallbackDomai
   r.name = name.name;
   r.start = sink.rel(a.start);
   r.end = sink.rel(a.end);
-  r.correlation = a.correlationId;
+  r.correlation = sink.correlation(a.correlationId);
   r.return_code = a.returnValue;
   sink.writer.add(r);
   sink.api_tids.emplace(a.threadId, true);
@@ -162,7 +162,7 @@ void on_sync(const CUpti_ActivitySynchronization2& s, RowSink& sink) {
   r.event = s.cudaEventId == UINT32_MAX ? kNull : int64_t{s.cudaEventId};
   r.start = sink.rel(s.start);
   r.end = sink.rel(s.end);
-  r.correlation = s.correlationId;
+  r.correlation = sink.correlation(s.correlationId);
   sink.writer.add(r);
   sink.count("records_sync");
 }
@@ -186,7 +186,7 @@ void on_memory(const CUpti_ActivityMemory4& m, RowSink& sink) {
   r.address = static_cast<int64_t>(m.address);
   r.bytes = bytes;
   r.stream = m.isAsync ? int64_t{m.streamId} : kNull;
-  r.correlation = m.correlationId;
+  r.correlation = sink.correlation(m.correlationId);
   sink.writer.add(r);
   if (m.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) {
     store::CounterRow c;
@@ -222,7 +222,7 @@ void on_device(const CUpti_ActivityDevice5& d, RowSink& sink) {
 void on_external_correlation(const CUpti_ActivityExternalCorrelation& e, RowSink& sink) {
   store::ExternalCorrelationRow r;
   r.pid = sink.pid;
-  r.correlation = e.correlationId;
+  r.correlation = sink.correlation(e.correlationId);
   r.external_id = static_cast<int64_t>(e.externalId);
   sink.writer.put(r);
   sink.count("records_external_correlation");

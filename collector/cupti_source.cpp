@@ -1,5 +1,6 @@
 #include "collector/cupti_source.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -23,6 +24,10 @@ struct Buffer {
   uint8_t* data = nullptr;
   std::atomic<size_t> valid{0};
   std::atomic<int> next{-1};
+  // Set at completion: which CUPTI session (see g_session) filled it, and in
+  // which order buffers completed, so they are decoded in that order.
+  std::atomic<uint32_t> session{0};
+  std::atomic<uint64_t> seq{0};
 };
 
 // Lock-free stacks of buffer indices with an ABA tag in the upper 32 bits.
@@ -60,6 +65,10 @@ IndexStack g_free, g_done;
 std::atomic<uint64_t> g_pool_exhausted{0};
 std::atomic<uint64_t> g_buffers_used{0};
 std::atomic<uint64_t> g_dropped{0};
+// CUPTI sessions: one more after each cuptiFinalize. CUPTI numbers correlation
+// ids from the start again in a new session; the decoder keeps them unique.
+std::atomic<uint32_t> g_session{0};
+std::atomic<uint64_t> g_completed{0};
 
 int index_of(uint8_t* data) {
   for (int i = 0; i < kBuffers; ++i)
@@ -89,6 +98,8 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
   if (g_api.get_num_dropped && g_api.get_num_dropped(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped)
     g_dropped.fetch_add(dropped, std::memory_order_relaxed);
   g_pool[i].valid.store(valid, std::memory_order_relaxed);
+  g_pool[i].session.store(g_session.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  g_pool[i].seq.store(g_completed.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
   g_done.push(g_pool, i);
 }
 
@@ -282,7 +293,10 @@ bool set_tracing(bool on, bool quiescent, std::string& why) {
       g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
       g_api.unsubscribe(g_subscriber);
       g_finalized.store(g_api.finalize() == CUPTI_SUCCESS);
-      if (g_finalized.load()) g_finalizes.fetch_add(1, std::memory_order_relaxed);
+      if (g_finalized.load()) {
+        g_finalizes.fetch_add(1, std::memory_order_relaxed);
+        g_session.fetch_add(1, std::memory_order_relaxed);  // every buffer of the old one has completed
+      }
     }
     g_tracing = false;
     g_pauses.fetch_add(1, std::memory_order_relaxed);
@@ -307,10 +321,19 @@ void flush(bool forced) {
   if (g_active && !g_finalized) g_api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
-void drain(void (*fn)(uint8_t*, size_t, void*), void* ctx) {
-  for (int i = g_done.pop(g_pool); i >= 0; i = g_done.pop(g_pool)) {
+void drain(void (*fn)(uint8_t*, size_t, uint32_t, void*), void* ctx) {
+  // The stack hands buffers back newest first: decode them in completion order,
+  // so a session's buffers all come before the next session's.
+  int done[kBuffers];
+  int n = 0;
+  for (int i = g_done.pop(g_pool); i >= 0 && n < kBuffers; i = g_done.pop(g_pool)) done[n++] = i;
+  std::sort(done, done + n, [](int a, int b) {
+    return g_pool[a].seq.load(std::memory_order_relaxed) < g_pool[b].seq.load(std::memory_order_relaxed);
+  });
+  for (int k = 0; k < n; ++k) {
+    const int i = done[k];
     const size_t valid = g_pool[i].valid.load(std::memory_order_relaxed);
-    fn(g_pool[i].data, valid, ctx);
+    fn(g_pool[i].data, valid, g_pool[i].session.load(std::memory_order_relaxed), ctx);
     std::memset(g_pool[i].data, 0, std::min(valid, kBufferBytes));
     g_free.push(g_pool, i);
   }

@@ -36,8 +36,10 @@ const CuptiApi& api();
 
 // Asks CUPTI to hand over filled buffers (forced: also partly filled ones).
 void flush(bool forced);
-// Calls fn(buffer, valid_bytes) for every completed buffer, then recycles it.
-void drain(void (*fn)(uint8_t* buffer, size_t valid, void* ctx), void* ctx);
+// Calls fn(buffer, valid_bytes, session) for every completed buffer, in the
+// order they completed, then recycles it. `session` counts cuptiFinalize calls
+// before the buffer was filled (RowSink::begin_cupti_session).
+void drain(void (*fn)(uint8_t* buffer, size_t valid, uint32_t session, void* ctx), void* ctx);
 // Records CUPTI dropped (buffers full) and buffers the pool could not supply.
 uint64_t dropped_records();
 uint64_t pool_exhausted();

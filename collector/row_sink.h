@@ -42,6 +42,32 @@ struct RowSink {
     return ts >= window_start_ns && (window_end_ns == 0 || ts <= window_end_ns);
   }
   int64_t rel(uint64_t ts) const { return static_cast<int64_t>(ts - origin_ns); }
+
+  // CUPTI numbers correlation ids from 1 again after cuptiFinalize (sampled
+  // tracing tears it down while untraced). The buffers of a new session are
+  // decoded after all of the old one's (cupti_source::drain); when its first
+  // id is not above the old session's largest, its ids are shifted past every
+  // id stored so far, so that they stay unique within the process.
+  void begin_cupti_session(uint32_t session) {
+    if (session == corr_session_) return;
+    corr_session_ = session;
+    corr_session_fresh_ = true;
+  }
+  int64_t correlation(uint32_t raw) {
+    if (raw == 0) return 0;
+    if (corr_session_fresh_) {
+      corr_session_fresh_ = false;
+      if (raw <= corr_max_raw_) {
+        corr_offset_ = corr_max_stored_;
+        count("cupti_correlation_restarts");
+      }
+      corr_max_raw_ = 0;
+    }
+    if (raw > corr_max_raw_) corr_max_raw_ = raw;
+    const int64_t stored = corr_offset_ + raw;
+    if (stored > corr_max_stored_) corr_max_stored_ = stored;
+    return stored;
+  }
   void count(const char* key, int64_t n = 1) { stats[key] += n; }
   // Statistics by name (the same literal may have several addresses).
   std::map<std::string, int64_t> totals() const {
@@ -49,6 +75,13 @@ struct RowSink {
     for (const auto& [key, value] : stats) out[key] += value;
     return out;
   }
+
+ private:
+  uint32_t corr_session_ = 0;
+  bool corr_session_fresh_ = false;
+  uint32_t corr_max_raw_ = 0;  // in the current session
+  int64_t corr_offset_ = 0;
+  int64_t corr_max_stored_ = 0;
 };
 
 }  // namespace gpuscope::collector

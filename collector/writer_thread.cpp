@@ -45,8 +45,9 @@ struct State {
   int64_t flushes = 0;
 };
 
-void decode_cupti(uint8_t* buffer, size_t valid, void* ctx) {
+void decode_cupti(uint8_t* buffer, size_t valid, uint32_t session, void* ctx) {
   auto* s = static_cast<State*>(ctx);
+  s->sink->begin_cupti_session(session);
   decode_activity_buffer(cupti_source::api(), buffer, valid, *s->sink);
 }
 

@@ -228,6 +228,34 @@ TEST_F(DecodeTest, NoisyCallsAreDroppedAndCounted) {
   EXPECT_EQ(q("SELECT value FROM collector_stat WHERE key = 'records_runtime_api'"), 1);
 }
 
+// After cuptiFinalize CUPTI numbers correlation ids from 1 again; the rows of a
+// later session must not share ids with the earlier ones (kernels would be
+// joined to the launches of another stretch).
+TEST_F(DecodeTest, CorrelationIdsStayUniqueAcrossCuptiSessions) {
+  auto session = [&](uint32_t number, std::vector<uint32_t> ids) {
+    FakeBuffer b;
+    for (uint32_t id : ids) {
+      CUpti_ActivityAPI a{};
+      a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+      a.cbid = 1;
+      a.start = kOrigin + 1;
+      a.end = kOrigin + 2;
+      a.correlationId = id;
+      b.add(a);
+      b.add(kernel("k", kOrigin + 3, kOrigin + 4, id));
+    }
+    sink_->begin_cupti_session(number);
+    decode(b);
+  };
+  session(0, {1, 2, 3});
+  session(1, {1, 2});     // restarted: shifted past 3
+  session(2, {40, 41});   // went on counting: the shift stays 3
+  session(3, {2, 1});     // restarted again
+  EXPECT_EQ(qs("SELECT group_concat(correlation) FROM (SELECT correlation FROM api_call ORDER BY id)"),
+            "1,2,3,4,5,43,44,46,45");
+  EXPECT_EQ(q("SELECT count(*) FROM kernel k JOIN api_call a ON a.correlation = k.correlation"), 9);
+}
+
 TEST_F(DecodeTest, MemoryEventsBuildUsageTimeline) {
   FakeBuffer b;
   CUpti_ActivityMemory4 m{};

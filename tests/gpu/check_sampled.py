@@ -3,8 +3,8 @@
 traced stretches (range source 7), every kernel, API call and op inside one of them (a few
 launched just before a switch: allowed 1 %), zero dropped records, and kernels in every
 stretch from the job's first kernel to its last, at least two of them (tracing resumed); no
-noisy API calls (cudaGetDevice and the like, filtered by default) in any stretch; where the
-first such stretch has runtime API calls, every later one has them too (cuptiFinalize and a
+noisy API calls (cudaGetDevice and the like, filtered by default) in any stretch; no two API
+calls with one correlation id (CUPTI restarts them after cuptiFinalize); where the first such stretch has runtime API calls, every later one has them too (cuptiFinalize and a
 new subscription must not lose a kind).
 --gpu-behind: the job queues work far ahead of the GPU (CUDA graph replays), so kernels
 launched in a stretch may run after it ends: kernels outside stretches are only reported.
@@ -42,6 +42,12 @@ noisy = c.execute("SELECT count(*) FROM api_call a JOIN string s ON s.id = a.nam
                   "WHERE s.value IN ('cudaGetDevice', 'cuDevicePrimaryCtxGetState', 'cudaGetLastError')").fetchone()[0]
 print(f"  noisy API calls (cudaGetDevice and the like): {noisy}")
 ok = ok and noisy == 0
+# CUPTI numbers correlation ids from 1 again after cuptiFinalize; the collector
+# shifts a new session's ids past the stored ones, so none may repeat.
+repeated = c.execute("SELECT count(*) - count(DISTINCT correlation) FROM api_call WHERE correlation != 0").fetchone()[0]
+print(f"  API calls sharing a correlation id: {repeated}; CUPTI id restarts seen: "
+      f"{stats.get('cupti_correlation_restarts', 0)}")
+ok = ok and repeated == 0
 resumed = 0
 runtime_expected = False
 steps_in = []
