@@ -45,25 +45,18 @@ struct RowSink {
 
   // CUPTI numbers correlation ids from 1 again after cuptiFinalize (sampled
   // tracing tears it down while untraced). The buffers of a new session are
-  // decoded after all of the old one's (cupti_source::drain); when its first
-  // id is not above the old session's largest, its ids are shifted past every
-  // id stored so far, so that they stay unique within the process.
+  // decoded after all of the old one's (cupti_source::drain), and its ids are
+  // shifted past every id stored so far, so they stay unique in the process.
+  // (Telling a restart from the ids themselves failed on the H200: the first
+  // buffer of a session can hold kernels launched after many API calls.)
   void begin_cupti_session(uint32_t session) {
     if (session == corr_session_) return;
     corr_session_ = session;
-    corr_session_fresh_ = true;
+    corr_offset_ = corr_max_stored_;
+    count("cupti_sessions_after_first");
   }
   int64_t correlation(uint32_t raw) {
     if (raw == 0) return 0;
-    if (corr_session_fresh_) {
-      corr_session_fresh_ = false;
-      if (raw <= corr_max_raw_) {
-        corr_offset_ = corr_max_stored_;
-        count("cupti_correlation_restarts");
-      }
-      corr_max_raw_ = 0;
-    }
-    if (raw > corr_max_raw_) corr_max_raw_ = raw;
     const int64_t stored = corr_offset_ + raw;
     if (stored > corr_max_stored_) corr_max_stored_ = stored;
     return stored;
@@ -78,8 +71,6 @@ struct RowSink {
 
  private:
   uint32_t corr_session_ = 0;
-  bool corr_session_fresh_ = false;
-  uint32_t corr_max_raw_ = 0;  // in the current session
   int64_t corr_offset_ = 0;
   int64_t corr_max_stored_ = 0;
 };

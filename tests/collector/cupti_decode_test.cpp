@@ -249,10 +249,10 @@ TEST_F(DecodeTest, CorrelationIdsStayUniqueAcrossCuptiSessions) {
   };
   session(0, {1, 2, 3});
   session(1, {1, 2});     // restarted: shifted past 3
-  session(2, {40, 41});   // went on counting: the shift stays 3
+  session(2, {40, 41});   // went on counting: shifted all the same
   session(3, {2, 1});     // restarted again
   EXPECT_EQ(qs("SELECT group_concat(correlation) FROM (SELECT correlation FROM api_call ORDER BY id)"),
-            "1,2,3,4,5,43,44,46,45");
+            "1,2,3,4,5,45,46,48,47");
   EXPECT_EQ(q("SELECT count(*) FROM kernel k JOIN api_call a ON a.correlation = k.correlation"), 9);
 }
 

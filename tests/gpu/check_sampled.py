@@ -45,8 +45,13 @@ ok = ok and noisy == 0
 # CUPTI numbers correlation ids from 1 again after cuptiFinalize; the collector
 # shifts a new session's ids past the stored ones, so none may repeat.
 repeated = c.execute("SELECT count(*) - count(DISTINCT correlation) FROM api_call WHERE correlation != 0").fetchone()[0]
-print(f"  API calls sharing a correlation id: {repeated}; CUPTI id restarts seen: "
-      f"{stats.get('cupti_correlation_restarts', 0)}")
+print(f"  API calls sharing a correlation id: {repeated}; CUPTI sessions after the first: "
+      f"{stats.get('cupti_sessions_after_first', 0)}")
+for corr, n, rows in c.execute(
+        "SELECT a.correlation, count(*), group_concat(s.value || '@' || a.start || '/t' || a.tid, ' ') "
+        "FROM api_call a JOIN string s ON s.id = a.name_id WHERE a.correlation != 0 "
+        "GROUP BY a.correlation HAVING count(*) > 1 LIMIT 5"):
+    print(f"    correlation {corr}: {n} calls: {rows}")
 ok = ok and repeated == 0
 resumed = 0
 runtime_expected = False
