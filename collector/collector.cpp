@@ -156,6 +156,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     return 1;
   }
   std::string why;
+  cupti_source::set_before_teardown([] { return writer_thread::decode_cupti_now(2000); });
   if (cupti_source::start(config(), schedule::traced(), why)) {
     set_cupti_status("ok");
   } else {

@@ -68,6 +68,7 @@ std::atomic<uint64_t> g_dropped{0};
 // CUPTI sessions: one more after each cuptiFinalize. CUPTI numbers correlation
 // ids from the start again in a new session; the decoder keeps them unique.
 std::atomic<uint32_t> g_session{0};
+bool (*g_before_teardown)() = nullptr;  // under g_control
 std::atomic<uint64_t> g_completed{0};
 
 int index_of(uint8_t* data) {
@@ -263,9 +264,18 @@ bool start(const Config& config, bool tracing, std::string& why) {
   if (config.memory) g_kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
   if (config.torch) g_kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
   if (tracing && !enable_kinds(why)) return false;
+  // Device records come once, when a context is created: CUDA starting in an
+  // untraced stretch (--delay, --sample) left a recording without its device
+  // properties on the H200. The kind stays on until a teardown.
+  if (!tracing) g_api.activity_enable(CUPTI_ACTIVITY_KIND_DEVICE);
   g_tracing = tracing;
   g_active = true;
   return true;
+}
+
+void set_before_teardown(bool (*decode_all)()) {
+  std::lock_guard lock(g_control);
+  g_before_teardown = decode_all;
 }
 
 uint64_t pauses() { return g_pauses.load(std::memory_order_relaxed); }
@@ -283,12 +293,14 @@ bool set_tracing(bool on, bool quiescent, std::string& why) {
     // only safe with no instrumented kernel in flight and no CUDA call under
     // way on this thread: at a step boundary, after draining the devices, and
     // never inside a stream capture (the drain would invalidate it).
-    const bool finalize = g_config.finalize_when_off && g_api.finalize && quiescent &&
+    bool finalize = g_config.finalize_when_off && g_api.finalize && quiescent &&
                           g_captures.load(std::memory_order_relaxed) == 0 &&
                           !g_graphs_seen.load(std::memory_order_relaxed) && g_api.driver_version &&
                           g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices &&
                           g_api.synchronize_devices();
     g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    // The writer decodes what was handed over while the names it points at live.
+    if (finalize && g_before_teardown && !g_before_teardown()) finalize = false;
     if (finalize) {
       g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
       g_api.unsubscribe(g_subscriber);
@@ -326,7 +338,11 @@ void drain(void (*fn)(uint8_t*, size_t, uint32_t, void*), void* ctx) {
   // so a session's buffers all come before the next session's.
   int done[kBuffers];
   int n = 0;
-  for (int i = g_done.pop(g_pool); i >= 0 && n < kBuffers; i = g_done.pop(g_pool)) done[n++] = i;
+  while (n < kBuffers) {
+    const int i = g_done.pop(g_pool);
+    if (i < 0) break;
+    done[n++] = i;
+  }
   std::sort(done, done + n, [](int a, int b) {
     return g_pool[a].seq.load(std::memory_order_relaxed) < g_pool[b].seq.load(std::memory_order_relaxed);
   });

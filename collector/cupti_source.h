@@ -28,6 +28,10 @@ bool live();
 // a reason when tracing could not resume; true with a reason in `why` when
 // it resumed without some kinds.
 bool set_tracing(bool on, bool quiescent, std::string& why);
+// Called before cuptiFinalize, which frees the names (kernels, devices) that
+// records handed over still point at: must see them decoded, or return false
+// (CUPTI then stays initialized). Without one, teardown goes ahead (tests).
+void set_before_teardown(bool (*decode_all)());
 uint64_t pauses();
 uint64_t finalizes();  // cuptiFinalize calls that succeeded
 // Teardown was wanted, but the job uses CUDA graphs, so CUPTI stays initialized.

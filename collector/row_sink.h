@@ -54,6 +54,8 @@ struct RowSink {
     corr_session_ = session;
     corr_offset_ = corr_max_stored_;
     count("cupti_sessions_after_first");
+    // CUPTI freed the old session's names; their addresses may come back.
+    kernel_names.clear();
   }
   int64_t correlation(uint32_t raw) {
     if (raw == 0) return 0;

@@ -96,7 +96,10 @@ void on_tick(const Config& config, uint64_t now) {
   if (!scheduled(config)) return;
   const uint64_t period_ns = (config.sample_on_ms + config.sample_off_ms) * 1000000ull;
   const uint64_t last_step = g_last_step_ns.load(std::memory_order_relaxed);
-  std::lock_guard lock(g_mutex);
+  // A switch under way on the job's thread may be waiting for this (writer)
+  // thread to decode before a teardown: never wait for it here.
+  std::unique_lock lock(g_mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return;
   const bool want = wanted(config, now);
   // CUDA may have started while a switch was under way: CUPTI follows.
   std::string why;
@@ -119,8 +122,13 @@ void expect_steps(void (*plugin_set_traced)(int)) {
 }
 
 std::vector<Window> take_windows(bool final, uint64_t now) {
-  std::lock_guard lock(g_mutex);
   std::vector<Window> out;
+  std::unique_lock lock(g_mutex, std::defer_lock);
+  if (final) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return out;  // a switch is under way (see on_tick); the next tick takes them
+  }
   out.swap(g_done);
   if (final && g_open_start && g_epoch_ns) {
     out.push_back({g_open_start, now});

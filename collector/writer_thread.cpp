@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <fstream>
 #include <thread>
 #include <unordered_map>
@@ -31,6 +34,11 @@ int g_done[2] = {-1, -1};
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_finished{false};
 std::atomic<bool> g_signal_stop{false};
+// decode_cupti_now(): requests counted up by the asking thread, served by the writer.
+std::atomic<uint64_t> g_decode_wanted{0};
+std::atomic<uint64_t> g_decode_served{0};
+std::mutex g_decode_mutex;
+std::condition_variable g_decode_cv;
 void (*on_first_tick)() = [] {};
 
 struct State {
@@ -144,6 +152,20 @@ void tick(State& s, bool final_tick) {
   s.writer->commit();
 }
 
+// Decodes what CUPTI has handed over, for a thread waiting in decode_cupti_now.
+void serve_decode_request(State& s) {
+  const uint64_t wanted = g_decode_wanted.load();
+  if (wanted == g_decode_served.load()) return;
+  s.writer->begin();
+  cupti_source::drain(decode_cupti, &s);
+  s.writer->commit();
+  {
+    std::lock_guard lock(g_decode_mutex);
+    g_decode_served.store(wanted);
+  }
+  g_decode_cv.notify_all();
+}
+
 bool open_database(State& s) {
   try {
     s.writer = std::make_unique<store::Writer>(s.config.output);
@@ -183,6 +205,7 @@ void run(State* s) {
         }
       }
       if (g_stop.load()) break;
+      serve_decode_request(*s);
       tick(*s, false);
       if (first) on_first_tick();
       first = false;
@@ -212,6 +235,16 @@ void start(const Config& config, void (*first_tick)()) {
   s->config = config;
   s->process = read_process_info();
   g_thread = std::thread(run, s);
+}
+
+bool decode_cupti_now(int timeout_ms) {
+  if (!g_thread.joinable() || g_finished.load() || g_stop.load()) return false;
+  const uint64_t wanted = g_decode_wanted.fetch_add(1) + 1;
+  char byte = 1;
+  [[maybe_unused]] auto n = write(g_wake[1], &byte, 1);
+  std::unique_lock lock(g_decode_mutex);
+  return g_decode_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                              [&] { return g_decode_served.load() >= wanted; });
 }
 
 bool stop(int timeout_ms) {

@@ -11,6 +11,10 @@ void start(const Config& config, void (*first_tick)());
 // Final drain and close; returns true once the database is complete, false when
 // the writer did not finish within timeout_ms (it is then left behind). Idempotent.
 bool stop(int timeout_ms);
+// Has the writer decode every buffer CUPTI has handed over, and waits up to
+// timeout_ms for it; false when it did not (or no writer runs). Before
+// cuptiFinalize: the records point at names CUPTI frees then.
+bool decode_cupti_now(int timeout_ms);
 // Async-signal-safe: asks the writer to finish and waits up to timeout_ms.
 void stop_from_signal(int timeout_ms);
 

@@ -3,15 +3,22 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "collector/config.h"
 #include "collector/cupti_source.h"
+#include "collector/writer_thread.h"
 
 namespace gpuscope::collector {
+// collector.cpp (the entry points, not linked here) says what CUPTI is doing.
+std::string cupti_status() { return "test"; }
+
 namespace {
 
 // Each test runs in its own process (gtest_discover_tests): cupti_source is process-wide.
@@ -164,6 +171,58 @@ TEST(CuptiSwitch, NoFinalizeOnceAGraphWasLaunched) {
   EXPECT_EQ(count(calls(), "cuCtxSynchronize"), 1);
   EXPECT_TRUE(cupti_source::kept_for_graphs());
   EXPECT_TRUE(cupti_source::live());
+}
+
+// cuptiFinalize frees the names that handed-over records point at: the writer
+// must have decoded them first, or CUPTI stays.
+TEST(CuptiSwitch, NoFinalizeUntilTheRecordsAreDecoded) {
+  start_fake(true, true);
+  static bool decoded = false;
+  static int asked = 0;
+  cupti_source::set_before_teardown([] {
+    ++asked;
+    return decoded;
+  });
+  std::string why;
+  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(count(calls(), "finalize"), 0);
+  EXPECT_TRUE(cupti_source::live());
+  ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
+  decoded = true;
+  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  const auto log = calls();
+  EXPECT_EQ(count(log, "finalize"), 1);
+  EXPECT_LT(index_of(log, "flush"), index_of(log, "finalize"));  // decoded after the forced flush
+}
+
+// The hook the collector installs: the writer thread decodes on request, and
+// says no once it has stopped.
+TEST(CuptiSwitch, TheWriterDecodesOnRequest) {
+  const auto path = std::filesystem::temp_directory_path() / ("decode_now_" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(path);
+  Config config;
+  config.output = path.string();
+  writer_thread::start(config, [] {});
+  EXPECT_TRUE(writer_thread::decode_cupti_now(5000));
+  EXPECT_TRUE(writer_thread::decode_cupti_now(5000));
+  EXPECT_TRUE(writer_thread::stop(5000));
+  EXPECT_FALSE(writer_thread::decode_cupti_now(100));
+  std::filesystem::remove(path);
+  std::filesystem::remove(path.string() + "-wal");
+  std::filesystem::remove(path.string() + "-shm");
+}
+
+// CUDA can start while untraced (--delay, --sample): device records must still come.
+TEST(CuptiSwitch, DeviceRecordsAreOnWhileUntraced) {
+  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
+  ASSERT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  Config config;
+  std::string why;
+  ASSERT_TRUE(cupti_source::start(config, false, why)) << why;
+  const auto log = calls();
+  EXPECT_EQ(count(log, "enable " + std::to_string(CUPTI_ACTIVITY_KIND_DEVICE)), 1);
+  EXPECT_EQ(count(log, "enable " + std::to_string(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)), 0);
 }
 
 TEST(CuptiSwitch, NoFinalizeWhenTheDevicesCannotBeDrained) {
