@@ -53,6 +53,13 @@ for corr, n, rows in c.execute(
         "GROUP BY a.correlation HAVING count(*) > 1 LIMIT 5"):
     print(f"    correlation {corr}: {n} calls: {rows}")
 ok = ok and repeated == 0
+# cuptiFinalize frees the names records point at: they must be decoded before it, and
+# device records must come even when CUDA started while untraced.
+devices = c.execute("SELECT group_concat(name, ', ') FROM device").fetchone()[0]
+odd_names = c.execute("SELECT count(*) FROM string s WHERE s.id IN (SELECT DISTINCT name_id FROM kernel) "
+                      "AND (s.value = '' OR s.value GLOB '*[^ -~]*')").fetchone()[0]
+print(f"  devices: {devices}; kernel names empty or not printable: {odd_names}")
+ok = ok and bool(devices) and odd_names == 0
 resumed = 0
 runtime_expected = False
 steps_in = []
