@@ -1,5 +1,6 @@
 #include "cli/record_support.h"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -116,10 +117,33 @@ static void link_ops_to_calls(store::Connection& db) {
   }
 }
 
+// Correlation ids that cannot be right: no two API calls share one, and outside
+// a CUDA graph one launch runs one kernel. CUPTI once gave a whole stretch one
+// id after a teardown (H200); the collector stores 0 from where it sees that,
+// and this clears what it stored before seeing it. Returns the rows cleared.
+int64_t drop_impossible_links(store::Connection& db) {
+  db.exec(
+      "CREATE TEMP TABLE impossible_corr AS "
+      "SELECT pid, correlation FROM api_call WHERE correlation != 0 GROUP BY pid, correlation HAVING count(*) > 1 "
+      "UNION SELECT pid, correlation FROM kernel WHERE correlation != 0 AND graph_id IS NULL "
+      "GROUP BY pid, correlation HAVING count(*) > 1");
+  int64_t cleared = 0;
+  for (const char* table : {"api_call", "kernel", "memcpy", "memset", "sync"}) {
+    db.exec(std::string("UPDATE \"") + table +
+            "\" SET correlation = 0 WHERE (pid, correlation) IN (SELECT pid, correlation FROM impossible_corr)");
+    cleared += sqlite3_changes(db.raw());
+  }
+  db.exec("DROP TABLE impossible_corr");
+  return cleared;
+}
+
 void finalize_recording(const std::string& path) {
   try {
     store::Connection db(path, store::Connection::Mode::kReadWrite);
     db.exec("BEGIN IMMEDIATE");
+    if (int64_t cleared = drop_impossible_links(db))
+      std::fprintf(stderr, "gpuscope: %s: %lld rows shared a CUDA correlation id with others and were unlinked\n",
+                   path.c_str(), static_cast<long long>(cleared));
     // One row per graph launch, from the kernels it ran.
     db.exec(
         "INSERT INTO graph_launch(pid, device, context, stream, graph_id, correlation, start, \"end\") "

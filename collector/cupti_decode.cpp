@@ -144,6 +144,7 @@ void on_api(const CuptiApi& api, const CUpti_ActivityAPI& a, CUpti_CallbackDomai
   r.name = name.name;
   r.start = sink.rel(a.start);
   r.end = sink.rel(a.end);
+  sink.note_api_correlation(a.threadId, a.correlationId);
   r.correlation = sink.correlation(a.correlationId);
   r.return_code = a.returnValue;
   sink.writer.add(r);

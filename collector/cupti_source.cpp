@@ -119,6 +119,10 @@ std::atomic<int> g_captures{0};
 // captures missed while CUPTI is torn down to a job's first one.
 std::atomic<bool> g_graphs_seen{false};
 
+// Set by the writer when a session after a teardown gave repeated correlation
+// ids (see RowSink::note_api_correlation): CUPTI is not torn down again.
+std::atomic<bool> g_teardown_forbidden{false};
+
 // The callback ids of one API domain that the collector treats specially,
 // looked up by name once (the lists work across CUPTI versions).
 struct CallbackIds {
@@ -273,6 +277,8 @@ bool start(const Config& config, bool tracing, std::string& why) {
   return true;
 }
 
+void forbid_teardown() { g_teardown_forbidden.store(true, std::memory_order_relaxed); }
+
 void set_before_teardown(bool (*decode_all)()) {
   std::lock_guard lock(g_control);
   g_before_teardown = decode_all;
@@ -295,7 +301,8 @@ bool set_tracing(bool on, bool quiescent, std::string& why) {
     // never inside a stream capture (the drain would invalidate it).
     bool finalize = g_config.finalize_when_off && g_api.finalize && quiescent &&
                           g_captures.load(std::memory_order_relaxed) == 0 &&
-                          !g_graphs_seen.load(std::memory_order_relaxed) && g_api.driver_version &&
+                          !g_graphs_seen.load(std::memory_order_relaxed) &&
+                          !g_teardown_forbidden.load(std::memory_order_relaxed) && g_api.driver_version &&
                           g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices &&
                           g_api.synchronize_devices();
     g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

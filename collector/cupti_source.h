@@ -32,6 +32,8 @@ bool set_tracing(bool on, bool quiescent, std::string& why);
 // records handed over still point at: must see them decoded, or return false
 // (CUPTI then stays initialized). Without one, teardown goes ahead (tests).
 void set_before_teardown(bool (*decode_all)());
+// No more teardowns in this process (any thread).
+void forbid_teardown();
 uint64_t pauses();
 uint64_t finalizes();  // cuptiFinalize calls that succeeded
 // Teardown was wanted, but the job uses CUDA graphs, so CUPTI stays initialized.

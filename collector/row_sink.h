@@ -56,9 +56,30 @@ struct RowSink {
     count("cupti_sessions_after_first");
     // CUPTI freed the old session's names; their addresses may come back.
     kernel_names.clear();
+    last_api_corr_.clear();
+    corr_broken_ = false;
   }
+  // Every API call gets its own id, so one thread's API records never repeat
+  // one. On the H200 a session after a teardown once gave a whole stretch's
+  // API calls (7 264) one id: such a session's ids link nothing right, and
+  // from that record on they are stored as 0 (no link).
+  void note_api_correlation(uint32_t tid, uint32_t raw) {
+    if (raw == 0 || corr_broken_) return;
+    auto [it, fresh] = last_api_corr_.try_emplace(tid, raw);
+    if (!fresh && it->second == raw) {
+      corr_broken_ = true;
+      corr_ever_broken_ = true;
+      count("cupti_correlation_repeated");
+    }
+    it->second = raw;
+  }
+  bool correlation_ever_broken() const { return corr_ever_broken_; }
   int64_t correlation(uint32_t raw) {
     if (raw == 0) return 0;
+    if (corr_broken_) {
+      count("correlation_dropped");
+      return 0;
+    }
     const int64_t stored = corr_offset_ + raw;
     if (stored > corr_max_stored_) corr_max_stored_ = stored;
     return stored;
@@ -74,6 +95,9 @@ struct RowSink {
  private:
   uint32_t corr_session_ = 0;
   int64_t corr_offset_ = 0;
+  bool corr_broken_ = false;       // this session's ids repeat (see note_api_correlation)
+  bool corr_ever_broken_ = false;
+  std::unordered_map<uint32_t, uint32_t> last_api_corr_;  // thread -> last API record's id
   int64_t corr_max_stored_ = 0;
 };
 

@@ -57,6 +57,16 @@ void decode_cupti(uint8_t* buffer, size_t valid, uint32_t session, void* ctx) {
   auto* s = static_cast<State*>(ctx);
   s->sink->begin_cupti_session(session);
   decode_activity_buffer(cupti_source::api(), buffer, valid, *s->sink);
+  static bool said = false;
+  if (s->sink->correlation_ever_broken() && !said) {
+    said = true;
+    cupti_source::forbid_teardown();
+    const char* text =
+        "CUPTI gave repeated correlation ids after a teardown: those records are stored without kernel-to-launch "
+        "links, and CUPTI stays initialized while untraced from now on";
+    std::fprintf(stderr, "gpuscope: %s\n", text);
+    emit_message(now_ns(), 2, text);
+  }
 }
 
 void name_thread(State& s, uint32_t tid) {

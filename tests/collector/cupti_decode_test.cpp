@@ -256,6 +256,33 @@ TEST_F(DecodeTest, CorrelationIdsStayUniqueAcrossCuptiSessions) {
   EXPECT_EQ(q("SELECT count(*) FROM kernel k JOIN api_call a ON a.correlation = k.correlation"), 9);
 }
 
+// A session whose API records repeat an id on one thread links nothing from
+// there on; the next session starts clean.
+TEST_F(DecodeTest, RepeatedApiIdsInASessionAreNotStored) {
+  auto session = [&](uint32_t number, std::vector<uint32_t> ids) {
+    FakeBuffer b;
+    for (uint32_t id : ids) {
+      CUpti_ActivityAPI a{};
+      a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+      a.cbid = 1;
+      a.threadId = 7;
+      a.start = kOrigin + 1;
+      a.end = kOrigin + 2;
+      a.correlationId = id;
+      b.add(a);
+      b.add(kernel("k", kOrigin + 3, kOrigin + 4, id));
+    }
+    sink_->begin_cupti_session(number);
+    decode(b);
+  };
+  session(0, {1, 2});
+  session(1, {5, 5, 5});
+  session(2, {1, 2});
+  EXPECT_EQ(qs("SELECT group_concat(correlation) FROM (SELECT correlation FROM api_call ORDER BY id)"),
+            "1,2,7,0,0,8,9");
+  EXPECT_TRUE(sink_->correlation_ever_broken());
+}
+
 TEST_F(DecodeTest, MemoryEventsBuildUsageTimeline) {
   FakeBuffer b;
   CUpti_ActivityMemory4 m{};

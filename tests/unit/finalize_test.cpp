@@ -127,5 +127,37 @@ TEST(Finalize, LinksByThreadAndTimeEqualCuptisOnRealRecordings) {
   EXPECT_GT(compared, 50000u);
 }
 
+// No two API calls share a correlation id, and outside a graph one launch runs
+// one kernel: ids that say otherwise (CUPTI after a teardown) link nothing.
+TEST(Finalize, ImpossibleCorrelationIdsAreUnlinked) {
+  const std::string path = testing::fresh_temp_db("finalize_corr");
+  {
+    store::Writer w(path);
+    w.begin();
+    auto call = [&](int64_t corr) {
+      store::ApiCallRow a;
+      a.pid = 5, a.tid = 1, a.name = "cudaLaunchKernel", a.correlation = corr;
+      w.add(a);
+    };
+    auto kernel = [&](int64_t corr, int64_t graph) {
+      store::KernelRow k;
+      k.pid = 5, k.correlation = corr, k.name_id = w.intern("k");
+      if (graph) k.graph_id = graph;
+      w.add(k);
+    };
+    call(1), kernel(1, 0);                 // a launch and its kernel: kept
+    call(2), call(2), kernel(2, 0);        // two calls with one id
+    call(3), kernel(3, 0), kernel(3, 0);   // two plain kernels from one launch
+    call(4), kernel(4, 7), kernel(4, 7);   // a graph replay: many kernels, one id, kept
+    w.commit();
+  }
+  cli::finalize_recording(path);
+  store::Connection c(path, store::Connection::Mode::kReadOnly);
+  EXPECT_EQ(c.query_text("SELECT group_concat(correlation) FROM (SELECT correlation FROM api_call ORDER BY id)"),
+            "1,0,0,0,4");
+  EXPECT_EQ(c.query_text("SELECT group_concat(correlation) FROM (SELECT correlation FROM kernel ORDER BY id)"),
+            "1,0,0,0,4,4");
+}
+
 }  // namespace
 }  // namespace gpuscope
