@@ -339,7 +339,10 @@ std::string markdown() {
       "(CLOCK_MONOTONIC of the recording host) for GPU and CPU sources alike; `meta.origin_utc_ns` is "
       "the same instant in ns since the Unix epoch. Columns ending in `_id` that name text point to "
       "`string.id`. Integer codes are named in the `enum` table (listed at the end). GPU activity, "
-      "API calls and correlations are keyed by `pid`, since correlation ids are per process.\n\n";
+      "API calls and correlations are keyed by `pid`, since correlation ids are per process. A "
+      "correlation of 0 links nothing: CUPTI gave none, or the ids it gave could not be right (CUPTI "
+      "restarted after a sampled recording's teardown; the collector shifts later sessions' ids past "
+      "the earlier ones so they stay unique).\n\n";
   for (const Table& t : kTables) {
     out += "## `" + std::string(t.name) + "`\n\n" + std::string(t.doc) + "\n\n";
     out += "| column | type | meaning |\n|---|---|---|\n";
