@@ -58,7 +58,7 @@ class IndexStack {
 
 CuptiApi g_api;
 std::atomic<bool> g_active{false};  // set once start() has finished
-std::mutex g_control;               // start() against set_tracing(), never on the hot path
+std::mutex g_control;               // start(), set_tracing(), flush(), stop(): never on the hot path
 CUpti_SubscriberHandle g_subscriber = nullptr;
 Buffer g_pool[kBuffers];
 IndexStack g_free, g_done;
@@ -337,6 +337,15 @@ bool live() { return g_active.load(std::memory_order_relaxed) && !g_finalized.lo
 const CuptiApi& api() { return g_api; }
 
 void flush(bool forced) {
+  // Never beside a switch: a flush racing cuptiFinalize or a fresh subscription
+  // is what crashed Kineto (its teardown commit), and while a switch waits for
+  // the writer to decode, the writer's periodic flush must not wait for it.
+  std::unique_lock lock(g_control, std::defer_lock);
+  if (forced) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return;
+  }
   if (g_active && !g_finalized) g_api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
@@ -367,6 +376,7 @@ uint64_t pool_exhausted() { return g_pool_exhausted.load(std::memory_order_relax
 uint64_t buffers_used() { return g_buffers_used.load(std::memory_order_relaxed); }
 
 void stop() {
+  std::lock_guard lock(g_control);
   if (!g_active || g_finalized) return;
   for (CUpti_ActivityKind k : g_kinds) g_api.activity_disable(k);
 }
