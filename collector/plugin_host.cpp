@@ -93,6 +93,10 @@ void host_emit_message(uint32_t severity, const char* text) {
 void host_set_meta(const char* key, const char* value) { emit_meta(key ? key : "", value ? value : ""); }
 
 void host_push_external_id(uint64_t id) {
+  // Ops pushed on any thread, their stacks kept by CUPTI: a teardown on the
+  // job's thread could race those calls and would lose the stacks.
+  static std::atomic<bool> pushing{false};
+  if (!pushing.load(std::memory_order_relaxed) && !pushing.exchange(true)) cupti_source::forbid_teardown();
   if (cupti_source::live())
     cupti_source::api().push_external_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
 }
