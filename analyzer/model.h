@@ -99,7 +99,8 @@ struct DeviceInfo {
 };
 
 // Key -> index. Dense array when the keys are compact (correlation ids are),
-// sorted pairs otherwise.
+// sorted pairs otherwise. Key 0 is "none" (a row CUPTI gave no correlation, or
+// one the collector unlinked): never stored, never found.
 class IdMap {
  public:
   void build(std::vector<std::pair<uint64_t, uint32_t>> pairs);
@@ -111,7 +112,7 @@ class IdMap {
     size_t count = 0;
     for (size_t i = 0; i < n; ++i) {
       auto [k, v] = get(i);
-      if (v == kNone) continue;
+      if (v == kNone || k == 0) continue;
       max_key = std::max(max_key, k);
       ++count;
     }
@@ -122,7 +123,7 @@ class IdMap {
       dense_.assign(max_key + 1, kNone);
       for (size_t i = 0; i < n; ++i) {
         auto [k, v] = get(i);
-        if (v != kNone) dense_[k] = v;
+        if (v != kNone && k != 0) dense_[k] = v;
       }
       return;
     }
@@ -130,7 +131,7 @@ class IdMap {
     pairs.reserve(count);
     for (size_t i = 0; i < n; ++i) {
       auto p = get(i);
-      if (p.second != kNone) pairs.push_back(p);
+      if (p.second != kNone && p.first != 0) pairs.push_back(p);
     }
     build(std::move(pairs));
   }

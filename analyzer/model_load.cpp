@@ -139,6 +139,7 @@ bool single_process(store::Connection& db, int64_t pid) {
 void IdMap::build(std::vector<std::pair<uint64_t, uint32_t>> pairs) {
   dense_.clear();
   sparse_.clear();
+  std::erase_if(pairs, [](const auto& p) { return p.first == 0; });
   if (pairs.empty()) return;
   uint64_t max_key = 0;
   for (auto& p : pairs) max_key = std::max(max_key, p.first);
@@ -152,6 +153,7 @@ void IdMap::build(std::vector<std::pair<uint64_t, uint32_t>> pairs) {
 }
 
 uint32_t IdMap::find(uint64_t key) const {
+  if (key == 0) return kNone;
   if (!dense_.empty()) return key < dense_.size() ? dense_[key] : kNone;
   auto it = std::lower_bound(sparse_.begin(), sparse_.end(), std::make_pair(key, uint32_t{0}));
   return it != sparse_.end() && it->first == key ? it->second : kNone;

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "analyzer/model.h"
 #include "common/error.h"
 #include "store/writer.h"
 #include "tests/analyzer/sim.h"
@@ -136,6 +137,22 @@ TEST(Robustness, RandomRecordingsNeverCrash) {
     }
   }
   EXPECT_GT(analysed, 24);
+}
+
+// Correlation 0 is "no link" (CUPTI gave none, or the collector unlinked ids
+// that repeated): rows with it must never be joined to each other.
+TEST(IdMap, KeyZeroIsNeverFound) {
+  for (uint64_t far : {uint64_t{7}, uint64_t{1} << 40}) {  // dense, then sparse
+    analyzer::IdMap map;
+    const std::vector<std::pair<uint64_t, uint32_t>> rows = {{0, 1}, {far, 2}, {0, 3}};
+    map.build_fn(rows.size(), [&](size_t i) { return rows[i]; });
+    EXPECT_EQ(map.find(0), analyzer::kNone);
+    EXPECT_EQ(map.find(far), 2u);
+    analyzer::IdMap built;
+    built.build(rows);
+    EXPECT_EQ(built.find(0), analyzer::kNone);
+    EXPECT_EQ(built.find(far), 2u);
+  }
 }
 
 }  // namespace
