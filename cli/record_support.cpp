@@ -59,7 +59,7 @@ std::string find_collector() {
 // (same pid and correlation) does. One scan of api_call, through small
 // temporary tables, so a long recording is not searched once per wait.
 static void fill_sync_threads(store::Connection& db) {
-  db.exec("CREATE TEMP TABLE waits AS SELECT DISTINCT pid, correlation FROM sync WHERE tid IS NULL");
+  db.exec("CREATE TEMP TABLE waits AS SELECT DISTINCT pid, correlation FROM sync WHERE tid IS NULL AND correlation != 0");
   db.exec("CREATE TEMP TABLE wait_tid AS SELECT a.pid, a.correlation, a.tid FROM api_call a "
           "JOIN waits w ON w.pid = a.pid AND w.correlation = a.correlation");
   db.exec("CREATE INDEX temp.wait_tid_key ON wait_tid(pid, correlation)");
@@ -79,7 +79,7 @@ static void link_ops_to_calls(store::Connection& db) {
   if (!db.query_int("SELECT 1 FROM op WHERE external_id IS NOT NULL LIMIT 1")) return;
   auto ops = db.prepare("SELECT pid, tid, start, \"end\", external_id FROM op WHERE external_id IS NOT NULL "
                         "ORDER BY pid, tid, start, depth");
-  auto calls = db.prepare("SELECT pid, tid, start, correlation FROM api_call WHERE correlation IS NOT NULL "
+  auto calls = db.prepare("SELECT pid, tid, start, correlation FROM api_call WHERE correlation IS NOT NULL AND correlation != 0 "
                           "ORDER BY pid, tid, start");
   auto link = db.prepare("INSERT OR IGNORE INTO external_correlation(pid, correlation, external_id) VALUES (?, ?, ?)");
   struct Open {
@@ -117,7 +117,7 @@ static void link_ops_to_calls(store::Connection& db) {
   }
 }
 
-// Correlation ids that cannot be right: no two API calls share one, and outside
+// Correlation 0 links nothing, here and in the analyzer. Ids that cannot be right: no two API calls share one, and outside
 // a CUDA graph one launch runs one kernel. CUPTI once gave a whole stretch one
 // id after a teardown (H200); the collector stores 0 from where it sees that,
 // and this clears what it stored before seeing it. Returns the rows cleared.
@@ -148,7 +148,7 @@ void finalize_recording(const std::string& path) {
     db.exec(
         "INSERT INTO graph_launch(pid, device, context, stream, graph_id, correlation, start, \"end\") "
         "SELECT pid, device, context, stream, graph_id, correlation, min(start), max(\"end\") FROM kernel "
-        "WHERE graph_id IS NOT NULL GROUP BY pid, correlation, graph_id "
+        "WHERE graph_id IS NOT NULL AND correlation != 0 GROUP BY pid, correlation, graph_id "
         "HAVING NOT EXISTS (SELECT 1 FROM graph_launch g WHERE g.pid = kernel.pid)");
     fill_sync_threads(db);
     link_ops_to_calls(db);

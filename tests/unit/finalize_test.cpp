@@ -149,6 +149,9 @@ TEST(Finalize, ImpossibleCorrelationIdsAreUnlinked) {
     call(2), call(2), kernel(2, 0);        // two calls with one id
     call(3), kernel(3, 0), kernel(3, 0);   // two plain kernels from one launch
     call(4), kernel(4, 7), kernel(4, 7);   // a graph replay: many kernels, one id, kept
+    store::SyncRow wait;                   // a wait of one of the two calls with id 2
+    wait.pid = 5, wait.correlation = 2;
+    w.add(wait);
     w.commit();
   }
   cli::finalize_recording(path);
@@ -157,6 +160,9 @@ TEST(Finalize, ImpossibleCorrelationIdsAreUnlinked) {
             "1,0,0,0,4");
   EXPECT_EQ(c.query_text("SELECT group_concat(correlation) FROM (SELECT correlation FROM kernel ORDER BY id)"),
             "1,0,0,0,4,4");
+  // Unlinked, the wait is not given the thread of some other unlinked call.
+  EXPECT_EQ(c.query_int("SELECT count(*) FROM sync WHERE correlation = 0 AND tid IS NULL"), 1);
+  EXPECT_EQ(c.query_int("SELECT count(*) FROM external_correlation WHERE correlation = 0"), 0);
 }
 
 }  // namespace
