@@ -9,7 +9,7 @@ Each --variant NAME=OPTIONS is one more gpuscope configuration in every round
 --trace cuda,nvtx, so the torch plugin's own cost is the difference). OPTIONS
 starting with `!` run the script without gpuscope, with the KEY=VALUE words as
 environment (e.g. a bare CUPTI injection through CUDA_INJECTION64_PATH).
-`overhead_pct` compares median step times, `overhead_mean_pct` mean step
+`overhead_pct` compares median step times (`overhead_ci95_pct`: a bootstrap interval over rounds), `overhead_mean_pct` mean step
 times (they differ when only some steps are traced: GPUSCOPE_SAMPLE_MS).
 Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--variant NAME=OPTS ...]
                          [--loops compute_bound,launch_bound] [--no-torch-profiler] [--cpus 2-7]
@@ -18,6 +18,7 @@ Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--variant NAME=OPTS ...]
 import argparse
 import json
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -101,6 +102,14 @@ for loop, loop_args in loops.items():
         return [args.gpuscope, "record", "--force", "-o", db] + rec + ["--"] + script, env
 
     ratio = lambda name, of: statistics.median(r / p for r, p in zip(of[name], of["plain"]))
+
+    def ci95(name, of):
+        # Bootstrap over rounds (fixed seed): how far the median of the pair
+        # ratios could move with other rounds, as the loop moves ±20 % per run.
+        pairs = [r / p for r, p in zip(of[name], of["plain"])]
+        rng = random.Random(1)
+        meds = sorted(statistics.median(rng.choices(pairs, k=len(pairs))) for _ in range(2000))
+        return [round(100 * (meds[50] - 1), 1), round(100 * (meds[1949] - 1), 1)]
     order = list(runs)
     for i in range(args.rounds):
         # Each round starts one run later in the order, so no variant always runs
@@ -119,6 +128,7 @@ for loop, loop_args in loops.items():
             "median_step_ms": {k: statistics.median(v) for k, v in runs.items()},
             "overhead_pct": {name: round(100 * (ratio(name, runs) - 1), 2) for name in runs if name != "plain"},
             "overhead_mean_pct": {name: round(100 * (ratio(name, means) - 1), 2) for name in runs if name != "plain"},
+            "overhead_ci95_pct": {name: ci95(name, runs) for name in runs if name != "plain"},
             # Per round, to show the spread the median hides.
             "round_overhead_pct": {name: [round(100 * (r / p - 1), 1) for r, p in zip(runs[name], runs["plain"])]
                                    for name in runs if name != "plain"},
@@ -128,6 +138,7 @@ for loop, loop_args in loops.items():
         if args.out:  # after each round, so a run cut short still leaves its results
             json.dump(results, open(args.out, "w"), indent=1)
     print(loop, "median", json.dumps(results[loop]["overhead_pct"]), flush=True)
+    print(loop, "median 95 % interval", json.dumps(results[loop]["overhead_ci95_pct"]), flush=True)
     print(loop, "per round", json.dumps(results[loop]["round_overhead_pct"]), flush=True)
     print(loop, "mean", json.dumps(results[loop]["overhead_mean_pct"]), flush=True)
 print(json.dumps(results, indent=1))
