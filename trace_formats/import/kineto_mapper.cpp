@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/time_math.h"
 #include "import/kineto_names.h"
 
 namespace gpuscope::formats {
@@ -69,13 +70,14 @@ int64_t KinetoMapper::rel(int64_t ts) {
     have_origin_ = true;
     origin_ns_ = ts;
   }
-  int64_t r = ts - origin_ns_;
+  int64_t r;
+  if (__builtin_sub_overflow(ts, origin_ns_, &r)) r = ts < origin_ns_ ? INT64_MIN : INT64_MAX;
   if (r < min_rel_) min_rel_ = r;
   return r;
 }
 
 int64_t KinetoMapper::end_of(const TraceEvent& ev, int64_t start) const {
-  return start + (ev.dur == kAbsent || ev.dur < 0 ? 0 : ev.dur);
+  return saturating_add(start, ev.dur == kAbsent || ev.dur < 0 ? 0 : ev.dur);
 }
 
 int64_t KinetoMapper::cpu_pid(const TraceId& id) {
