@@ -300,11 +300,11 @@ bool set_tracing(bool on, bool quiescent, std::string& why) {
     // way on this thread: at a step boundary, after draining the devices, and
     // never inside a stream capture (the drain would invalidate it).
     bool finalize = g_config.finalize_when_off && g_api.finalize && quiescent &&
-                          g_captures.load(std::memory_order_relaxed) == 0 &&
-                          !g_graphs_seen.load(std::memory_order_relaxed) &&
-                          !g_teardown_forbidden.load(std::memory_order_relaxed) && g_api.driver_version &&
-                          g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices &&
-                          g_api.synchronize_devices();
+                    g_captures.load(std::memory_order_relaxed) == 0 &&
+                    !g_graphs_seen.load(std::memory_order_relaxed) &&
+                    !g_teardown_forbidden.load(std::memory_order_relaxed) && g_api.driver_version &&
+                    g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices &&
+                    g_api.synchronize_devices();
     g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     // The writer decodes what was handed over while the names it points at live.
     if (finalize && g_before_teardown && !g_before_teardown()) finalize = false;

@@ -8,8 +8,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <fstream>
+#include <mutex>
 #include <thread>
 #include <unordered_map>
 
@@ -62,8 +62,8 @@ void decode_cupti(uint8_t* buffer, size_t valid, uint32_t session, void* ctx) {
     said = true;
     cupti_source::forbid_teardown();
     const char* text =
-        "CUPTI gave repeated correlation ids after a teardown: those records are stored without kernel-to-launch "
-        "links, and CUPTI stays initialized while untraced from now on";
+        "CUPTI gave one correlation id to many API calls on a thread: from there on that CUPTI session's records "
+        "are stored without kernel-to-launch links, and CUPTI is not torn down again while untraced";
     std::fprintf(stderr, "gpuscope: %s\n", text);
     emit_message(now_ns(), 2, text);
   }
