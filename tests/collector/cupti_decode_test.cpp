@@ -16,6 +16,28 @@ using test::FakeBuffer;
 
 constexpr uint64_t kOrigin = 1'000'000'000;
 
+CUpti_ActivityKernel10 kernel(const char* name, uint64_t start, uint64_t end, uint32_t corr) {
+  CUpti_ActivityKernel10 k{};
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.name = name;
+  k.start = start;
+  k.end = end;
+  k.deviceId = 0;
+  k.contextId = 1;
+  k.streamId = 7;
+  k.correlationId = corr;
+  k.gridX = 128;
+  k.gridY = 2;
+  k.gridZ = 1;
+  k.blockX = 256;
+  k.blockY = 1;
+  k.blockZ = 1;
+  k.registersPerThread = 32;
+  k.staticSharedMemory = 1024;
+  k.dynamicSharedMemory = 2048;
+  return k;
+}
+
 class DecodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -39,6 +61,23 @@ class DecodeTest : public ::testing::Test {
     writer_->commit();
     return n;
   }
+  // One CUPTI session's buffer: per id, a cudaLaunchKernel on thread 7 and its kernel.
+  void decode_session(uint32_t session, std::vector<uint32_t> ids) {
+    FakeBuffer b;
+    for (uint32_t id : ids) {
+      CUpti_ActivityAPI a{};
+      a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+      a.cbid = 1;
+      a.threadId = 7;
+      a.start = kOrigin + 1;
+      a.end = kOrigin + 2;
+      a.correlationId = id;
+      b.add(a);
+      b.add(kernel("k", kOrigin + 3, kOrigin + 4, id));
+    }
+    sink_->begin_cupti_session(session);
+    decode(b);
+  }
   int64_t q(const std::string& sql) { return writer_->connection().query_int(sql).value_or(-1); }
   std::string qs(const std::string& sql) { return writer_->connection().query_text(sql).value_or("<null>"); }
 
@@ -48,27 +87,6 @@ class DecodeTest : public ::testing::Test {
   std::unique_ptr<collector::RowSink> sink_;
 };
 
-CUpti_ActivityKernel10 kernel(const char* name, uint64_t start, uint64_t end, uint32_t corr) {
-  CUpti_ActivityKernel10 k{};
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  k.name = name;
-  k.start = start;
-  k.end = end;
-  k.deviceId = 0;
-  k.contextId = 1;
-  k.streamId = 7;
-  k.correlationId = corr;
-  k.gridX = 128;
-  k.gridY = 2;
-  k.gridZ = 1;
-  k.blockX = 256;
-  k.blockY = 1;
-  k.blockZ = 1;
-  k.registersPerThread = 32;
-  k.staticSharedMemory = 1024;
-  k.dynamicSharedMemory = 2048;
-  return k;
-}
 
 TEST_F(DecodeTest, KernelFieldsAndDemangledName) {
   FakeBuffer b;
@@ -232,25 +250,10 @@ TEST_F(DecodeTest, NoisyCallsAreDroppedAndCounted) {
 // later session must not share ids with the earlier ones (kernels would be
 // joined to the launches of another stretch).
 TEST_F(DecodeTest, CorrelationIdsStayUniqueAcrossCuptiSessions) {
-  auto session = [&](uint32_t number, std::vector<uint32_t> ids) {
-    FakeBuffer b;
-    for (uint32_t id : ids) {
-      CUpti_ActivityAPI a{};
-      a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-      a.cbid = 1;
-      a.start = kOrigin + 1;
-      a.end = kOrigin + 2;
-      a.correlationId = id;
-      b.add(a);
-      b.add(kernel("k", kOrigin + 3, kOrigin + 4, id));
-    }
-    sink_->begin_cupti_session(number);
-    decode(b);
-  };
-  session(0, {1, 2, 3});
-  session(1, {1, 2});     // restarted: shifted past 3
-  session(2, {40, 41});   // went on counting: shifted all the same
-  session(3, {2, 1});     // restarted again
+  decode_session(0, {1, 2, 3});
+  decode_session(1, {1, 2});     // restarted: shifted past 3
+  decode_session(2, {40, 41});   // went on counting: shifted all the same
+  decode_session(3, {2, 1});     // restarted again
   EXPECT_EQ(qs("SELECT group_concat(correlation) FROM (SELECT correlation FROM api_call ORDER BY id)"),
             "1,2,3,4,5,45,46,48,47");
   EXPECT_EQ(q("SELECT count(*) FROM kernel k JOIN api_call a ON a.correlation = k.correlation"), 9);
@@ -259,25 +262,9 @@ TEST_F(DecodeTest, CorrelationIdsStayUniqueAcrossCuptiSessions) {
 // A session whose API records repeat an id on one thread links nothing from
 // there on; the next session starts clean.
 TEST_F(DecodeTest, RepeatedApiIdsInASessionAreNotStored) {
-  auto session = [&](uint32_t number, std::vector<uint32_t> ids) {
-    FakeBuffer b;
-    for (uint32_t id : ids) {
-      CUpti_ActivityAPI a{};
-      a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-      a.cbid = 1;
-      a.threadId = 7;
-      a.start = kOrigin + 1;
-      a.end = kOrigin + 2;
-      a.correlationId = id;
-      b.add(a);
-      b.add(kernel("k", kOrigin + 3, kOrigin + 4, id));
-    }
-    sink_->begin_cupti_session(number);
-    decode(b);
-  };
-  session(0, {1, 2});
-  session(1, {5, 5, 5});
-  session(2, {1, 2});
+  decode_session(0, {1, 2});
+  decode_session(1, {5, 5, 5});
+  decode_session(2, {1, 2});
   EXPECT_EQ(qs("SELECT group_concat(correlation) FROM (SELECT correlation FROM api_call ORDER BY id)"),
             "1,2,7,0,0,8,9");
   EXPECT_TRUE(sink_->correlation_ever_broken());

@@ -58,6 +58,15 @@ Config start_fake(bool finalize, bool with_cuda) {
   return config;
 }
 
+// Plays CUPTI calling the collector at the exit of an API call returning rc
+// (the fake libcupti's fake_api_exit; a test with no such fake fails here).
+void api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int rc) {
+  auto fn = reinterpret_cast<void (*)(CUpti_CallbackDomain, CUpti_CallbackId, int)>(
+      dlsym(RTLD_DEFAULT, "fake_api_exit"));
+  ASSERT_NE(fn, nullptr);
+  fn(domain, cbid, rc);
+}
+
 const std::string kRuntimeOn = "enable " + std::to_string(CUPTI_ACTIVITY_KIND_RUNTIME);
 
 TEST(CuptiSwitch, EveryResumeSwitchesTheNoisyCallsOffAgain) {
@@ -109,9 +118,6 @@ TEST(CuptiSwitch, FinalizeOnlyAtAStepBoundaryAfterDrainingTheDevices) {
 
 TEST(CuptiSwitch, NoFinalizeInsideAStreamCapture) {
   start_fake(true, true);
-  auto api_exit = reinterpret_cast<void (*)(CUpti_CallbackDomain, CUpti_CallbackId, int)>(
-      dlsym(RTLD_DEFAULT, "fake_api_exit"));
-  ASSERT_NE(api_exit, nullptr);
   // Capture begin and end, runtime and driver (fake cbids 3 and 4), are watched.
   const auto log = calls();
   EXPECT_EQ(count(log, "callback 1 3 on"), 1);
@@ -134,9 +140,6 @@ TEST(CuptiSwitch, NoFinalizeInsideAStreamCapture) {
 
 TEST(CuptiSwitch, AFailedCaptureDoesNotCount) {
   start_fake(true, true);
-  auto api_exit = reinterpret_cast<void (*)(CUpti_CallbackDomain, CUpti_CallbackId, int)>(
-      dlsym(RTLD_DEFAULT, "fake_api_exit"));
-  ASSERT_NE(api_exit, nullptr);
   api_exit(CUPTI_CB_DOMAIN_DRIVER_API, 3, 1);  // cuStreamBeginCapture returned an error
   std::string why;
   ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
@@ -151,9 +154,6 @@ TEST(CuptiSwitch, AFailedCaptureDoesNotCount) {
 // job that replays graphs keeps CUPTI initialized from its first launch on.
 TEST(CuptiSwitch, NoFinalizeOnceAGraphWasLaunched) {
   start_fake(true, true);
-  auto api_exit = reinterpret_cast<void (*)(CUpti_CallbackDomain, CUpti_CallbackId, int)>(
-      dlsym(RTLD_DEFAULT, "fake_api_exit"));
-  ASSERT_NE(api_exit, nullptr);
   EXPECT_EQ(count(calls(), "callback 1 5 on"), 1);  // cudaGraphLaunch watched
   EXPECT_EQ(count(calls(), "callback 2 5 on"), 1);  // cuGraphLaunch
   std::string why;
