@@ -13,7 +13,7 @@ environment (e.g. a bare CUPTI injection through CUDA_INJECTION64_PATH).
 times (they differ when only some steps are traced: GPUSCOPE_SAMPLE_MS).
 Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--variant NAME=OPTS ...]
                          [--loops compute_bound,launch_bound] [--no-torch-profiler] [--cpus 2-7]
-                         [--fixed-layout]
+                         [--fixed-layout] [--placement]
                          [--out results.json]"""
 import argparse
 import json
@@ -24,6 +24,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import resource
+from collections import Counter
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--gpuscope", required=True)
@@ -41,6 +44,9 @@ ap.add_argument("--cpus", help="run every job under `taskset -c CPUS` (e.g. 2-7)
 ap.add_argument("--fixed-layout", action="store_true",
                 help="the same memory layout in every run: address randomization off (setarch -R, where the "
                      "machine allows it) and PYTHONHASHSEED=0, so runs differ less in cache behaviour")
+ap.add_argument("--placement", action="store_true",
+                help="watch where each run's threads ran (/proc, every 50 ms) and its context switches; "
+                     "stored per run as `placement`, to find what makes one process slower than another")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 samples = os.path.join(here, "..", "samples", "torch")
@@ -65,12 +71,110 @@ def layout_prefix():
 layout_cmd, layout_env = layout_prefix()
 
 
-def median_step(cmd, env=None):
+def smt_siblings():
+    """cpu -> the set of CPUs sharing its core (itself included)."""
+    out = {}
+    base = "/sys/devices/system/cpu"
+    for name in os.listdir(base):
+        if not re.fullmatch(r"cpu\d+", name):
+            continue
+        try:
+            text = open(f"{base}/{name}/topology/thread_siblings_list").read().strip()
+        except OSError:
+            continue
+        cpus = set()
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+        out[int(name[3:])] = cpus
+    return out
+
+
+def tree_threads(pid):
+    """(pid, tid, comm, state, cpu) of every thread of pid and its descendants."""
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                stat = open(f"/proc/{p}/task/{tid}/stat").read()
+                kids = open(f"/proc/{p}/task/{tid}/children").read().split()
+            except OSError:
+                continue
+            comm = stat[stat.index("(") + 1:stat.rindex(")")]
+            rest = stat[stat.rindex(")") + 2:].split()
+            found.append((p, int(tid), comm, rest[0], int(rest[36])))
+            todo += [int(k) for k in kids]
+    return found
+
+
+def watched_run(cmd, env):
+    """Runs cmd, sampling its threads every 50 ms; returns (stdout, stderr, rc, placement)."""
+    siblings = smt_siblings()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    samples, stop = [], threading.Event()
+
+    def watch():
+        while not stop.wait(0.05):
+            samples.append([t for t in tree_threads(proc.pid) if t[3] == "R"])
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        out, err = proc.communicate(timeout=300)
+    finally:
+        stop.set()
+        watcher.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy = Counter()
+    cpus = {}
+    moves = Counter()
+    last = {}
+    smt = same = 0
+    for running in samples:
+        for p, tid, comm, _, cpu in running:
+            key = f"{comm}:{tid}"
+            busy[key] += 1
+            cpus.setdefault(key, Counter())[cpu] += 1
+            moves[key] += key in last and last[key] != cpu
+            last[key] = cpu
+        on = [t[4] for t in running]
+        same += len(on) != len(set(on))
+        smt += any(b in siblings.get(a, ()) and a != b for i, a in enumerate(on) for b in on[i + 1:])
+    n = max(len(samples), 1)
+    placement = {
+        "samples": len(samples),
+        # the busiest threads: share of samples running, CPUs used, CPU changes between samples
+        "threads": {k: {"running": round(c / n, 3), "cpus": dict(cpus[k].most_common(4)), "moves": moves[k]}
+                    for k, c in busy.most_common(4)},
+        "two_running_on_smt_siblings": round(smt / n, 3),
+        "two_running_on_one_cpu": round(same / n, 3),
+        "user_s": round(after.ru_utime - before.ru_utime, 2),
+        "sys_s": round(after.ru_stime - before.ru_stime, 2),
+        "voluntary_switches": after.ru_nvcsw - before.ru_nvcsw,
+        "involuntary_switches": after.ru_nivcsw - before.ru_nivcsw,
+    }
+    return out, err, proc.returncode, placement
+
+
+placements = {}
+
+
+def median_step(cmd, env=None, name=None):
     cmd = layout_cmd + cmd
     if args.cpus:
         cmd = ["taskset", "-c", args.cpus] + cmd
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, **layout_env, **(env or {})))
+    full_env = dict(os.environ, **layout_env, **(env or {}))
+    if args.placement:
+        stdout, stderr, rc, where = watched_run(cmd, full_env)
+        placements.setdefault(name, []).append(where)
+        r = subprocess.CompletedProcess(cmd, rc, stdout, stderr)
+    else:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=full_env)
     for line in r.stdout.splitlines():
         if line.startswith("GPUSCOPE_SAMPLE "):
             result = json.loads(line[len("GPUSCOPE_SAMPLE "):])
@@ -116,7 +220,7 @@ for loop, loop_args in loops.items():
         # first (or right after the same neighbour) while the machine drifts.
         for name in order[i % len(order):] + order[:i % len(order)]:
             cmd, env = command(name, i)
-            median, mean = median_step(cmd, env)
+            median, mean = median_step(cmd, env, f"{loop}:{name}")
             runs[name].append(median)
             means[name].append(mean)
         print(loop, i, "median", {k: v[-1] for k, v in runs.items()}, "mean",
@@ -135,6 +239,9 @@ for loop, loop_args in loops.items():
             "runs": runs,
             "mean_step_ms_runs": means,
         }
+        if args.placement:
+            results[loop]["placement"] = {name.split(":", 1)[1]: where for name, where in placements.items()
+                                          if name.startswith(loop + ":")}
         if args.out:  # after each round, so a run cut short still leaves its results
             json.dump(results, open(args.out, "w"), indent=1)
     print(loop, "median", json.dumps(results[loop]["overhead_pct"]), flush=True)

@@ -161,6 +161,20 @@ sampling)
     --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler ${CPUS:+--cpus $CPUS} "${variants[@]}" \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
   ;;
+noise)
+  # Why one process of the launch-bound loop runs ±20 % slower than another:
+  # the machine's CPU topology, then plain against plain (A/A) and the sampled
+  # recording with --placement (where each run's threads ran, context switches).
+  log noise
+  lscpu; lscpu -e; grep -m3 MHz /proc/cpuinfo
+  cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo "no cpufreq governor"
+  numactl -H 2>/dev/null | head -4; cat /proc/loadavg
+  nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,persistence_mode,compute_mode --format=csv
+  python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/noise.json" --fixed-layout --placement \
+    --loops launch_bound --launch-steps ${STEPS:-300} --no-torch-profiler ${CPUS:+--cpus $CPUS} \
+    --variant "plain_again=!" --variant "sample_10pct=--sample 0.3,2.7" \
+    2>&1 | grep --line-buffered -v '^ \|^[{}]'
+  ;;
 cupti_floor)
   # CUPTI's own floor beside ours (run on 2026-12-03: noisy, 2 rounds).
   log cupti_floor
