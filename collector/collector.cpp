@@ -38,6 +38,7 @@ void on_fork_child() {
   // thread did not survive the fork and the parent owns the database.
   g_enabled.store(false, std::memory_order_relaxed);
   g_forked_child.store(true, std::memory_order_relaxed);
+  cupti_source::forget_in_child();
 }
 
 std::atomic<bool> g_exit_done{false};

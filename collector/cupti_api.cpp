@@ -115,6 +115,7 @@ bool load_cupti(CuptiApi& api, std::string& why) {
          resolve(lib, "cuptiSetThreadIdType", api.set_thread_id_type, why) &&
          (api.finalize = reinterpret_cast<decltype(api.finalize)>(dlsym(lib, "cuptiFinalize")),
           api.enable_callback = reinterpret_cast<decltype(api.enable_callback)>(dlsym(lib, "cuptiEnableCallback")),
+          api.enable_domain = reinterpret_cast<decltype(api.enable_domain)>(dlsym(lib, "cuptiEnableDomain")),
           api.synchronize_devices = synchronize_primary_contexts, api.driver_version = cuda_driver_version, true);
 }
 

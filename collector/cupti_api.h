@@ -29,6 +29,7 @@ struct CuptiApi {
   decltype(&cuptiSetThreadIdType) set_thread_id_type = nullptr;
   decltype(&cuptiFinalize) finalize = nullptr;  // optional: tears CUPTI down while tracing is off
   decltype(&cuptiEnableCallback) enable_callback = nullptr;  // optional: stream-capture callbacks
+  decltype(&cuptiEnableDomain) enable_domain = nullptr;      // optional: every API exit, to tear down there
   // Not CUPTI: waits until every active primary CUDA context is idle (libcuda),
   // which cuptiFinalize needs first. False when it could not make sure.
   bool (*synchronize_devices)() = nullptr;

@@ -159,10 +159,8 @@ bool contains(const std::vector<uint32_t>& ids, uint32_t id) {
   return false;
 }
 
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
-  const auto* info = static_cast<const CUpti_CallbackData*>(data);
-  if (info->callbackSite != CUPTI_API_EXIT) return;
+// Counts stream captures under way and notes the first graph.
+void track_graphs(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
   const CallbackIds& ids = callback_ids(domain);
   if (contains(ids.graph_launch, cbid)) {
     g_graphs_seen.store(true, std::memory_order_relaxed);
@@ -176,6 +174,21 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   } else if (contains(ids.capture_end, cbid) && g_captures.fetch_sub(1, std::memory_order_relaxed) <= 0) {
     g_captures.store(0, std::memory_order_relaxed);  // began before we subscribed
   }
+}
+
+// A teardown waits for the next API exit on any thread (armed while untraced,
+// see set_tracing): CUPTI's documented point for cuptiFinalize, where no other
+// CUPTI work of that thread is under way.
+std::atomic<bool> g_teardown_armed{false};
+void teardown_at_api_exit();
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (info->callbackSite != CUPTI_API_EXIT) return;
+  track_graphs(domain, cbid, info);
+  // After the capture counts: the exit of a capture's begin must not drain.
+  if (g_teardown_armed.load(std::memory_order_relaxed)) teardown_at_api_exit();
 }
 
 // Asks CUPTI to call on_callback when a stream capture begins or ends and
@@ -248,6 +261,55 @@ bool enable_kinds(std::string& why, std::string* failed = nullptr) {
   return true;
 }
 
+// Under g_control. Stops the callbacks on every API exit; the capture and
+// graph callbacks stay (cuptiEnableDomain(0) switched them off too).
+void disarm_teardown() {
+  if (!g_teardown_armed.load(std::memory_order_relaxed)) return;
+  g_teardown_armed.store(false, std::memory_order_relaxed);
+  g_api.enable_domain(0, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  g_api.enable_domain(0, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+  watch_captures();
+}
+
+// The thread running a teardown: its own CUDA calls (the drain) come back
+// through on_callback and must not start another.
+thread_local bool t_tearing_down = false;
+
+// At the exit of a CUDA API call on an application thread, while untraced
+// with a teardown armed: drains the devices (kernels still queued carry
+// CUPTI's instrumentation), hands over and has the writer decode what CUPTI
+// holds (cuptiFinalize frees the names records point at), then unsubscribes
+// and finalizes. Never waits for the lock: a thread that cannot take it
+// leaves the teardown to a later exit. Inside a stream capture it waits too
+// (the drain would invalidate the capture).
+void teardown_at_api_exit() {
+  if (t_tearing_down) return;
+  std::unique_lock lock(g_control, std::try_to_lock);
+  if (!lock.owns_lock() || !g_teardown_armed.load(std::memory_order_relaxed) || g_tracing) return;
+  if (g_graphs_seen.load(std::memory_order_relaxed)) {  // a capture or replay began since the pause
+    disarm_teardown();
+    return;
+  }
+  if (g_captures.load(std::memory_order_relaxed) > 0) return;
+  t_tearing_down = true;
+  bool ok = g_api.synchronize_devices();
+  g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  ok = ok && (!g_before_teardown || g_before_teardown());
+  if (!ok) {
+    disarm_teardown();  // CUPTI stays initialized until the next pause
+  } else {
+    g_teardown_armed.store(false, std::memory_order_relaxed);
+    g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
+    g_api.unsubscribe(g_subscriber);
+    g_finalized.store(g_api.finalize() == CUPTI_SUCCESS);
+    if (g_finalized.load()) {
+      g_finalizes.fetch_add(1, std::memory_order_relaxed);
+      g_session.fetch_add(1, std::memory_order_relaxed);  // every buffer of the old one has completed
+    }
+  }
+  t_tearing_down = false;
+}
+
 }  // namespace
 
 bool start(const Config& config, bool tracing, std::string& why) {
@@ -288,49 +350,50 @@ uint64_t pauses() { return g_pauses.load(std::memory_order_relaxed); }
 uint64_t finalizes() { return g_finalizes.load(std::memory_order_relaxed); }
 bool kept_for_graphs() { return g_graphs_seen.load(std::memory_order_relaxed) && g_config.finalize_when_off; }
 
-bool set_tracing(bool on, bool quiescent, std::string& why) {
-  std::lock_guard lock(g_control);
-  if (!g_active || on == g_tracing) return true;
+Switched set_tracing(bool on, bool may_wait, std::string& why) {
+  std::unique_lock lock(g_control, std::defer_lock);
+  if (may_wait) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return Switched::busy;
+  }
+  if (!g_active || on == g_tracing) return Switched::yes;
   if (!on) {
     for (CUpti_ActivityKind k : g_kinds)
       if (k != CUPTI_ACTIVITY_KIND_DEVICE) g_api.activity_disable(k);
     // CUPTI keeps instrumenting launches after its activities are disabled;
-    // cuptiFinalize removes that cost (Kineto's teardown does the same). It is
-    // only safe with no instrumented kernel in flight and no CUDA call under
-    // way on this thread: at a step boundary, after draining the devices, and
-    // never inside a stream capture (the drain would invalidate it).
-    bool finalize = g_config.finalize_when_off && g_api.finalize && quiescent &&
-                    g_captures.load(std::memory_order_relaxed) == 0 &&
-                    !g_graphs_seen.load(std::memory_order_relaxed) &&
-                    !g_teardown_forbidden.load(std::memory_order_relaxed) && g_api.driver_version &&
-                    g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices &&
-                    g_api.synchronize_devices();
-    g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    // The writer decodes what was handed over while the names it points at live.
-    if (finalize && g_before_teardown && !g_before_teardown()) finalize = false;
-    if (finalize) {
-      g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
-      g_api.unsubscribe(g_subscriber);
-      g_finalized.store(g_api.finalize() == CUPTI_SUCCESS);
-      if (g_finalized.load()) {
-        g_finalizes.fetch_add(1, std::memory_order_relaxed);
-        g_session.fetch_add(1, std::memory_order_relaxed);  // every buffer of the old one has completed
-      }
+    // cuptiFinalize removes that cost (Kineto's teardown does the same). It
+    // runs at the next API exit (teardown_at_api_exit), never once a graph
+    // was seen (see g_graphs_seen) or on a driver where it crashed with them.
+    const bool teardown = g_config.finalize_when_off && g_api.finalize && g_api.enable_domain &&
+                          !g_graphs_seen.load(std::memory_order_relaxed) &&
+                          !g_teardown_forbidden.load(std::memory_order_relaxed) && g_api.driver_version &&
+                          g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices;
+    if (teardown && g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
+        g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS) {
+      g_teardown_armed.store(true, std::memory_order_relaxed);
+    } else {
+      g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
     g_tracing = false;
     g_pauses.fetch_add(1, std::memory_order_relaxed);
-    return true;
+    return Switched::yes;
   }
+  disarm_teardown();  // resumed before any API exit came
   if (g_finalized) {
-    if (!subscribe_and_configure(why)) return false;
+    if (!subscribe_and_configure(why)) return Switched::no;
     g_finalized.store(false);
   }
   std::string failed;
-  if (!enable_kinds(why, &failed)) return false;
+  if (!enable_kinds(why, &failed)) return Switched::no;
   if (!failed.empty()) why = "some activity kinds did not resume: " + failed;
   g_tracing = true;
-  return true;
+  return Switched::yes;
 }
+
+bool teardown_pending() { return g_teardown_armed.load(std::memory_order_relaxed); }
+
+void forget_in_child() { g_teardown_armed.store(false, std::memory_order_relaxed); }
 
 bool active() { return g_active; }
 bool live() { return g_active.load(std::memory_order_relaxed) && !g_finalized.load(std::memory_order_relaxed); }
@@ -378,6 +441,7 @@ uint64_t buffers_used() { return g_buffers_used.load(std::memory_order_relaxed);
 void stop() {
   std::lock_guard lock(g_control);
   if (!g_active || g_finalized) return;
+  disarm_teardown();  // the writer is stopping: nobody would decode before a teardown
   for (CUpti_ActivityKind k : g_kinds) g_api.activity_disable(k);
 }
 

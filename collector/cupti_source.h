@@ -20,14 +20,22 @@ bool active();
 // Active and not torn down by cuptiFinalize: CUPTI may be called (one relaxed load each).
 bool live();
 // Tracing on and off while the job runs (schedule.cpp): off disables the
-// activity kinds and hands over what CUPTI holds; with
-// Config::finalize_when_off and `quiescent` (a step boundary on the job's
-// thread), outside stream captures and before any CUDA graph was seen, it also
-// drains the devices and tears CUPTI down. On enables the
-// kinds again. A no-op when already so or before start(). Returns false with
-// a reason when tracing could not resume; true with a reason in `why` when
+// activity kinds; with Config::finalize_when_off and before any CUDA graph was
+// seen, it also arms a teardown that the next CUDA API exit on any thread
+// carries out (drain the devices, hand over and decode, cuptiFinalize: CUPTI's
+// documented point for it), otherwise it hands over what CUPTI holds at once.
+// On disarms a pending teardown, subscribes again after one and enables the
+// kinds. A no-op when already so or before start().
+// `may_wait` false (the writer thread): returns busy instead of waiting for a
+// teardown under way, which may itself wait for the writer to decode.
+// no: tracing could not resume (reason in `why`); yes with a reason in `why`:
 // it resumed without some kinds.
-bool set_tracing(bool on, bool quiescent, std::string& why);
+enum class Switched { yes, no, busy };
+Switched set_tracing(bool on, bool may_wait, std::string& why);
+// A teardown is armed and waits for an API exit.
+bool teardown_pending();
+// In a forked child: no teardown from there (the parent owns CUPTI's state).
+void forget_in_child();
 // Called before cuptiFinalize, which frees the names (kernels, devices) that
 // records handed over still point at: must see them decoded, or return false
 // (CUPTI then stays initialized). Without one, teardown goes ahead (tests).

@@ -21,13 +21,16 @@ uint64_t g_open_start = 0;  // start of the traced stretch now open; 0 = untrace
 std::vector<Window> g_done;
 void (*g_plugin_hook)(int) = nullptr;  // under g_mutex
 
-// Holds g_mutex. `quiescent`: at a step boundary on the job's thread, where
-// CUPTI may be torn down (cupti_source::set_tracing).
-void switch_to(bool on, bool quiescent, uint64_t now) {
+// Holds g_mutex. `may_wait`: false on the writer thread, which must not wait
+// for a teardown under way on a job thread (it waits for the writer to
+// decode): the switch is then left to the next tick.
+void switch_to(bool on, bool may_wait, uint64_t now) {
   if (on == g_traced.load(std::memory_order_relaxed)) return;
   const uint64_t clock_at_start = now_ns();
   std::string why;
-  if (!cupti_source::set_tracing(on, quiescent, why)) {
+  const cupti_source::Switched done = cupti_source::set_tracing(on, may_wait, why);
+  if (done == cupti_source::Switched::busy) return;
+  if (done == cupti_source::Switched::no) {
     // Could not resume CUPTI: stay untraced rather than record ops without kernels.
     std::fprintf(stderr, "gpuscope: GPU tracing could not resume: %s\n", why.c_str());
     emit_message(now, 2, "GPU tracing could not resume: " + why);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collector/config.h"
@@ -69,13 +70,27 @@ void api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int rc) {
 
 const std::string kRuntimeOn = "enable " + std::to_string(CUPTI_ACTIVITY_KIND_RUNTIME);
 
+// Tracing off and on from a job thread (may wait for the lock) or the writer thread.
+bool off(bool may_wait = true) {
+  std::string why;
+  return cupti_source::set_tracing(false, may_wait, why) == cupti_source::Switched::yes;
+}
+bool on(bool may_wait = true) {
+  std::string why;
+  const bool done = cupti_source::set_tracing(true, may_wait, why) == cupti_source::Switched::yes;
+  EXPECT_EQ(why, "");
+  return done;
+}
+
+// An ordinary call (cudaLaunchKernel, fake cbid 2) returns on a job thread.
+void launch_exit() { api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, 2, 0); }
+
 TEST(CuptiSwitch, EveryResumeSwitchesTheNoisyCallsOffAgain) {
   start_fake(false, false);
-  std::string why;
-  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
-  ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
-  ASSERT_TRUE(cupti_source::set_tracing(false, false, why));
-  ASSERT_TRUE(cupti_source::set_tracing(true, false, why));
+  ASSERT_TRUE(off());
+  ASSERT_TRUE(on());
+  ASSERT_TRUE(off(false));
+  ASSERT_TRUE(on(false));
   const auto log = calls();
   // cbid 1 is cudaGetDevice / cuCtxGetCurrent (noisy), 2 cudaLaunchKernel / cuLaunchKernel.
   EXPECT_EQ(count(log, kRuntimeOn), 3);
@@ -86,34 +101,57 @@ TEST(CuptiSwitch, EveryResumeSwitchesTheNoisyCallsOffAgain) {
   // Each filter comes after the enable it belongs to.
   EXPECT_LT(index_of(log, kRuntimeOn, index_of(log, "flush")), index_of(log, "runtime 1 off", index_of(log, "flush")));
   EXPECT_EQ(count(log, "finalize"), 0);  // not asked for
+  EXPECT_EQ(count(log, "domain 1 on"), 0);
   EXPECT_EQ(cupti_source::pauses(), 2u);
 }
 
-TEST(CuptiSwitch, FinalizeOnlyAtAStepBoundaryAfterDrainingTheDevices) {
+// CUPTI's documented point for cuptiFinalize is the exit of a CUDA API call:
+// a pause arms the teardown, the next exit on any thread carries it out.
+TEST(CuptiSwitch, FinalizeAtTheNextApiExitAfterDrainingTheDevices) {
   start_fake(true, true);
-  std::string why;
-  // From the writer thread (a switch by time): never torn down.
-  ASSERT_TRUE(cupti_source::set_tracing(false, false, why));
-  EXPECT_EQ(count(calls(), "finalize"), 0);
-  EXPECT_TRUE(cupti_source::live());
-  ASSERT_TRUE(cupti_source::set_tracing(true, false, why));
-  // At a step boundary: drained, flushed, unsubscribed, finalized.
-  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  ASSERT_TRUE(off(false));  // from the writer thread (a switch by time) too
   auto log = calls();
+  EXPECT_EQ(count(log, "domain 1 on"), 1);  // every runtime and driver API exit
+  EXPECT_EQ(count(log, "domain 2 on"), 1);
+  EXPECT_EQ(count(log, "finalize"), 0);
+  EXPECT_EQ(count(log, "cuCtxSynchronize"), 0);
+  EXPECT_TRUE(cupti_source::teardown_pending());
+  EXPECT_TRUE(cupti_source::live());
+  launch_exit();
+  log = calls();
   const int sync = index_of(log, "cuCtxSynchronize");
   const int fin = index_of(log, "finalize");
   ASSERT_GE(sync, 0);
   ASSERT_GE(fin, 0);
   EXPECT_LT(sync, index_of(log, "flush", sync));
+  EXPECT_LT(index_of(log, "flush", sync), index_of(log, "unsubscribe", sync));
   EXPECT_LT(index_of(log, "unsubscribe", sync), fin);
   EXPECT_FALSE(cupti_source::live());
+  EXPECT_FALSE(cupti_source::teardown_pending());
   EXPECT_EQ(cupti_source::finalizes(), 1u);
+  launch_exit();  // nothing more to do
+  EXPECT_EQ(count(calls(), "finalize"), 1);
   // Resuming subscribes again and filters again.
-  ASSERT_TRUE(cupti_source::set_tracing(true, true, why)) << why;
+  ASSERT_TRUE(on());
   log = calls();
   EXPECT_EQ(count(log, "subscribe"), 2);
   EXPECT_GE(index_of(log, "runtime 1 off", fin), 0);
   EXPECT_TRUE(cupti_source::live());
+}
+
+TEST(CuptiSwitch, ResumingBeforeAnyApiExitDisarmsTheTeardown) {
+  start_fake(true, true);
+  ASSERT_TRUE(off());
+  ASSERT_TRUE(on());
+  EXPECT_FALSE(cupti_source::teardown_pending());
+  auto log = calls();
+  EXPECT_EQ(count(log, "domain 1 off"), 1);
+  EXPECT_EQ(count(log, "domain 2 off"), 1);
+  // Disabling the domains dropped the capture callbacks too: watched again.
+  EXPECT_GT(index_of(log, "callback 1 3 on", index_of(log, "domain 2 off")), 0);
+  launch_exit();
+  EXPECT_EQ(count(calls(), "finalize"), 0);
+  EXPECT_EQ(count(calls(), "subscribe"), 1);
 }
 
 TEST(CuptiSwitch, NoFinalizeInsideAStreamCapture) {
@@ -124,28 +162,31 @@ TEST(CuptiSwitch, NoFinalizeInsideAStreamCapture) {
   EXPECT_EQ(count(log, "callback 1 4 on"), 1);
   EXPECT_EQ(count(log, "callback 2 3 on"), 1);
   EXPECT_EQ(count(log, "callback 2 4 on"), 1);
-  std::string why;
-  // A step ends inside torch.cuda.graph: no drain (it would invalidate the capture), no teardown.
+  // Paused, then a capture begins (torch.cuda.graph) before any other call
+  // returns: no drain (it would invalidate the capture), no teardown, and since
+  // its graph will be replayed, none later either (see the next test).
+  ASSERT_TRUE(off());
   api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, 3, 0);
-  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  launch_exit();
+  api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, 4, 0);
+  launch_exit();
   EXPECT_EQ(count(calls(), "cuCtxSynchronize"), 0);
   EXPECT_EQ(count(calls(), "finalize"), 0);
-  ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
-  // The capture ends: its graph will be replayed, so CUPTI stays (see the next test).
-  api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, 4, 0);
-  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
-  EXPECT_EQ(count(calls(), "finalize"), 0);
+  EXPECT_FALSE(cupti_source::teardown_pending());
+  ASSERT_TRUE(on());
+  ASSERT_TRUE(off());
+  EXPECT_FALSE(cupti_source::teardown_pending());
   EXPECT_TRUE(cupti_source::kept_for_graphs());
 }
 
 TEST(CuptiSwitch, AFailedCaptureDoesNotCount) {
   start_fake(true, true);
   api_exit(CUPTI_CB_DOMAIN_DRIVER_API, 3, 1);  // cuStreamBeginCapture returned an error
-  std::string why;
-  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  ASSERT_TRUE(off());
+  launch_exit();
   EXPECT_EQ(count(calls(), "finalize"), 1);
   // Watched again after the fresh subscription.
-  ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
+  ASSERT_TRUE(on());
   EXPECT_EQ(count(calls(), "callback 1 3 on"), 2);
   EXPECT_EQ(count(calls(), "callback 2 4 on"), 2);
 }
@@ -156,16 +197,17 @@ TEST(CuptiSwitch, NoFinalizeOnceAGraphWasLaunched) {
   start_fake(true, true);
   EXPECT_EQ(count(calls(), "callback 1 5 on"), 1);  // cudaGraphLaunch watched
   EXPECT_EQ(count(calls(), "callback 2 5 on"), 1);  // cuGraphLaunch
-  std::string why;
-  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  ASSERT_TRUE(off());
+  launch_exit();
   EXPECT_EQ(count(calls(), "finalize"), 1);
   EXPECT_FALSE(cupti_source::kept_for_graphs());
-  ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
+  ASSERT_TRUE(on());
   EXPECT_EQ(count(calls(), "callback 1 5 on"), 2);  // watched again after resubscribing
   api_exit(CUPTI_CB_DOMAIN_DRIVER_API, 5, 0);
   for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
-    ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
+    ASSERT_TRUE(off());
+    launch_exit();
+    ASSERT_TRUE(on());
   }
   EXPECT_EQ(count(calls(), "finalize"), 1);
   EXPECT_EQ(count(calls(), "cuCtxSynchronize"), 1);
@@ -183,17 +225,41 @@ TEST(CuptiSwitch, NoFinalizeUntilTheRecordsAreDecoded) {
     ++asked;
     return decoded;
   });
-  std::string why;
-  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  ASSERT_TRUE(off());
+  EXPECT_EQ(asked, 0);  // not before the API exit
+  launch_exit();
   EXPECT_EQ(asked, 1);
   EXPECT_EQ(count(calls(), "finalize"), 0);
+  EXPECT_FALSE(cupti_source::teardown_pending());  // given up until the next pause
   EXPECT_TRUE(cupti_source::live());
-  ASSERT_TRUE(cupti_source::set_tracing(true, true, why));
+  ASSERT_TRUE(on());
   decoded = true;
-  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  ASSERT_TRUE(off());
+  launch_exit();
   const auto log = calls();
   EXPECT_EQ(count(log, "finalize"), 1);
   EXPECT_LT(index_of(log, "flush"), index_of(log, "finalize"));  // decoded after the forced flush
+}
+
+// A teardown under way waits for the writer to decode while holding the switch
+// lock: the writer's own switches must not wait for it, or both would stall.
+TEST(CuptiSwitch, TheWriterNeverWaitsForATeardownUnderWay) {
+  start_fake(true, true);
+  static cupti_source::Switched writer_got = cupti_source::Switched::yes;
+  cupti_source::set_before_teardown([] {
+    std::thread writer([] {
+      std::string why;
+      writer_got = cupti_source::set_tracing(true, false, why);
+    });
+    writer.join();
+    return true;
+  });
+  ASSERT_TRUE(off());
+  launch_exit();
+  EXPECT_EQ(writer_got, cupti_source::Switched::busy);
+  EXPECT_EQ(count(calls(), "finalize"), 1);
+  EXPECT_TRUE(on(false));  // once done, the writer's switch goes through
+  EXPECT_TRUE(cupti_source::live());
 }
 
 // The hook the collector installs: the writer thread decodes on request, and
@@ -227,9 +293,10 @@ TEST(CuptiSwitch, DeviceRecordsAreOnWhileUntraced) {
 
 TEST(CuptiSwitch, NoFinalizeWhenTheDevicesCannotBeDrained) {
   start_fake(true, false);  // no libcuda in the process
-  std::string why;
-  ASSERT_TRUE(cupti_source::set_tracing(false, true, why));
+  ASSERT_TRUE(off());
+  launch_exit();
   EXPECT_EQ(count(calls(), "finalize"), 0);
+  EXPECT_FALSE(cupti_source::teardown_pending());
   EXPECT_TRUE(cupti_source::live());
   EXPECT_EQ(cupti_source::pauses(), 1u);
 }

@@ -76,6 +76,10 @@ FAKE CUptiResult cuptiEnableCallback(uint32_t on, CUpti_SubscriberHandle, CUpti_
   note("callback " + std::to_string(d) + " " + std::to_string(cbid) + (on ? " on" : " off"));
   return CUPTI_SUCCESS;
 }
+FAKE CUptiResult cuptiEnableDomain(uint32_t on, CUpti_SubscriberHandle, CUpti_CallbackDomain d) {
+  note("domain " + std::to_string(d) + (on ? " on" : " off"));
+  return CUPTI_SUCCESS;
+}
 // Plays CUPTI calling the subscriber at the exit of an API call returning rc.
 FAKE void fake_api_exit(CUpti_CallbackDomain d, CUpti_CallbackId cbid, int rc) {
   CUpti_CallbackData data{};

@@ -10,15 +10,27 @@ new subscription must not lose a kind).
 launched in a stretch may run after it ends: kernels outside stretches are only reported.
 --min-steps N: the median stretch holds at least N whole steps (a job replaying CUDA graphs
 ahead of the GPU held one per stretch when each resume waited for the queued work).
-Usage: check_sampled.py [--gpu-behind] [--min-steps N] RUN.db"""
+--min-finalizes N: CUPTI was torn down at least N times (cuptiFinalize at an API exit), and
+never gave one correlation id to many API calls (stat cupti_correlation_repeated).
+Usage: check_sampled.py [--gpu-behind] [--min-steps N] [--min-finalizes N] RUN.db"""
 import sqlite3
 import sys
 
 gpu_behind = "--gpu-behind" in sys.argv
 argv = sys.argv[1:]
-min_steps = int(argv[argv.index("--min-steps") + 1]) if "--min-steps" in argv else 0
-if min_steps:
-    del argv[argv.index("--min-steps"):argv.index("--min-steps") + 2]
+
+
+def option(name):
+    if name not in argv:
+        return 0
+    i = argv.index(name)
+    value = int(argv[i + 1])
+    del argv[i:i + 2]
+    return value
+
+
+min_steps = option("--min-steps")
+min_finalizes = option("--min-finalizes")
 db = [a for a in argv if not a.startswith("--")][0]
 c = sqlite3.connect(db)
 windows = c.execute('SELECT start, "end" FROM range WHERE source = 7 ORDER BY start').fetchall()
@@ -88,6 +100,10 @@ if min_steps:
     median_steps = sorted(steps_in)[len(steps_in) // 2] if steps_in else 0
     print(f"  median whole steps per stretch: {median_steps} (at least {min_steps} wanted)")
     ok = ok and median_steps >= min_steps
+if min_finalizes:
+    print(f"  cuptiFinalize {stats.get('cupti_finalizes', 0)} (at least {min_finalizes} wanted); "
+          f"API calls given a repeated id: {stats.get('cupti_correlation_repeated', 0)}")
+    ok = ok and stats.get("cupti_finalizes", 0) >= min_finalizes and stats.get("cupti_correlation_repeated", 0) == 0
 ok = ok and stats.get("dropped_cupti", 0) == 0 and stats.get("dropped_cupti_no_buffer", 0) == 0
 for sev, text in c.execute("SELECT severity, text FROM message"):
     print(f"  message ({sev}): {text}")

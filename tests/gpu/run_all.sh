@@ -172,7 +172,7 @@ noise)
   nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,persistence_mode,compute_mode --format=csv
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/noise.json" --fixed-layout --placement \
     --loops launch_bound --launch-steps ${STEPS:-300} --no-torch-profiler ${CPUS:+--cpus $CPUS} \
-    --variant "plain_again=!" --variant "sample_10pct=--sample 0.3,2.7" \
+    --variant "plain_again=!" --variant "sample_10pct=--sample 0.3,2.7" ${NOISE_NOTORCH:+--variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx"} \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
   ;;
 cupti_floor)
@@ -193,8 +193,15 @@ sampled_record)
   for fin in ${SAMPLED_FIN:-0 1}; do
     GPUSCOPE_CUPTI_FINALIZE=$fin guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/sampled_$fin.db" -- \
       python3 samples/torch/launch_bound.py --steps ${SAMPLED_STEPS:-400} | grep -o '"median_step_ms": [0-9.]*'
-    python3 tests/gpu/check_sampled.py "$W/sampled_$fin.db"
+    python3 tests/gpu/check_sampled.py $([ "$fin" = 1 ] && echo --min-finalizes 2) "$W/sampled_$fin.db"
     "$GS" analyze "$W/sampled_$fin.db" 2>&1 | head -12
+  done
+  # Without the plugin there are no steps: tracing switches by time on the writer
+  # thread, and the teardown happens at the next CUDA API exit.
+  for fin in ${SAMPLED_NOTORCH_FIN:-}; do
+    GPUSCOPE_CUPTI_FINALIZE=$fin guard 120 "$GS" record --force --sample 0.3,0.7 --trace cuda,nvtx -o "$W/sampled_nt_$fin.db" -- \
+      python3 samples/torch/launch_bound.py --steps ${SAMPLED_STEPS:-400} | grep -o '"median_step_ms": [0-9.]*'
+    python3 tests/gpu/check_sampled.py $([ "$fin" = 1 ] && echo --min-finalizes 2) "$W/sampled_nt_$fin.db"
   done
   # The recordings stay in $W: at ~20 MB they made results.tgz too large to come back.
   ;;
