@@ -13,7 +13,7 @@ environment (e.g. a bare CUPTI injection through CUDA_INJECTION64_PATH).
 times (they differ when only some steps are traced: GPUSCOPE_SAMPLE_MS).
 Usage: bench/overhead.py --gpuscope PATH [--rounds N] [--variant NAME=OPTS ...]
                          [--loops compute_bound,launch_bound] [--no-torch-profiler] [--cpus 2-7]
-                         [--fixed-layout] [--placement]
+                         [--fixed-layout] [--placement] [--calibrate] [--no-thp]
                          [--out results.json]"""
 import argparse
 import json
@@ -47,6 +47,13 @@ ap.add_argument("--fixed-layout", action="store_true",
 ap.add_argument("--placement", action="store_true",
                 help="watch where each run's threads ran (/proc, every 50 ms) and its context switches; "
                      "stored per run as `placement`, to find what makes one process slower than another")
+ap.add_argument("--calibrate", action="store_true",
+                help="each run also times a fixed piece of plain Python (GPUSCOPE_CALIBRATE=1, sample_common.py); "
+                     "`overhead_calibrated_pct` divides each run's median step by it, to take out how fast that "
+                     "process happened to run")
+ap.add_argument("--no-thp", action="store_true",
+                help="run every job with transparent huge pages off (prctl PR_SET_THP_DISABLE), so runs do not "
+                     "differ in which memory the kernel backed with huge pages")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 samples = os.path.join(here, "..", "samples", "torch")
@@ -69,6 +76,13 @@ def layout_prefix():
 
 
 layout_cmd, layout_env = layout_prefix()
+if args.no_thp:
+    # PR_SET_THP_DISABLE (41) is inherited across fork and exec.
+    layout_cmd = [sys.executable, "-c", "import ctypes, os, sys; ctypes.CDLL(None).prctl(41, 1, 0, 0, 0); "
+                  "os.execvp(sys.argv[1], sys.argv[1:])"] + layout_cmd
+if args.calibrate:
+    layout_env["GPUSCOPE_CALIBRATE"] = "1"
+calibrations = {}
 
 
 def smt_siblings():
@@ -178,6 +192,8 @@ def median_step(cmd, env=None, name=None):
     for line in r.stdout.splitlines():
         if line.startswith("GPUSCOPE_SAMPLE "):
             result = json.loads(line[len("GPUSCOPE_SAMPLE "):])
+            if args.calibrate:
+                calibrations.setdefault(name, []).append(result["calibration_ms"])
             return result["median_step_ms"], 1000.0 * result["total_measured_s"] / result["steps"]
     raise RuntimeError(f"no result from {cmd}: rc {r.returncode}\n{r.stderr[-2000:]}")
 
@@ -239,6 +255,17 @@ for loop, loop_args in loops.items():
             "runs": runs,
             "mean_step_ms_runs": means,
         }
+        if args.calibrate:
+            # Step time in units of the process's own speed at plain Python.
+            cal = {k: calibrations[f"{loop}:{k}"] for k in runs}
+            scaled = {k: [m / c for m, c in zip(runs[k], cal[k])] for k in runs}
+            results[loop]["calibration_ms"] = cal
+            results[loop]["overhead_calibrated_pct"] = {name: round(100 * (ratio(name, scaled) - 1), 2)
+                                                        for name in runs if name != "plain"}
+            results[loop]["overhead_calibrated_ci95_pct"] = {name: ci95(name, scaled) for name in runs if name != "plain"}
+            results[loop]["round_overhead_calibrated_pct"] = {
+                name: [round(100 * (r / p - 1), 1) for r, p in zip(scaled[name], scaled["plain"])]
+                for name in runs if name != "plain"}
         if args.placement:
             results[loop]["placement"] = {name.split(":", 1)[1]: where for name, where in placements.items()
                                           if name.startswith(loop + ":")}
@@ -248,6 +275,10 @@ for loop, loop_args in loops.items():
     print(loop, "median 95 % interval", json.dumps(results[loop]["overhead_ci95_pct"]), flush=True)
     print(loop, "per round", json.dumps(results[loop]["round_overhead_pct"]), flush=True)
     print(loop, "mean", json.dumps(results[loop]["overhead_mean_pct"]), flush=True)
+    if args.calibrate:
+        print(loop, "calibrated median", json.dumps(results[loop]["overhead_calibrated_pct"]), flush=True)
+        print(loop, "calibrated 95 % interval", json.dumps(results[loop]["overhead_calibrated_ci95_pct"]), flush=True)
+        print(loop, "calibrated per round", json.dumps(results[loop]["round_overhead_calibrated_pct"]), flush=True)
 print(json.dumps(results, indent=1))
 if args.out:
     json.dump(results, open(args.out, "w"), indent=1)

@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import inspect
 import json
+import os
 import statistics
 import sys
 import time
@@ -90,6 +91,29 @@ def count_device_events(prof):
         return None
 
 
+def calibrate_ms(reps=7):
+    """How fast this process runs plain Python (objects, dicts, lists): the
+    fastest of `reps` runs of a fixed piece of work, in ms. bench/overhead.py
+    divides step times by it (GPUSCOPE_CALIBRATE=1), because one process of a
+    launch-bound loop runs ±20 % slower than another on the same machine, start-up
+    included. No torch op and no CUDA call, so a profiler in the process does not
+    touch it."""
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        table = {}
+        for i in range(300000):
+            key = ("k", i % 997)
+            entry = table.get(key)
+            if entry is None:
+                entry = table[key] = []
+            entry.append(i * 3 + len(entry))
+        total = sum(len(v) for v in table.values())
+        best = min(best, (time.perf_counter() - t0) * 1000.0)
+    assert total == 300000
+    return round(best, 3)
+
+
 def run_steps(args, device, step_fn):
     """Runs warmup + measured steps of step_fn(i); returns the measured step
     times in ms. Each step ends with a device sync so its time is complete."""
@@ -130,6 +154,8 @@ def report(sample, args, device, times_ms, device_facts=True, **facts):
         # Every step (warmup too) is inside the profile.
         if events is not None:
             result["profiled_device_events_per_step"] = round(events / (args.warmup + args.steps), 1)
+    if os.environ.get("GPUSCOPE_CALIBRATE") == "1":
+        result["calibration_ms"] = calibrate_ms()
     result.update(facts)
     sys.stdout.write(RESULT_PREFIX + json.dumps(result, sort_keys=False) + "\n")
     sys.stdout.flush()

@@ -169,8 +169,11 @@ noise)
   lscpu; lscpu -e; grep -m3 MHz /proc/cpuinfo
   cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo "no cpufreq governor"
   numactl -H 2>/dev/null | head -4; cat /proc/loadavg
+  echo "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null) defrag: $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>/dev/null)"
   nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,persistence_mode,compute_mode --format=csv
-  python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/noise.json" --fixed-layout --placement \
+  # NOISE_FLAGS: e.g. "--calibrate --no-thp" (bench/overhead.py); --placement unless NOISE_NO_PLACEMENT=1.
+  python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/noise.json" --fixed-layout \
+    $([ -n "${NOISE_NO_PLACEMENT:-}" ] || echo --placement) ${NOISE_FLAGS:-} \
     --loops launch_bound --launch-steps ${STEPS:-300} --no-torch-profiler ${CPUS:+--cpus $CPUS} \
     --variant "plain_again=!" --variant "sample_10pct=--sample 0.3,2.7" ${NOISE_NOTORCH:+--variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx"} \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
@@ -201,7 +204,7 @@ sampled_record)
   for fin in ${SAMPLED_NOTORCH_FIN:-}; do
     GPUSCOPE_CUPTI_FINALIZE=$fin guard 120 "$GS" record --force --sample 0.3,0.7 --trace cuda,nvtx -o "$W/sampled_nt_$fin.db" -- \
       python3 samples/torch/launch_bound.py --steps ${SAMPLED_STEPS:-400} | grep -o '"median_step_ms": [0-9.]*'
-    python3 tests/gpu/check_sampled.py $([ "$fin" = 1 ] && echo --min-finalizes 2) "$W/sampled_nt_$fin.db"
+    python3 tests/gpu/check_sampled.py --no-ops $([ "$fin" = 1 ] && echo --min-finalizes 2) "$W/sampled_nt_$fin.db"
   done
   # The recordings stay in $W: at ~20 MB they made results.tgz too large to come back.
   ;;
