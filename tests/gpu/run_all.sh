@@ -171,11 +171,12 @@ noise)
   numactl -H 2>/dev/null | head -4; cat /proc/loadavg
   echo "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null) defrag: $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>/dev/null)"
   nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,persistence_mode,compute_mode --format=csv
-  # NOISE_FLAGS: e.g. "--calibrate --no-thp" (bench/overhead.py); --placement unless NOISE_NO_PLACEMENT=1.
+  # NOISE_FLAGS: e.g. "--calibrate --no-thp" (bench/overhead.py); --placement unless NOISE_NO_PLACEMENT=1;
+  # the A/A run unless NOISE_NO_AA=1.
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/noise.json" --fixed-layout \
     $([ -n "${NOISE_NO_PLACEMENT:-}" ] || echo --placement) ${NOISE_FLAGS:-} \
     --loops launch_bound --launch-steps ${STEPS:-300} --no-torch-profiler ${CPUS:+--cpus $CPUS} \
-    --variant "plain_again=!" --variant "sample_10pct=--sample 0.3,2.7" ${NOISE_NOTORCH:+--variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx"} \
+    $([ -n "${NOISE_NO_AA:-}" ] || echo --variant plain_again=!) --variant "sample_10pct=--sample 0.3,2.7" ${NOISE_NOTORCH:+--variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx"} \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
   ;;
 cupti_floor)
