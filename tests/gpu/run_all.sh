@@ -157,6 +157,11 @@ sampling)
   # SAMPLING_NO_CUPTI=1: the same sampling without CUPTI at all (the plugin and the collector only),
   # to tell what is left after teardown from CUPTI's own remains.
   [ -z "${SAMPLING_NO_CUPTI:-}" ] || variants+=(--variant "sample_10pct_no_cupti=--sample 0.3,2.7 --trace nvtx,torch")
+  # SAMPLING_PLUGIN_ABLATION=1: where the plugin's extra cost under sampling goes (session 14: +11 points
+  # over sampling without it, paired by round): without it, without shapes, without allocator memory.
+  [ -z "${SAMPLING_PLUGIN_ABLATION:-}" ] || variants+=(--variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx"
+    --variant "sample_10pct_no_shapes=--sample 0.3,2.7 GPUSCOPE_TORCH_SHAPES=0"
+    --variant "sample_10pct_no_memory=--sample 0.3,2.7 GPUSCOPE_TORCH_MEMORY=0")
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" --fixed-layout \
     --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler ${CPUS:+--cpus $CPUS} "${variants[@]}" \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
