@@ -171,8 +171,11 @@ void track_graphs(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpt
       g_captures.fetch_add(1, std::memory_order_relaxed);
       g_graphs_seen.store(true, std::memory_order_relaxed);
     }
-  } else if (contains(ids.capture_end, cbid) && g_captures.fetch_sub(1, std::memory_order_relaxed) <= 0) {
-    g_captures.store(0, std::memory_order_relaxed);  // began before we subscribed
+  } else if (contains(ids.capture_end, cbid)) {
+    // A capture that began while CUPTI was torn down (or before it
+    // subscribed) shows up here first: its graph will be replayed too.
+    g_graphs_seen.store(true, std::memory_order_relaxed);
+    if (g_captures.fetch_sub(1, std::memory_order_relaxed) <= 0) g_captures.store(0, std::memory_order_relaxed);
   }
 }
 

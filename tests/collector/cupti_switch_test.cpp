@@ -191,6 +191,18 @@ TEST(CuptiSwitch, AFailedCaptureDoesNotCount) {
   EXPECT_EQ(count(calls(), "callback 2 4 on"), 2);
 }
 
+// A capture that began while CUPTI was torn down is first seen at its end.
+TEST(CuptiSwitch, ACaptureEndSeenAloneKeepsCupti) {
+  start_fake(true, true);
+  api_exit(CUPTI_CB_DOMAIN_DRIVER_API, 4, 0);  // cuStreamEndCapture, its begin unseen
+  ASSERT_TRUE(off());
+  launch_exit();
+  EXPECT_FALSE(cupti_source::teardown_pending());
+  EXPECT_EQ(count(calls(), "finalize"), 0);
+  EXPECT_EQ(count(calls(), "domain 1 on"), 0);
+  EXPECT_TRUE(cupti_source::kept_for_graphs());
+}
+
 // After a teardown the first replay of a graph waited for all queued work, so a
 // job that replays graphs keeps CUPTI initialized from its first launch on.
 TEST(CuptiSwitch, NoFinalizeOnceAGraphWasLaunched) {
