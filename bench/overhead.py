@@ -43,7 +43,9 @@ ap.add_argument("--cpus", help="run every job under `taskset -c CPUS` (e.g. 2-7)
                                 "differ in where the scheduler put them")
 ap.add_argument("--fixed-layout", action="store_true",
                 help="the same memory layout in every run: address randomization off (setarch -R, where the "
-                     "machine allows it) and PYTHONHASHSEED=0, so runs differ less in cache behaviour")
+                     "machine allows it) and PYTHONHASHSEED=0, so runs differ less in cache behaviour. Each "
+                     "variant then keeps one layout, set partly by its environment (LD_PRELOAD, GPUSCOPE_*): "
+                     "a bias between variants that A/A runs do not show")
 ap.add_argument("--placement", action="store_true",
                 help="watch where each run's threads ran (/proc, every 50 ms) and its context switches; "
                      "stored per run as `placement`, to find what makes one process slower than another")
