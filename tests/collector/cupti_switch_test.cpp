@@ -14,6 +14,7 @@
 
 #include "collector/config.h"
 #include "collector/cupti_source.h"
+#include "collector/schedule.h"
 #include "collector/writer_thread.h"
 
 namespace gpuscope::collector {
@@ -272,6 +273,40 @@ TEST(CuptiSwitch, TheWriterNeverWaitsForATeardownUnderWay) {
   EXPECT_EQ(count(calls(), "finalize"), 1);
   EXPECT_TRUE(on(false));  // once done, the writer's switch goes through
   EXPECT_TRUE(cupti_source::live());
+}
+
+// The schedule on top: the writer's switch by time, coming while a teardown
+// waits for the writer, is left to a later tick instead of half done.
+TEST(CuptiSwitch, TheSchedulesSwitchByTimeWaitsForTheNextTickDuringATeardown) {
+  Config config = start_fake(true, true);
+  config.sample_on_ms = 100;
+  config.sample_off_ms = 300;
+  constexpr uint64_t kMs = 1000000;
+  const uint64_t t0 = 1000 * kMs;
+  schedule::begin(config, t0);
+  static std::vector<int> plugin_told;
+  schedule::expect_steps([](int on) { plugin_told.push_back(on); });
+  EXPECT_FALSE(schedule::on_step_boundary(config, t0 + 120 * kMs));  // off: a teardown is armed
+  EXPECT_TRUE(cupti_source::teardown_pending());
+  static Config cfg;
+  cfg = config;
+  static bool traced_during = true;
+  cupti_source::set_before_teardown([] {
+    // 700 ms without a step, in the on-time: the writer wants tracing back.
+    std::thread writer([] { schedule::on_tick(cfg, 1000 * 1000000ull + 820 * 1000000ull); });
+    writer.join();
+    traced_during = schedule::traced();
+    return true;
+  });
+  launch_exit();
+  EXPECT_FALSE(traced_during);
+  EXPECT_EQ(count(calls(), "finalize"), 1);
+  EXPECT_EQ(plugin_told, (std::vector<int>{1, 0}));
+  schedule::on_tick(config, t0 + 830 * kMs);  // the next tick switches
+  EXPECT_TRUE(schedule::traced());
+  EXPECT_TRUE(cupti_source::live());
+  EXPECT_EQ(count(calls(), "subscribe"), 2);
+  EXPECT_EQ(plugin_told, (std::vector<int>{1, 0, 1}));
 }
 
 // The hook the collector installs: the writer thread decodes on request, and
