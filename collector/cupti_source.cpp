@@ -289,7 +289,8 @@ void teardown_at_api_exit() {
   if (t_tearing_down) return;
   std::unique_lock lock(g_control, std::try_to_lock);
   if (!lock.owns_lock() || !g_teardown_armed.load(std::memory_order_relaxed) || g_tracing) return;
-  if (g_graphs_seen.load(std::memory_order_relaxed)) {  // a capture or replay began since the pause
+  // A capture or replay began since the pause, or the writer found repeated ids.
+  if (g_graphs_seen.load(std::memory_order_relaxed) || g_teardown_forbidden.load(std::memory_order_relaxed)) {
     disarm_teardown();
     return;
   }
@@ -372,12 +373,13 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
                           !g_graphs_seen.load(std::memory_order_relaxed) &&
                           !g_teardown_forbidden.load(std::memory_order_relaxed) && g_api.driver_version &&
                           g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices;
-    if (teardown && g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
-        g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS) {
+    if (teardown) {
       g_teardown_armed.store(true, std::memory_order_relaxed);
-    } else {
-      g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      if (g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
+          g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
+        disarm_teardown();  // no callback on every call left behind
     }
+    if (!g_teardown_armed.load(std::memory_order_relaxed)) g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     g_tracing = false;
     g_pauses.fetch_add(1, std::memory_order_relaxed);
     return Switched::yes;

@@ -192,6 +192,34 @@ TEST(CuptiSwitch, AFailedCaptureDoesNotCount) {
   EXPECT_EQ(count(calls(), "callback 2 4 on"), 2);
 }
 
+// Callbacks on every call cost the job: none may stay on when arming fails halfway.
+TEST(CuptiSwitch, AFailedArmLeavesNoCallbackOnEveryCall) {
+  start_fake(true, true);
+  auto fails = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "fake_driver_domain_fails"));
+  ASSERT_NE(fails, nullptr);
+  fails();
+  ASSERT_TRUE(off());
+  EXPECT_FALSE(cupti_source::teardown_pending());
+  const auto log = calls();
+  EXPECT_EQ(count(log, "domain 1 on"), 1);
+  EXPECT_GT(index_of(log, "domain 1 off", index_of(log, "domain 1 on")), 0);
+  EXPECT_GE(index_of(log, "flush", index_of(log, "domain 1 off")), 0);  // handed over at once instead
+  launch_exit();
+  EXPECT_EQ(count(calls(), "finalize"), 0);
+}
+
+// Repeated correlation ids found by the writer after the pause: no teardown.
+TEST(CuptiSwitch, AForbiddenTeardownIsDroppedAtTheExit) {
+  start_fake(true, true);
+  ASSERT_TRUE(off());
+  EXPECT_TRUE(cupti_source::teardown_pending());
+  cupti_source::forbid_teardown();
+  launch_exit();
+  EXPECT_FALSE(cupti_source::teardown_pending());
+  EXPECT_EQ(count(calls(), "finalize"), 0);
+  EXPECT_EQ(count(calls(), "cuCtxSynchronize"), 0);
+}
+
 // A capture that began while CUPTI was torn down is first seen at its end.
 TEST(CuptiSwitch, ACaptureEndSeenAloneKeepsCupti) {
   start_fake(true, true);

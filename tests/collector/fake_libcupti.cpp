@@ -76,8 +76,11 @@ FAKE CUptiResult cuptiEnableCallback(uint32_t on, CUpti_SubscriberHandle, CUpti_
   note("callback " + std::to_string(d) + " " + std::to_string(cbid) + (on ? " on" : " off"));
   return CUPTI_SUCCESS;
 }
+bool g_driver_domain_fails = false;
+FAKE void fake_driver_domain_fails() { g_driver_domain_fails = true; }
 FAKE CUptiResult cuptiEnableDomain(uint32_t on, CUpti_SubscriberHandle, CUpti_CallbackDomain d) {
   note("domain " + std::to_string(d) + (on ? " on" : " off"));
+  if (on && d == CUPTI_CB_DOMAIN_DRIVER_API && g_driver_domain_fails) return CUPTI_ERROR_UNKNOWN;
   return CUPTI_SUCCESS;
 }
 // Plays CUPTI calling the subscriber at the exit of an API call returning rc.
