@@ -123,7 +123,7 @@ class IdMap {
       dense_.assign(max_key + 1, kNone);
       for (size_t i = 0; i < n; ++i) {
         auto [k, v] = get(i);
-        if (v != kNone && k != 0) dense_[k] = v;
+        if (v != kNone) dense_[k] = v;  // a key 0 is never found (find)
       }
       return;
     }
@@ -131,9 +131,9 @@ class IdMap {
     pairs.reserve(count);
     for (size_t i = 0; i < n; ++i) {
       auto p = get(i);
-      if (p.second != kNone && p.first != 0) pairs.push_back(p);
+      if (p.second != kNone) pairs.push_back(p);
     }
-    build(std::move(pairs));
+    build(std::move(pairs));  // drops key 0
   }
   uint32_t find(uint64_t key) const;
   bool empty() const { return dense_.empty() && sparse_.empty(); }

@@ -204,19 +204,22 @@ cupti_floor)
 sampled_record)
   # A sampled recording resumes tracing at every stretch (with and without cuptiFinalize).
   log sampled_record
-  for fin in ${SAMPLED_FIN:-0 1}; do
-    GPUSCOPE_CUPTI_FINALIZE=$fin guard 120 "$GS" record --force --sample 0.3,0.7 -o "$W/sampled_$fin.db" -- \
+  # sampled_run NAME FIN CHECK_OPTION RECORD_OPTION...: one sampled recording of the
+  # launch-bound loop, with (FIN=1) or without teardown, checked.
+  sampled_run() {
+    local db=$W/$1.db fin=$2 check=$3
+    shift 3
+    GPUSCOPE_CUPTI_FINALIZE=$fin guard 120 "$GS" record --force --sample 0.3,0.7 "$@" -o "$db" -- \
       python3 samples/torch/launch_bound.py --steps ${SAMPLED_STEPS:-400} | grep -o '"median_step_ms": [0-9.]*'
-    python3 tests/gpu/check_sampled.py $([ "$fin" = 1 ] && echo --min-finalizes 2) "$W/sampled_$fin.db"
+    python3 tests/gpu/check_sampled.py $check $([ "$fin" = 1 ] && echo --min-finalizes 2) "$db"
+  }
+  for fin in ${SAMPLED_FIN:-0 1}; do
+    sampled_run sampled_$fin $fin ""
     "$GS" analyze "$W/sampled_$fin.db" 2>&1 | head -12
   done
   # Without the plugin there are no steps: tracing switches by time on the writer
   # thread, and the teardown happens at the next CUDA API exit.
-  for fin in ${SAMPLED_NOTORCH_FIN:-}; do
-    GPUSCOPE_CUPTI_FINALIZE=$fin guard 120 "$GS" record --force --sample 0.3,0.7 --trace cuda,nvtx -o "$W/sampled_nt_$fin.db" -- \
-      python3 samples/torch/launch_bound.py --steps ${SAMPLED_STEPS:-400} | grep -o '"median_step_ms": [0-9.]*'
-    python3 tests/gpu/check_sampled.py --no-ops $([ "$fin" = 1 ] && echo --min-finalizes 2) "$W/sampled_nt_$fin.db"
-  done
+  for fin in ${SAMPLED_NOTORCH_FIN:-}; do sampled_run sampled_nt_$fin $fin --no-ops --trace cuda,nvtx; done
   # The recordings stay in $W: at ~20 MB they made results.tgz too large to come back.
   ;;
 sampled_graph)

@@ -28,4 +28,11 @@ inline int64_t saturating_add(int64_t a, int64_t b) {
   return r;
 }
 
+// a - b, held at the int64 limits instead of overflowing.
+inline int64_t saturating_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return a < b ? INT64_MIN : INT64_MAX;
+  return r;
+}
+
 }  // namespace gpuscope

@@ -70,8 +70,7 @@ int64_t KinetoMapper::rel(int64_t ts) {
     have_origin_ = true;
     origin_ns_ = ts;
   }
-  int64_t r;
-  if (__builtin_sub_overflow(ts, origin_ns_, &r)) r = ts < origin_ns_ ? INT64_MIN : INT64_MAX;
+  const int64_t r = saturating_sub(ts, origin_ns_);
   if (r < min_rel_) min_rel_ = r;
   return r;
 }
