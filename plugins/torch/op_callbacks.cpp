@@ -67,7 +67,34 @@ CallbackOptions g_options;
 StepTracker* g_tracker = nullptr;
 uint64_t g_handle = 0;          // ops: every scope but USER_SCOPE; off while sampling leaves steps untraced
 std::mutex g_ops_switch;        // step boundaries (job threads) and the collector's writer thread
-bool g_ops_on = true;           // under g_ops_switch
+bool g_ops_on = true;           // under g_ops_switch: the callback's state
+bool g_ops_wanted = true;       // under g_ops_switch: what the collector's schedule asks for
+bool g_ab_block_on = true;      // under g_ops_switch: GPUSCOPE_TORCH_AB_STEPS's block
+uint64_t g_ab_boundaries = 0;   // under g_ops_switch: step boundaries seen
+
+// Holds g_ops_switch. Ops are recorded when the schedule wants them and, for
+// the in-process A/B benchmark, the current block is an "on" block.
+void apply_ops_state() {
+  const bool on = g_ops_wanted && g_ab_block_on;
+  if (on == g_ops_on) return;
+  g_ops_on = on;
+  if (on)
+    at::reenableCallback(g_handle);
+  else
+    at::disableCallback(g_handle);
+}
+
+// GPUSCOPE_TORCH_AB_STEPS=N: ops on for N steps, off for the next N, and so
+// on, so one process measures what recording ops costs with everything else
+// (CUPTI, steps, the collector) unchanged. Steps without op rows are the "off"
+// ones. Called at every step boundary, after the collector's schedule.
+void on_step_for_ab() {
+  if (!g_options.ab_steps || !g_options.ops || !g_handle) return;
+  std::lock_guard lock(g_ops_switch);
+  if (++g_ab_boundaries % g_options.ab_steps != 0) return;
+  g_ab_block_on = !g_ab_block_on;
+  apply_ops_state();
+}
 
 void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
   const gpuscope_host_api* h = host();
@@ -77,6 +104,7 @@ void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
   // traced and, when that changes, switches the op callback through
   // gpuscope_plugin_set_traced (set_ops_traced).
   h->step_boundary(end);
+  on_step_for_ab();
 }
 
 // Thread states live on the heap behind a trivially destructible pointer; a
@@ -252,12 +280,8 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 void set_ops_traced(bool on) {
   if (!g_options.ops || !g_handle) return;
   std::lock_guard lock(g_ops_switch);
-  if (on == g_ops_on) return;
-  g_ops_on = on;
-  if (on)
-    at::reenableCallback(g_handle);
-  else
-    at::disableCallback(g_handle);
+  g_ops_wanted = on;
+  apply_ops_state();
 }
 
 uint64_t registered_callback_handle() { return g_handle; }

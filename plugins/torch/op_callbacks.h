@@ -20,6 +20,8 @@ struct CallbackOptions {
                                    // (off under `gpuscope record`, which links after the job)
   bool ops = true;            // GPUSCOPE_TORCH_OPS=0: ops not recorded (ranges and steps are), to
                               // measure torch's own RecordFunction cost apart from the plugin's
+  uint32_t ab_steps = 0;      // GPUSCOPE_TORCH_AB_STEPS=N (benchmark): ops recorded in alternate
+                              // blocks of N steps, so one process compares with and without them
 };
 
 // Adds the global callbacks; false with `why` when torch refused.

@@ -5,6 +5,7 @@
 #include <torch/csrc/api/include/torch/version.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -37,6 +38,22 @@ std::atomic<bool> g_finished{false};
 bool env_off(const char* name) {
   const char* v = std::getenv(name);
   return v && std::strcmp(v, "0") == 0;
+}
+
+// A whole number 1..1e6 from the environment; 0 when unset, and said when it
+// is set but not such a number.
+uint32_t env_count(const gpuscope_host_api* h, const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(v, &end, 10);
+  if (*end || *v == '-' || n == 0 || n > 1000000) {
+    const std::string text = std::string(name) + "=" + v + " is not a step count (1 to 1000000); ignored";
+    std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
+    h->emit_message(GPUSCOPE_WARNING, text.c_str());
+    return 0;
+  }
+  return static_cast<uint32_t>(n);
 }
 
 // Only a CUDA build of torch launches GPU work; its CUDA library is loaded
@@ -91,6 +108,7 @@ int init(const gpuscope_host_api* h) {
   options.shapes = options.ops && !env_off("GPUSCOPE_TORCH_SHAPES");
   options.external_ids = h->trace_enabled("cuda") && torch_cuda_loaded();
   options.push_external_ids = options.external_ids && !env_off("GPUSCOPE_TORCH_EXTERNAL_IDS");
+  options.ab_steps = env_count(h, "GPUSCOPE_TORCH_AB_STEPS");
   std::string why;
   if (!register_callbacks(options, why)) {
     h->emit_message(GPUSCOPE_ERROR, ("libgpuscope_torch.so: " + why).c_str());

@@ -170,6 +170,22 @@ sampling)
     --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler ${CPUS:+--cpus $CPUS} "${variants[@]}" \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
   ;;
+ab)
+  # What recording ops costs the launch-bound loop, inside one process (bench/torch_plugin/ab_steps.py):
+  # the plugin records ops in alternate blocks of AB_BLOCK steps, everything else unchanged, so the
+  # ±20-40 % between processes drops out. AB_MODES: full (no sampling), sampled (--sample 0.3,2.7),
+  # lean (full, shapes and allocator memory off). AB_RUNS processes each, AB_STEPS steps (sampled: x8).
+  log ab
+  for mode in ${AB_MODES:-full lean sampled}; do
+    opts=(--steps ${AB_STEPS:-400}); env_opts=()
+    [ $mode = sampled ] && opts=(--steps $((${AB_STEPS:-400} * 8)) --sample 0.3,2.7)
+    [ $mode = lean ] && env_opts=(--env GPUSCOPE_TORCH_SHAPES=0 --env GPUSCOPE_TORCH_MEMORY=0)
+    echo "--- ab $mode"
+    guard 300 python3 bench/torch_plugin/ab_steps.py --gpuscope "$GS" --python python3 --device cuda \
+      --block ${AB_BLOCK:-8} --runs ${AB_RUNS:-2} ${CPUS:+--cpus $CPUS} "${opts[@]}" "${env_opts[@]}" \
+      --json "$OUT/ab_$mode.json" --force
+  done
+  ;;
 noise)
   # Why one process of the launch-bound loop runs ±20 % slower than another:
   # the machine's CPU topology, then plain against plain (A/A) and the sampled

@@ -257,6 +257,31 @@ def ops_off():
 
 
 @case
+def ab_blocks():
+    # GPUSCOPE_TORCH_AB_STEPS=N (bench/torch_plugin/ab_steps.py): ops in alternate blocks of N
+    # steps; steps and ranges in all of them. The switch comes at a step's end, so step k
+    # (counted from 0) has ops when k // N is even.
+    n = 3
+    result, db = record("ab", train_mlp(0, ["--sleep-ms", "0"]), env={"GPUSCOPE_TORCH_AB_STEPS": str(n)})
+    check(result.returncode == 0, "job exits 0")
+    steps = q(db, 'SELECT number, start, "end" FROM step ORDER BY number')
+    check(len(steps) == STEPS, "%d steps found (got %d)" % (STEPS, len(steps)))
+    with_ops = [q1(db, 'SELECT count(*) FROM op WHERE start >= ? AND "end" <= ?', s, e) > 0 for _, s, e in steps]
+    # Step 0 starts at the job's first activity, before the plugin may have loaded: not checked.
+    want = [(k // n) % 2 == 0 for k in range(len(steps))]
+    check(with_ops[1:] == want[1:], "ops in alternate blocks of %d steps: %s" % (n, "".join("x" if o else "." for o in with_ops)))
+    check(q1(db, "SELECT count(*) FROM range WHERE source IN (3, 4)") >= STEPS,
+          "DataLoader and optimizer ranges in every block (%s)" % q1(db, "SELECT count(*) FROM range WHERE source IN (3, 4)"))
+    result, db = record("ab_bad", train_mlp(0, ["--steps", "4", "--sleep-ms", "0"]), env={"GPUSCOPE_TORCH_AB_STEPS": "3x"})
+    check(result.returncode == 0, "a bad GPUSCOPE_TORCH_AB_STEPS: job exits 0")
+    check("GPUSCOPE_TORCH_AB_STEPS=3x is not a step count" in result.stderr, "said on stderr")
+    check(q1(db, "SELECT count(*) FROM message WHERE text LIKE '%GPUSCOPE_TORCH_AB_STEPS=3x%'") == 1, "and in the database")
+    check(all(q1(db, 'SELECT count(*) FROM op WHERE start >= ? AND "end" <= ?', s, e) > 0
+              for _, s, e in q(db, 'SELECT number, start, "end" FROM step WHERE number > 0')),
+          "and ignored: ops in every step")
+
+
+@case
 def sampled():
     # record --sample ON,OFF: ops (and on a GPU, kernels and API calls) only in
     # traced stretches that switch at step boundaries; steps and ranges always.
