@@ -20,6 +20,13 @@ Reported per run:
                  mean step without ops); the run's median step is an untraced
                  one, which the plugin leaves alone (its op callback is off there)
 
+With --plain, each run also times the script without gpuscope, and the cost is
+given in points of that plain step (`pp_of_plain`: (mean(on) - mean(off)) /
+plain; `sampled_pp_of_plain`: the same times the traced share), the unit of the
+overhead targets ("at most 3 points more than without the plugin").
+With --idle, the "off" blocks keep the op callback registered and returning at
+once: on/off is then the plugin's own work, apart from torch's cost of calling it.
+
 Not included, because both kinds of step share them: torch's cost for the
 plugin's range callback (a few ranges a step) and the step boundary itself;
 and the collector decoding op rows on its own thread.
@@ -50,6 +57,13 @@ ap.add_argument("--block", type=int, default=10, help="steps per block (GPUSCOPE
 ap.add_argument("--runs", type=int, default=1, help="processes, one after the other")
 ap.add_argument("--sample", help="ON,OFF seconds: gpuscope record --sample")
 ap.add_argument("--cpus", help="run under `taskset -c CPUS`")
+ap.add_argument("--plain", action="store_true",
+                help="before each recording, run the script without gpuscope: the cost is then also given in "
+                     "points of that plain step (`pp_of_plain`, `sampled_pp_of_plain`), the unit of the overhead "
+                     "targets; that denominator comes from another process, so it carries the usual spread")
+ap.add_argument("--idle", action="store_true",
+                help="GPUSCOPE_TORCH_AB_IDLE=1: the blocks without ops keep the op callback registered, returning "
+                     "at once, so on/off is the plugin's own work and torch's cost of calling it is left out")
 ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="more environment for the job")
 ap.add_argument("--json", metavar="OUT.json", help="also write the results here")
 ap.add_argument("--force", action="store_true", help="overwrite --json's file")
@@ -69,6 +83,18 @@ for item in args.env:
     extra_env[name] = value
 
 
+def plain_run():
+    cmd = [args.python, args.script, "--device", args.device, "--steps", str(min(args.steps, 400))]
+    if args.cpus:
+        cmd = ["taskset", "-c", args.cpus] + cmd
+    done = subprocess.run(cmd, env=dict(os.environ, **extra_env), capture_output=True, text=True)
+    line = [l for l in done.stdout.splitlines() if l.startswith("GPUSCOPE_SAMPLE ")]
+    if done.returncode != 0 or not line:
+        sys.stderr.write(done.stdout[-2000:] + done.stderr[-2000:])
+        sys.exit(f"ab_steps.py: the plain run of {args.script} exited {done.returncode}")
+    return json.loads(line[-1][len("GPUSCOPE_SAMPLE "):])["median_step_ms"]
+
+
 def record(db):
     cmd = [args.gpuscope, "record", "-o", db]
     if args.sample:
@@ -77,6 +103,8 @@ def record(db):
     if args.cpus:
         cmd = ["taskset", "-c", args.cpus] + cmd
     env = dict(os.environ, GPUSCOPE_TORCH_AB_STEPS=str(args.block), **extra_env)
+    if args.idle:
+        env["GPUSCOPE_TORCH_AB_IDLE"] = "1"
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         sys.stderr.write(done.stdout[-2000:] + done.stderr[-2000:])
@@ -153,15 +181,22 @@ results = []
 with tempfile.TemporaryDirectory(prefix="gpuscope_ab_") as tmp:
     for i in range(args.runs):
         db = os.path.join(tmp, f"run{i}.db")
+        plain_ms = plain_run() if args.plain else None
         sample = record(db)
         result = analyze(db)
         result["sample_median_step_ms"] = sample.get("median_step_ms")
+        if plain_ms and result["mean_on_ms"] and result["mean_off_ms"]:
+            result["plain_median_ms"] = plain_ms
+            extra = result["mean_on_ms"] - result["mean_off_ms"]
+            result["pp_of_plain"] = round(100 * extra / plain_ms, 2)
+            if "traced_share" in result:
+                result["sampled_pp_of_plain"] = round(100 * result["traced_share"] * extra / plain_ms, 2)
         results.append(result)
         print(f"run {i + 1}/{args.runs}", json.dumps(result), flush=True)
 
 summary = {"script": os.path.basename(args.script), "device": args.device, "steps": args.steps, "block": args.block,
-           "sample": args.sample, "env": extra_env, "runs": results}
-for key in ("pair_pct", "mean_pct", "sampled_mean_pct"):
+           "sample": args.sample, "idle": args.idle, "env": extra_env, "runs": results}
+for key in ("pair_pct", "mean_pct", "sampled_mean_pct", "pp_of_plain", "sampled_pp_of_plain"):
     values = [r[key] for r in results if r.get(key) is not None]
     if values:
         summary[key + "_median_over_runs"] = round(statistics.median(values), 2)

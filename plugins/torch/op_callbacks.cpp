@@ -72,10 +72,17 @@ bool g_ops_wanted = true;       // under g_ops_switch: what the collector's sche
 bool g_ab_block_on = true;      // under g_ops_switch: GPUSCOPE_TORCH_AB_STEPS's block
 uint64_t g_ab_boundaries = 0;   // under g_ops_switch: step boundaries seen
 
+// GPUSCOPE_TORCH_AB_IDLE=1: in the A/B benchmark's "off" blocks the op
+// callback stays on and returns at once, so torch's own cost of calling it is
+// told apart from the plugin's work.
+std::atomic<bool> g_ops_idle{false};
+
 // Holds g_ops_switch. Ops are recorded when the schedule wants them and, for
 // the in-process A/B benchmark, the current block is an "on" block.
 void apply_ops_state() {
-  const bool on = g_ops_wanted && g_ab_block_on;
+  const bool idle = g_options.ab_idle && g_ops_wanted && !g_ab_block_on;
+  g_ops_idle.store(idle, std::memory_order_relaxed);
+  const bool on = g_ops_wanted && (g_ab_block_on || idle);
   if (on == g_ops_on) return;
   g_ops_on = on;
   if (on)
@@ -240,6 +247,7 @@ void end_op(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  if (g_ops_idle.load(std::memory_order_relaxed) && fn.scope() != at::RecordScope::USER_SCOPE) return nullptr;
   const gpuscope_host_api* h = host();
   if (!h->enabled()) return nullptr;  // forked DataLoader workers, or after exit
   try {
@@ -263,13 +271,12 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   const gpuscope_host_api* h = host();
   if (!h->enabled()) return;
   try {
-    uint64_t end = h->now_ns();
     ThreadState* ts = t_state;
     if (!ts) return;
     if (fn.scope() == at::RecordScope::USER_SCOPE) {
-      if (!ts->ranges.empty()) end_range(*ts, fn, end);
+      if (!ts->ranges.empty()) end_range(*ts, fn, h->now_ns());
     } else if (!ts->ops.empty()) {
-      end_op(*ts, fn, end);
+      end_op(*ts, fn, h->now_ns());
     }
   } catch (...) {
   }

@@ -22,6 +22,8 @@ struct CallbackOptions {
                               // measure torch's own RecordFunction cost apart from the plugin's
   uint32_t ab_steps = 0;      // GPUSCOPE_TORCH_AB_STEPS=N (benchmark): ops recorded in alternate
                               // blocks of N steps, so one process compares with and without them
+  bool ab_idle = false;       // GPUSCOPE_TORCH_AB_IDLE=1: in the "off" blocks the callback stays on and
+                              // returns at once (torch's cost of calling it, without the plugin's work)
 };
 
 // Adds the global callbacks; false with `why` when torch refused.

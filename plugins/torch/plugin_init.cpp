@@ -109,6 +109,7 @@ int init(const gpuscope_host_api* h) {
   options.external_ids = h->trace_enabled("cuda") && torch_cuda_loaded();
   options.push_external_ids = options.external_ids && !env_off("GPUSCOPE_TORCH_EXTERNAL_IDS");
   options.ab_steps = env_count(h, "GPUSCOPE_TORCH_AB_STEPS");
+  if (const char* idle = std::getenv("GPUSCOPE_TORCH_AB_IDLE")) options.ab_idle = std::strcmp(idle, "1") == 0;
   std::string why;
   if (!register_callbacks(options, why)) {
     h->emit_message(GPUSCOPE_ERROR, ("libgpuscope_torch.so: " + why).c_str());

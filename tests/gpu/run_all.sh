@@ -173,17 +173,24 @@ sampling)
 ab)
   # What recording ops costs the launch-bound loop, inside one process (bench/torch_plugin/ab_steps.py):
   # the plugin records ops in alternate blocks of AB_BLOCK steps, everything else unchanged, so the
-  # ±20-40 % between processes drops out. AB_MODES: full (no sampling), sampled (--sample 0.3,2.7),
-  # lean (full, shapes and allocator memory off). AB_RUNS processes each, AB_STEPS steps (sampled: x8).
+  # ±20-40 % between processes drops out. AB_MODES: full (no sampling), idle (full; the blocks without
+  # ops keep the callback, returning at once), lean (full, shapes and allocator memory off), sampled
+  # (--sample 0.3,2.7). AB_RUNS processes each, AB_STEPS steps (sampled: x8); full and sampled also
+  # time a plain run for the points-of-plain figures.
   log ab
-  for mode in ${AB_MODES:-full lean sampled}; do
-    opts=(--steps ${AB_STEPS:-400}); env_opts=()
-    [ $mode = sampled ] && opts=(--steps $((${AB_STEPS:-400} * 8)) --sample 0.3,2.7)
-    [ $mode = lean ] && env_opts=(--env GPUSCOPE_TORCH_SHAPES=0 --env GPUSCOPE_TORCH_MEMORY=0)
+  echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+  python3 -c 'import time; n=10**6; t=time.perf_counter_ns(); [time.monotonic_ns() for _ in range(n)]; print("monotonic_ns in a python loop: %.0f ns per call" % ((time.perf_counter_ns()-t)/n))'
+  for mode in ${AB_MODES:-full idle lean sampled}; do
+    opts=(--steps ${AB_STEPS:-400})
+    case $mode in
+    full) opts+=(--plain) ;;
+    idle) opts+=(--idle) ;;
+    lean) opts+=(--env GPUSCOPE_TORCH_SHAPES=0 --env GPUSCOPE_TORCH_MEMORY=0) ;;
+    sampled) opts=(--steps $((${AB_STEPS:-400} * 8)) --sample 0.3,2.7 --plain) ;;
+    esac
     echo "--- ab $mode"
     guard 300 python3 bench/torch_plugin/ab_steps.py --gpuscope "$GS" --python python3 --device cuda \
-      --block ${AB_BLOCK:-8} --runs ${AB_RUNS:-2} ${CPUS:+--cpus $CPUS} "${opts[@]}" "${env_opts[@]}" \
-      --json "$OUT/ab_$mode.json" --force
+      --block ${AB_BLOCK:-8} --runs ${AB_RUNS:-2} ${CPUS:+--cpus $CPUS} "${opts[@]}" --json "$OUT/ab_$mode.json" --force
   done
   ;;
 noise)

@@ -272,6 +272,13 @@ def ab_blocks():
     check(with_ops[1:] == want[1:], "ops in alternate blocks of %d steps: %s" % (n, "".join("x" if o else "." for o in with_ops)))
     check(q1(db, "SELECT count(*) FROM range WHERE source IN (3, 4)") >= STEPS,
           "DataLoader and optimizer ranges in every block (%s)" % q1(db, "SELECT count(*) FROM range WHERE source IN (3, 4)"))
+    # GPUSCOPE_TORCH_AB_IDLE=1: the callback stays on in the blocks without ops; the same pattern.
+    result, db = record("ab_idle", train_mlp(0, ["--sleep-ms", "0"]),
+                        env={"GPUSCOPE_TORCH_AB_STEPS": str(n), "GPUSCOPE_TORCH_AB_IDLE": "1"})
+    idle = [q1(db, 'SELECT count(*) FROM op WHERE start >= ? AND "end" <= ?', s, e) > 0
+            for _, s, e in q(db, 'SELECT number, start, "end" FROM step ORDER BY number')]
+    check(result.returncode == 0 and idle[1:] == want[1:],
+          "GPUSCOPE_TORCH_AB_IDLE=1: the same blocks: %s" % "".join("x" if o else "." for o in idle))
     result, db = record("ab_bad", train_mlp(0, ["--steps", "4", "--sleep-ms", "0"]), env={"GPUSCOPE_TORCH_AB_STEPS": "3x"})
     check(result.returncode == 0, "a bad GPUSCOPE_TORCH_AB_STEPS: job exits 0")
     check("GPUSCOPE_TORCH_AB_STEPS=3x is not a step count" in result.stderr, "said on stderr")
