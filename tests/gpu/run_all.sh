@@ -174,8 +174,9 @@ ab)
   # What recording ops costs the launch-bound loop, inside one process (bench/torch_plugin/ab_steps.py):
   # the plugin records ops in alternate blocks of AB_BLOCK steps, everything else unchanged, so the
   # ±20-40 % between processes drops out. AB_MODES: full (no sampling), idle (full; the blocks without
-  # ops keep the callback, returning at once), lean (full, shapes and allocator memory off), sampled
-  # (--sample 0.3,2.7). AB_RUNS processes each, AB_STEPS steps (sampled: x8); full and sampled also
+  # ops keep the callback, returning at once), lean (full, shapes and allocator memory off), lean_idle
+  # (both: torch's cost of calling the callback without boxing inputs), sampled (--sample 0.3,2.7),
+  # compute (full, the compute-bound loop). AB_RUNS processes each, AB_STEPS steps (sampled: x8); full and sampled also
   # time a plain run for the points-of-plain figures.
   log ab
   echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
@@ -186,6 +187,8 @@ ab)
     full) opts+=(--plain) ;;
     idle) opts+=(--idle) ;;
     lean) opts+=(--env GPUSCOPE_TORCH_SHAPES=0 --env GPUSCOPE_TORCH_MEMORY=0) ;;
+    lean_idle) opts+=(--idle --env GPUSCOPE_TORCH_SHAPES=0 --env GPUSCOPE_TORCH_MEMORY=0) ;;
+    compute) opts=(--steps 96 --plain --script samples/torch/compute_bound.py) ;;
     sampled) opts=(--steps $((${AB_STEPS:-400} * 8)) --sample 0.3,2.7 --plain) ;;
     esac
     echo "--- ab $mode"
