@@ -10,7 +10,7 @@ steps, then not for the next N, and so on, with everything else unchanged
 Adjacent blocks are compared, so drift within the run cancels too.
 
 Reported per run:
-  traced steps   on / off: median and mean step (ms), and the plugin's cost:
+  traced steps   on / off: median and mean step (ms), ops per "on" step, and the plugin's cost:
                  median over adjacent block pairs of median(on) / median(off) - 1
                  (`pair_pct`), and mean(on) / mean(off) - 1 (`mean_pct`)
   sampled runs   (--sample ON,OFF) the same within traced stretches, the
@@ -139,9 +139,12 @@ def analyze(db):
     # (duration, on, window index or None when untraced), from the third block on: the first
     # steps include warm-up and the plugin's late start.
     rows = []
+    op_counts = []
     for number, start, end in steps[2 * args.block:]:
-        has_ops = bisect.bisect_left(op_starts, end) > bisect.bisect_left(op_starts, start)
-        rows.append((end - start, has_ops, window_of(start, end)))
+        count = bisect.bisect_left(op_starts, end) - bisect.bisect_left(op_starts, start)
+        rows.append((end - start, count > 0, window_of(start, end)))
+        if count:
+            op_counts.append(count)
     traced = [r for r in rows if r[2] is not None]
     on = [r[0] for r in traced if r[1]]
     off = [r[0] for r in traced if not r[1]]
@@ -161,6 +164,7 @@ def analyze(db):
     out = {
         "steps_used": len(rows), "traced_on": len(on), "traced_off": len(off), "untraced": len(untraced),
         "median_on_ms": ms(on), "median_off_ms": ms(off), "mean_on_ms": mean_ms(on), "mean_off_ms": mean_ms(off),
+        "ops_per_on_step": statistics.median(op_counts) if op_counts else 0,
         "block_pairs": len(pairs),
         "pair_pct": round(100 * (statistics.median(pairs) - 1), 2) if pairs else None,
         "mean_pct": round(100 * (statistics.fmean(on) / statistics.fmean(off) - 1), 2) if on and off else None,
