@@ -243,8 +243,8 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
   if (plan.untraced > 0)
     n.push_back("sampled recording: " + std::to_string(plan.all.size() - static_cast<size_t>(plan.untraced)) + " of " +
                 std::to_string(plan.all.size()) +
-                " steps were traced whole (GPU activity and ops); only those are analysed, and their times include "
-                "the tracing overhead");
+                " steps were traced whole (GPU activity, ops and allocator memory); only those are analysed, and their "
+                "times include the tracing overhead; a memory peak between traced stretches is not seen");
   if (plan.warmup_skipped > 0)
     n.push_back("skipped " + std::to_string(plan.warmup_skipped) +
                 " warm-up step(s): the first step and leading steps longer than 2x the median; choose steps with --steps A-B");
