@@ -162,11 +162,12 @@ sampling)
   [ -z "${SAMPLING_PLUGIN_ABLATION:-}" ] || variants+=(--variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx"
     --variant "sample_10pct_no_shapes=--sample 0.3,2.7 GPUSCOPE_TORCH_SHAPES=0"
     --variant "sample_10pct_no_memory=--sample 0.3,2.7 GPUSCOPE_TORCH_MEMORY=0")
-  # LAYOUT=random: address randomization left on. --fixed-layout gives every run of one variant the
-  # same layout, but variants differ in environment (LD_PRELOAD, GPUSCOPE_*), so each variant may get
-  # a layout of its own, a bias the A/A runs cannot show.
+  # Address randomization stays on unless LAYOUT=fixed (also for `noise`): --fixed-layout gives every
+  # run of one variant the same layout, but variants differ in environment (LD_PRELOAD, GPUSCOPE_*), so
+  # each variant may carry a layout of its own, a bias the A/A runs cannot show (session 14's +11.6-point
+  # plugin gap under sampling did not survive random layouts or the in-process `ab` stage).
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/sampling.json" \
-    $([ "${LAYOUT:-fixed}" = random ] || echo --fixed-layout) \
+    $([ "${LAYOUT:-random}" = fixed ] && echo --fixed-layout) \
     --loops launch_bound --launch-steps ${STEPS:-600} --no-torch-profiler ${CPUS:+--cpus $CPUS} "${variants[@]}" \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
   ;;
@@ -209,7 +210,7 @@ noise)
   # NOISE_FLAGS: e.g. "--calibrate --no-thp" (bench/overhead.py); --placement unless NOISE_NO_PLACEMENT=1;
   # the A/A run unless NOISE_NO_AA=1.
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/noise.json" \
-    $([ "${LAYOUT:-fixed}" = random ] || echo --fixed-layout) \
+    $([ "${LAYOUT:-random}" = fixed ] && echo --fixed-layout) \
     $([ -n "${NOISE_NO_PLACEMENT:-}" ] || echo --placement) ${NOISE_FLAGS:-} \
     --loops launch_bound --launch-steps ${STEPS:-300} --no-torch-profiler ${CPUS:+--cpus $CPUS} \
     $([ -n "${NOISE_NO_AA:-}" ] || echo --variant plain_again=!) --variant "sample_10pct=--sample 0.3,2.7" ${NOISE_NOTORCH:+--variant "sample_10pct_no_torch=--sample 0.3,2.7 --trace cuda,nvtx"} \
