@@ -23,10 +23,10 @@ void (*g_plugin_hook)(int) = nullptr;  // under g_mutex
 
 // Holds g_mutex. `may_wait`: false on the writer thread, which must not wait
 // for a teardown under way on a job thread (it waits for the writer to
-// decode): the switch is then left to the next tick.
-void switch_to(bool on, bool may_wait, uint64_t now) {
+// decode): the switch is then left to the next tick. `entered`: the clock when
+// the caller, given `now`, began (see the stretch's end below).
+void switch_to(bool on, bool may_wait, uint64_t now, uint64_t entered) {
   if (on == g_traced.load(std::memory_order_relaxed)) return;
-  const uint64_t clock_at_start = now_ns();
   std::string why;
   const cupti_source::Switched done = cupti_source::set_tracing(on, may_wait, why);
   if (done == cupti_source::Switched::busy) return;
@@ -58,7 +58,10 @@ void switch_to(bool on, bool may_wait, uint64_t now) {
   } else if (g_open_start) {
     // The stretch ends once CUPTI and the plugin are both off: the job runs on
     // during the forced flush (milliseconds), and what it did then was traced.
-    g_done.push_back({g_open_start, now + (now_ns() - clock_at_start)});
+    // Counted from the caller's start, not this function's: on the writer
+    // thread a preemption or the CUPTI check before the switch can take
+    // microseconds to milliseconds, and the job's ops run on meanwhile.
+    g_done.push_back({g_open_start, now + (now_ns() - entered)});
     g_open_start = 0;
   }
 }
@@ -89,14 +92,16 @@ void begin(const Config& config, uint64_t now) {
 
 bool on_step_boundary(const Config& config, uint64_t now) {
   if (!scheduled(config)) return true;
+  const uint64_t entered = now_ns();
   g_last_step_ns.store(now, std::memory_order_relaxed);
   std::lock_guard lock(g_mutex);
-  switch_to(wanted(config, now), true, now);
+  switch_to(wanted(config, now), true, now, entered);
   return g_traced.load(std::memory_order_relaxed);
 }
 
 void on_tick(const Config& config, uint64_t now) {
   if (!scheduled(config)) return;
+  const uint64_t entered = now_ns();
   const uint64_t period_ns = (config.sample_on_ms + config.sample_off_ms) * 1000000ull;
   const uint64_t last_step = g_last_step_ns.load(std::memory_order_relaxed);
   // A switch under way on the job's thread may be waiting for this (writer)
@@ -111,7 +116,7 @@ void on_tick(const Config& config, uint64_t now) {
   // whole period (counted from the start while waiting for the first).
   // Windows alone (period 0) switch by time.
   if (g_expect_steps.load(std::memory_order_relaxed) && now - (last_step ? last_step : g_epoch_ns) < period_ns) return;
-  switch_to(want, false, now);
+  switch_to(want, false, now, entered);
 }
 
 bool traced() { return g_traced.load(std::memory_order_relaxed); }
