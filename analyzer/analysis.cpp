@@ -13,6 +13,7 @@
 #include "analyzer/model.h"
 #include "analyzer/parallel.h"
 #include "analyzer/rules/rule.h"
+#include "analyzer/rules/rule_util.h"
 #include "analyzer/steps.h"
 #include "analyzer/timing.h"
 #include "common/error.h"
@@ -130,6 +131,8 @@ void fill_summary(Analysis& a, const Context& c, const Model& m, const StepPlan&
   s.steps_recorded = static_cast<int64_t>(plan.all.size());
   s.warmup_skipped = plan.warmup_skipped;
   s.steps_untraced = plan.untraced;
+  s.traced_step_ms_median = plan.traced_ms_median;
+  s.untraced_step_ms_median = plan.untraced_ms_median;
   std::vector<double> ms;
   for (const auto& st : c.steps) ms.push_back(static_cast<double>(st.duration()) / 1e6);
   if (!c.steps.empty()) {
@@ -245,6 +248,13 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
                 std::to_string(plan.all.size()) +
                 " steps were traced whole (GPU activity, ops and allocator memory); only those are analysed, and their "
                 "times include the tracing overhead; a memory peak between traced stretches is not seen");
+  if (plan.untraced > 0 && a.summary.untraced_step_ms_median > 0) {
+    const double traced = a.summary.traced_step_ms_median, untraced = a.summary.untraced_step_ms_median;
+    const double cost = 100 * (traced / untraced - 1);
+    n.push_back("tracing cost on this job: traced steps took " + ms(traced) + " (median, as the job saw them) against " +
+                ms(untraced) + " untraced, " + (cost >= 0 ? "+" : "") + pct(cost) +
+                "; the analysed step times include it");
+  }
   if (plan.warmup_skipped > 0)
     n.push_back("skipped " + std::to_string(plan.warmup_skipped) +
                 " warm-up step(s): the first step and leading steps longer than 2x the median; choose steps with --steps A-B");

@@ -79,6 +79,9 @@ struct Summary {
   int64_t steps_recorded = 0;
   int64_t warmup_skipped = 0;
   int64_t steps_untraced = 0;      // sampled recordings: steps left out because they were not traced
+  // Sampled recordings: median step as the job saw it (CPU step bounds), traced
+  // and untraced, when each side has a few steps; 0 otherwise.
+  double traced_step_ms_median = 0, untraced_step_ms_median = 0;
   int64_t first_step = 0, last_step = 0;
   double step_ms_mean = 0, step_ms_median = 0, step_ms_p95 = 0, step_ms_min = 0, step_ms_max = 0;
   std::vector<int64_t> outlier_steps;

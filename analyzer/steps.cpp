@@ -78,6 +78,22 @@ std::vector<StepWindow> traced_steps(const std::vector<StepWindow>& steps,
   return out;
 }
 
+// Sampled recordings: the median traced and untraced step (both in the order
+// of plan.all, traced ones a subsequence of it). Steps that straddle a switch
+// count as untraced; the medians keep them from mattering.
+void note_tracing_cost(StepPlan& plan, const std::vector<StepWindow>& traced) {
+  std::vector<double> on, off;
+  size_t t = 0;
+  for (const auto& s : plan.all) {
+    const bool is_traced = t < traced.size() && traced[t].start == s.start && traced[t].end == s.end;
+    if (is_traced) ++t;
+    (is_traced ? on : off).push_back(static_cast<double>(s.duration()) / 1e6);
+  }
+  if (on.size() < kMinStepsForCost || off.size() < kMinStepsForCost) return;
+  plan.traced_ms_median = median(on);
+  plan.untraced_ms_median = median(off);
+}
+
 // "3-9, 20-27": step numbers in runs, for messages.
 std::string describe_numbers(const std::vector<StepWindow>& steps) {
   std::vector<int64_t> v;
@@ -136,6 +152,7 @@ StepPlan plan_steps(const Model& m, const Options& opt) {
   // the traced ones say anything about the GPU.
   std::vector<StepWindow> candidates = traced_steps(plan.all, m.sampling_windows);
   plan.untraced = static_cast<int64_t>(plan.all.size() - candidates.size());
+  if (plan.untraced > 0) note_tracing_cost(plan, candidates);
   if (candidates.empty())
     throw Error(m.path + ": sampled recording, but none of its " + std::to_string(plan.all.size()) +
                 " steps lies wholly inside a traced stretch (record with a longer --sample ON time)");

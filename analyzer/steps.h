@@ -29,7 +29,13 @@ struct StepPlan {
   std::vector<StepWindow> analysed;  // after --steps or warm-up skipping
   int64_t warmup_skipped = 0;
   int64_t untraced = 0;  // sampled recordings: steps not wholly inside a traced stretch, never analysed
+  // Sampled recordings: median step as the job's CPU saw it (step bounds, not
+  // extended to the GPU), traced against untraced, to tell what tracing cost
+  // this job; 0 when either side has fewer than kMinStepsForCost steps.
+  double traced_ms_median = 0, untraced_ms_median = 0;
 };
+
+inline constexpr size_t kMinStepsForCost = 3;
 
 // Throws Error when --steps selects nothing.
 StepPlan plan_steps(const Model& m, const Options& options);

@@ -38,7 +38,7 @@ json summary_json(const Summary& s) {
   for (const auto& d : s.devices)
     devices.push_back({{"id", d.id}, {"name", d.name}, {"sm_count", d.sm_count}, {"total_memory", d.total_memory},
                        {"busy_ms", ms(d.busy_ns)}, {"utilization", round_to(d.utilization, 4)}, {"kernels", d.kernels}});
-  return json{
+  json out{
       {"pid", s.pid},
       {"processes", s.processes},
       {"device", s.device},
@@ -65,6 +65,12 @@ json summary_json(const Summary& s) {
       {"devices", devices},
       {"counts", {{"kernels", s.kernels}, {"memcpys", s.memcpys}, {"memsets", s.memsets}, {"api_calls", s.api_calls}, {"ops", s.ops}}},
   };
+  // Sampled recordings only, so reports of full recordings keep their shape.
+  if (s.untraced_step_ms_median > 0)
+    out["sampling"] = {{"traced_step_ms_median", ms3(s.traced_step_ms_median)},
+                       {"untraced_step_ms_median", ms3(s.untraced_step_ms_median)},
+                       {"tracing_cost_pct", round_to(100 * (s.traced_step_ms_median / s.untraced_step_ms_median - 1), 2)}};
+  return out;
 }
 
 json finding_json(const Finding& f) {

@@ -99,6 +99,41 @@ TEST(Steps, SampledRecordingAnalysesOnlyTracedSteps) {
   EXPECT_EQ(analyze_path(path, o).summary.steps, 5);  // 3, 4, 10, 11, 12
 }
 
+// A sampled recording also tells what tracing cost the job: its traced steps
+// against its untraced ones, as the job saw them (step bounds, not extended to
+// the GPU). Here traced steps take 6 ms (a 1 ms kernel waited for, then 5 ms on
+// the CPU) and untraced ones 5 ms.
+TEST(Steps, SampledRecordingSaysWhatTracingCostTheJob) {
+  const std::string path = temp_db("sampled_cost");
+  {
+    Sim s(path, Sim::Config{});
+    int64_t window_start = 0;
+    for (int i = 0; i < 40; ++i) {
+      const bool traced = (i / 5) % 2 == 0;
+      if (traced && i % 5 == 0) window_start = s.now();
+      s.step_begin();
+      if (traced) {
+        s.kernel("gemm_kernel", ms(1));
+        s.sync();
+      }
+      s.cpu(ms(5));
+      s.step_end();
+      if (traced && i % 5 == 4) s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window_start, s.now());
+    }
+    s.finish();
+  }
+  auto a = analyze_path(path);
+  EXPECT_NEAR(a.summary.traced_step_ms_median, 6.0, 0.05);
+  EXPECT_NEAR(a.summary.untraced_step_ms_median, 5.0, 0.05);
+  bool noted = false;
+  for (const auto& n : a.notes)
+    noted = noted || (n.find("tracing cost on this job: traced steps took 6.0") != std::string::npos &&
+                      n.find("against 5.0") != std::string::npos && n.find("+20.") != std::string::npos);
+  EXPECT_TRUE(noted);
+  // A full recording has no such figures.
+  EXPECT_EQ(analyze_scenario("healthy", true).summary.untraced_step_ms_median, 0);
+}
+
 TEST(Steps, ExplicitRangeKeepsWarmup) {
   Options o;
   analyzer::parse_step_range("0-3", o);
