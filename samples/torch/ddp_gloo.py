@@ -1,4 +1,4 @@
-"""A 2-rank DistributedDataParallel job over the gloo backend.
+"""A 2-rank DistributedDataParallel job over the gloo backend (or NCCL: --backend nccl).
 
 Each rank trains the same tiny model on its own data; DDP all-reduces the
 gradients every step, so the trace shows communication between steps and one
@@ -7,6 +7,7 @@ LOCAL_RANK, MASTER_ADDR and MASTER_PORT):
 
   torchrun --nproc_per_node=2 ddp_gloo.py --steps 5
   python -m torch.distributed.run --nproc_per_node=2 ddp_gloo.py --device cpu
+  torchrun --nproc_per_node=2 ddp_gloo.py --backend nccl      # one GPU per rank
 
 Every rank prints its own GPUSCOPE_SAMPLE line, with its rank.
 """
@@ -25,7 +26,11 @@ def main():
     parser = sample_common.base_parser(__doc__.splitlines()[0], cpu_steps=5, cuda_steps=20)
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo",
+                        help="nccl needs --device cuda and one GPU per rank")
     args = sample_common.finish_args(parser.parse_args())
+    if args.backend == "nccl" and args.device != "cuda":
+        raise SystemExit("ddp_gloo.py: --backend nccl needs --device cuda")
     if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
         raise SystemExit("ddp_gloo.py: RANK/WORLD_SIZE not set; launch with torchrun --nproc_per_node=2")
     rank = int(os.environ["RANK"])
@@ -38,7 +43,7 @@ def main():
         torch.cuda.set_device(device)
     else:
         device = torch.device("cpu")
-    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    dist.init_process_group(args.backend, rank=rank, world_size=world_size)
     if args.profile:
         # One trace per rank, or the ranks would overwrite each other's file.
         root, ext = os.path.splitext(args.profile)
@@ -66,7 +71,7 @@ def main():
     dist.barrier()
     dist.destroy_process_group()
     sample_common.report("ddp_gloo", args, device, times_ms, rank=rank, world_size=world_size,
-                         backend="gloo", pid=os.getpid(), weight_checksum=round(checksum, 6))
+                         backend=args.backend, pid=os.getpid(), weight_checksum=round(checksum, 6))
 
 
 if __name__ == "__main__":

@@ -249,6 +249,18 @@ sampled_record)
   for fin in ${SAMPLED_NOTORCH_FIN:-}; do sampled_run sampled_nt_$fin $fin --no-ops --trace cuda,nvtx; done
   # The recordings stay in $W: at ~20 MB they made results.tgz too large to come back.
   ;;
+ddp_sampled)
+  # DDP over NCCL under --sample, one GPU per rank (needs nvidia-h200-x2): each rank switches at its
+  # own step boundaries and tears CUPTI down on its own, draining its GPU while the other rank may
+  # still be launching the matching all-reduce. Must end with rc 0 (no hang) and pass check_sampled.
+  log ddp_sampled
+  GPUSCOPE_CUPTI_FINALIZE=1 guard 180 "$GS" record --force --sample 0.3,0.7 -o "$W/ddp_sampled.db" -- \
+    python3 -m torch.distributed.run --standalone --nproc_per_node=2 samples/torch/ddp_gloo.py \
+    --backend nccl --device cuda --steps ${DDP_STEPS:-3000}
+  echo "ddp_sampled: rc=$?"
+  python3 tests/gpu/check_sampled.py --min-finalizes 2 "$W/ddp_sampled.db"
+  "$GS" analyze "$W/ddp_sampled.db" 2>&1 | head -8
+  ;;
 sampled_graph)
   # CUDA graphs replayed ahead of the host under sampling with GPUSCOPE_CUPTI_FINALIZE=1.
   # On 2026-12-03 a teardown without draining the device first killed the job with
