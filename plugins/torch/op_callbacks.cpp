@@ -77,6 +77,12 @@ uint64_t g_ab_boundaries = 0;   // under g_ops_switch: step boundaries seen
 // told apart from the plugin's work.
 std::atomic<bool> g_ops_idle{false};
 
+// Whether ops are being recorded, for the ops torch began before the callback
+// was switched off: their start is stamped after the plugin's own work (shapes),
+// so it can fall after the traced stretch the switch ended. Set before torch is
+// told, so an op stamped after the stretch's end sees it off and is dropped.
+std::atomic<bool> g_ops_recording{true};
+
 // Holds g_ops_switch. Ops are recorded when the schedule wants them and, for
 // the in-process A/B benchmark, the current block is an "on" block.
 void apply_ops_state() {
@@ -85,6 +91,7 @@ void apply_ops_state() {
   const bool on = g_ops_wanted && (g_ab_block_on || idle);
   if (on == g_ops_on) return;
   g_ops_on = on;
+  g_ops_recording.store(on && !idle, std::memory_order_seq_cst);
   if (on)
     at::reenableCallback(g_handle);
   else
@@ -205,6 +212,14 @@ void start_op(ThreadState& ts, const at::RecordFunction& fn, const char* name, a
     if (g_options.push_external_ids) h->push_external_id(frame.external_id);
   }
   frame.start = h->now_ns();
+  if (!g_ops_recording.load(std::memory_order_relaxed)) {
+    // Switched off while this op started: it would begin after its stretch. Undo, in reverse.
+    if (frame.external_id && g_options.push_external_ids) h->pop_external_id();
+    ts.shapes_used = frame.shapes_offset;
+    ts.dtypes_used = frame.dtypes_offset;
+    if (ts.ops.empty()) memory_reporter_exit(ts.memory);
+    return;
+  }
   if (ts.ops.empty()) g_tracker->note_activity(frame.start);
   if (scope == at::RecordScope::BACKWARD_FUNCTION) g_tracker->on_backward_op_start(fn.seqNr(), frame.start);
   ts.ops.push_back(frame);

@@ -245,9 +245,8 @@ def torchrun_gloo_sampled():
     check(all(r[2] == steps + 2 for r in ranks), "every step of both ranks recorded: %s" % [r[2] for r in ranks])
     check(all(r[3] >= 2 for r in ranks), "each rank has its own traced stretches (at least 2): %s" % [r[3] for r in ranks])
     check(all(r[4] > 0 for r in ranks), "both ranks have ops")
-    # As in sampled_by_time: before its first step a rank switches by time, and an op torch began
-    # just before a switch may be stamped just after it (within 1 ms, 1 in 10 000 allowed).
-    ops, late, very_late = 0, 0, 0
+    # Before its first step a rank switches by time, as in sampled_by_time.
+    ops, late = 0, 0
     for _, pid, _, _, _ in ranks:
         windows = q(db, 'SELECT start, "end" FROM range WHERE pid = ? AND source = 7 ORDER BY start', pid)
         starts = [w[0] for w in windows]
@@ -255,10 +254,7 @@ def torchrun_gloo_sampled():
             ops += 1
             i = bisect.bisect_right(starts, start) - 1
             late += i < 0 or start > windows[i][1]
-            very_late += i < 0 or start > windows[i][1] + 1_000_000
-    check(very_late == 0 and late <= ops // 10000,
-          "%d ops begun inside a traced stretch of their own process: %d not, %d more than 1 ms after its end" %
-          (ops, late, very_late))
+    check(late == 0, "%d ops begun inside a traced stretch of their own process: %d not" % (ops, late))
 
 @case
 def libtorch_trainer():
@@ -329,9 +325,8 @@ def sampled_by_time():
     # No optimizer steps: the collector's writer thread switches by time while the job's ops
     # run on. Each stretch must end after the plugin stopped recording. 28 of ~150 000 ops began
     # 1-115 us after their stretch's end when the end was stamped from the switch itself rather
-    # than from the start of the writer's tick. One op that torch began before the switch still
-    # gets its start stamped at the end of the plugin's on_start (after its shapes), so it may
-    # come up to that long after the end (once 0.5 us): allowed within 1 ms, for 1 op in 10 000.
+    # than from the start of the writer's tick; and an op torch began just before a switch, whose
+    # start the plugin stamps after its shapes, once came 0.5 us after the end (now dropped).
     script = ("import time, torch\nx = torch.randn(64, 64)\nt = time.time()\n"
               "while time.time() - t < 3:\n    torch.nn.functional.linear(x, x).relu().sum()\n")
     result, db = record("by_time", [args.python, "-c", script], options=["--sample", "0.1,0.1"])
@@ -339,11 +334,9 @@ def sampled_by_time():
     windows = q(db, 'SELECT start, "end" FROM range WHERE source = 7 ORDER BY start')
     check(len(windows) >= 8, "at least 8 traced stretches (got %d)" % len(windows))
     ops = q1(db, "SELECT count(*) FROM op")
-    outside = """SELECT count(*) FROM op o WHERE NOT EXISTS (SELECT 1 FROM range r WHERE r.source = 7
-                 AND o.start >= r.start AND o.start <= r."end" + ?)"""
-    late, very_late = q1(db, outside, 0), q1(db, outside, 1_000_000)
-    check(ops > 1000 and very_late == 0 and late <= ops // 10000,
-          "%d ops begun inside a traced stretch: %s not, %s of them more than 1 ms after its end" % (ops, late, very_late))
+    late = q1(db, """SELECT count(*) FROM op o WHERE NOT EXISTS (SELECT 1 FROM range r WHERE r.source = 7
+                     AND o.start >= r.start AND o.start <= r."end")""")
+    check(ops > 1000 and late == 0, "%d ops begun inside a traced stretch: %s not" % (ops, late))
 
 
 @case
