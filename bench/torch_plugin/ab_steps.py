@@ -83,16 +83,21 @@ for item in args.env:
     extra_env[name] = value
 
 
-def plain_run():
-    cmd = [args.python, args.script, "--device", args.device, "--steps", str(min(args.steps, 400))]
+def run(cmd, env, what, need_result):
+    """Runs cmd (under taskset with --cpus); returns the sample's GPUSCOPE_SAMPLE result ({} if none)."""
     if args.cpus:
         cmd = ["taskset", "-c", args.cpus] + cmd
-    done = subprocess.run(cmd, env=dict(os.environ, **extra_env), capture_output=True, text=True)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     line = [l for l in done.stdout.splitlines() if l.startswith("GPUSCOPE_SAMPLE ")]
-    if done.returncode != 0 or not line:
+    if done.returncode != 0 or (need_result and not line):
         sys.stderr.write(done.stdout[-2000:] + done.stderr[-2000:])
-        sys.exit(f"ab_steps.py: the plain run of {args.script} exited {done.returncode}")
-    return json.loads(line[-1][len("GPUSCOPE_SAMPLE "):])["median_step_ms"]
+        sys.exit(f"ab_steps.py: {what} of {args.script} exited {done.returncode}")
+    return json.loads(line[-1][len("GPUSCOPE_SAMPLE "):]) if line else {}
+
+
+def plain_run():
+    cmd = [args.python, args.script, "--device", args.device, "--steps", str(min(args.steps, 400))]
+    return run(cmd, dict(os.environ, **extra_env), "the plain run", True)["median_step_ms"]
 
 
 def record(db):
@@ -100,17 +105,10 @@ def record(db):
     if args.sample:
         cmd += ["--sample", args.sample]
     cmd += ["--", args.python, args.script, "--device", args.device, "--steps", str(args.steps)]
-    if args.cpus:
-        cmd = ["taskset", "-c", args.cpus] + cmd
     env = dict(os.environ, GPUSCOPE_TORCH_AB_STEPS=str(args.block), **extra_env)
     if args.idle:
         env["GPUSCOPE_TORCH_AB_IDLE"] = "1"
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.stderr.write(done.stdout[-2000:] + done.stderr[-2000:])
-        sys.exit(f"ab_steps.py: `gpuscope record` of {args.script} exited {done.returncode}")
-    line = [l for l in done.stdout.splitlines() if l.startswith("GPUSCOPE_SAMPLE ")]
-    return json.loads(line[-1][len("GPUSCOPE_SAMPLE "):]) if line else {}
+    return run(cmd, env, "`gpuscope record`", False)
 
 
 def ms(values):
@@ -130,10 +128,12 @@ def analyze(db):
     if len(steps) < 4 * args.block:
         sys.exit(f"ab_steps.py: {db}: {len(steps)} steps recorded, expected about {args.steps}")
 
+    window_starts = [w[0] for w in windows]
+
     def window_of(start, end):
         if not windows:
             return 0
-        i = bisect.bisect_right([w[0] for w in windows], start) - 1
+        i = bisect.bisect_right(window_starts, start) - 1
         return i if i >= 0 and end <= windows[i][1] else None
 
     # (duration, on, window index or None when untraced), from the third block on: the first

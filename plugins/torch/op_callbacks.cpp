@@ -72,26 +72,24 @@ bool g_ops_wanted = true;       // under g_ops_switch: what the collector's sche
 bool g_ab_block_on = true;      // under g_ops_switch: GPUSCOPE_TORCH_AB_STEPS's block
 uint64_t g_ab_boundaries = 0;   // under g_ops_switch: step boundaries seen
 
-// GPUSCOPE_TORCH_AB_IDLE=1: in the A/B benchmark's "off" blocks the op
-// callback stays on and returns at once, so torch's own cost of calling it is
-// told apart from the plugin's work.
-std::atomic<bool> g_ops_idle{false};
-
-// Whether ops are being recorded, for the ops torch began before the callback
-// was switched off: their start is stamped after the plugin's own work (shapes),
-// so it can fall after the traced stretch the switch ended. Set before torch is
-// told, so an op stamped after the stretch's end sees it off and is dropped.
+// Whether ops are recorded. on_start reads it first, so the callback can stay
+// on and return at once (GPUSCOPE_TORCH_AB_IDLE=1: torch's own cost of calling
+// it, told apart from the plugin's work); start_op reads it again after
+// stamping the start, for the ops torch began before the callback went off:
+// their start comes after the plugin's own work (shapes) and can fall after
+// the stretch the switch ended. Set before torch is told, so such an op sees it
+// off and is dropped.
 std::atomic<bool> g_ops_recording{true};
 
 // Holds g_ops_switch. Ops are recorded when the schedule wants them and, for
 // the in-process A/B benchmark, the current block is an "on" block.
 void apply_ops_state() {
-  const bool idle = g_options.ab_idle && g_ops_wanted && !g_ab_block_on;
-  g_ops_idle.store(idle, std::memory_order_relaxed);
-  const bool on = g_ops_wanted && (g_ab_block_on || idle);
+  const bool recording = g_ops_wanted && g_ab_block_on;
+  g_ops_recording.store(recording, std::memory_order_seq_cst);
+  // GPUSCOPE_TORCH_AB_IDLE=1 keeps the callback on in the "off" blocks.
+  const bool on = recording || (g_options.ab_idle && g_ops_wanted);
   if (on == g_ops_on) return;
   g_ops_on = on;
-  g_ops_recording.store(on && !idle, std::memory_order_seq_cst);
   if (on)
     at::reenableCallback(g_handle);
   else
@@ -262,7 +260,7 @@ void end_op(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  if (g_ops_idle.load(std::memory_order_relaxed) && fn.scope() != at::RecordScope::USER_SCOPE) return nullptr;
+  if (!g_ops_recording.load(std::memory_order_relaxed) && fn.scope() != at::RecordScope::USER_SCOPE) return nullptr;
   const gpuscope_host_api* h = host();
   if (!h->enabled()) return nullptr;  // forked DataLoader workers, or after exit
   try {

@@ -79,6 +79,19 @@ def q1(db, sql, *params):
     return rows[0][0] if rows else None
 
 
+def ops_begun_outside(db):
+    """Ops that began outside every traced stretch (range source 7) of their own process."""
+    windows = {}
+    for pid, start, end in q(db, 'SELECT pid, start, "end" FROM range WHERE source = 7 ORDER BY start'):
+        windows.setdefault(pid, []).append((start, end))
+    starts = {pid: [w[0] for w in ws] for pid, ws in windows.items()}
+    outside = 0
+    for pid, start in q(db, "SELECT pid, start FROM op"):
+        i = bisect.bisect_right(starts.get(pid, []), start) - 1
+        outside += i < 0 or start > windows[pid][i][1]
+    return outside
+
+
 def op_rows(db, name):
     return q(db, """SELECT sh.value, dt.value FROM op o JOIN string n ON n.id = o.name_id
                     LEFT JOIN string sh ON sh.id = o.shapes_id LEFT JOIN string dt ON dt.id = o.dtypes_id
@@ -246,14 +259,7 @@ def torchrun_gloo_sampled():
     check(all(r[3] >= 2 for r in ranks), "each rank has its own traced stretches (at least 2): %s" % [r[3] for r in ranks])
     check(all(r[4] > 0 for r in ranks), "both ranks have ops")
     # Before its first step a rank switches by time, as in sampled_by_time.
-    ops, late = 0, 0
-    for _, pid, _, _, _ in ranks:
-        windows = q(db, 'SELECT start, "end" FROM range WHERE pid = ? AND source = 7 ORDER BY start', pid)
-        starts = [w[0] for w in windows]
-        for (start,) in q(db, "SELECT start FROM op WHERE pid = ?", pid):
-            ops += 1
-            i = bisect.bisect_right(starts, start) - 1
-            late += i < 0 or start > windows[i][1]
+    ops, late = sum(r[4] for r in ranks), ops_begun_outside(db)
     check(late == 0, "%d ops begun inside a traced stretch of their own process: %d not" % (ops, late))
 
 @case
@@ -334,8 +340,7 @@ def sampled_by_time():
     windows = q(db, 'SELECT start, "end" FROM range WHERE source = 7 ORDER BY start')
     check(len(windows) >= 8, "at least 8 traced stretches (got %d)" % len(windows))
     ops = q1(db, "SELECT count(*) FROM op")
-    late = q1(db, """SELECT count(*) FROM op o WHERE NOT EXISTS (SELECT 1 FROM range r WHERE r.source = 7
-                     AND o.start >= r.start AND o.start <= r."end")""")
+    late = ops_begun_outside(db)
     check(ops > 1000 and late == 0, "%d ops begun inside a traced stretch: %s not" % (ops, late))
 
 
@@ -360,9 +365,8 @@ def sampled():
     inside = "EXISTS (SELECT 1 FROM range r WHERE r.source = 7 AND {0}.start >= r.start AND {0}.\"end\" <= r.\"end\")"
     # An op begun in a stretch is recorded whole: before the first step the collector switches by
     # time, from its writer thread, and an op under way then ends after its stretch (seen under load).
-    begun_inside = "EXISTS (SELECT 1 FROM range r WHERE r.source = 7 AND o.start >= r.start AND o.start <= r.\"end\")"
     ops = q1(db, "SELECT count(*) FROM op")
-    outside = q1(db, "SELECT count(*) FROM op o WHERE NOT " + begun_inside)
+    outside = ops_begun_outside(db)
     check(ops > 0 and outside == 0, "%d ops, all begun inside traced stretches (outside: %s)" % (ops, outside))
     traced = q1(db, "SELECT count(*) FROM step s WHERE " + inside.format("s"))
     check(0 < traced < steps, "some steps traced whole, not all (%d of %d)" % (traced, steps + 2))
