@@ -16,6 +16,7 @@
 #include "analyzer/rules/rule_util.h"
 #include "analyzer/steps.h"
 #include "analyzer/timing.h"
+#include "analyzer/untraced.h"
 #include "common/error.h"
 #include "store/reader.h"
 
@@ -255,7 +256,10 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
                 ms(untraced) + " untraced, " + (cost >= 0 ? "+" : "") + pct(cost) +
                 "; the analysed step times include it");
   }
-  if (plan.warmup_skipped > 0)
+  if (plan.after_control)
+    n.push_back("skipped the " + std::to_string(plan.warmup_skipped - 1) +
+                " traced step(s) before the untraced control stretch (warm-up) and the first one after it (CUPTI resuming)");
+  else if (plan.warmup_skipped > 0)
     n.push_back("skipped " + std::to_string(plan.warmup_skipped) +
                 " warm-up step(s): the first step and leading steps longer than 2x the median; choose steps with --steps A-B");
   if (c.device < 0) {
@@ -328,6 +332,7 @@ Analysis analyze(store::Reader& reader, const Options& opt) {
   timer.mark("link, breakdown, idle");
   Analysis a;
   fill_summary(a, c, m, plan);
+  measure_untraced(a, plan, m.imported);
   fill_idle(a, c);
   a.memory = memory_summary(c);
   fill_notes(a, c, m, plan, opt.device.has_value());
@@ -352,11 +357,7 @@ Analysis analyze(store::Reader& reader, const Options& opt) {
   timer.mark("hotspots and rules");
   for (auto& f : found)
     if (f) a.findings.push_back(std::move(*f));
-  if (device >= 0) {
-    std::stable_sort(a.findings.begin(), a.findings.end(), [](const Finding& x, const Finding& y) {
-      return x.saving_ms_per_step != y.saving_ms_per_step ? x.saving_ms_per_step > y.saving_ms_per_step : x.id < y.id;
-    });
-  }
+  judge_against_untraced(a);
 
   return a;
 }

@@ -82,6 +82,17 @@ struct Summary {
   // Sampled recordings: median step as the job saw it (CPU step bounds), traced
   // and untraced, when each side has a few steps; 0 otherwise.
   double traced_step_ms_median = 0, untraced_step_ms_median = 0;
+  // The job as it runs without gpuscope (docs/rules.md, "The untraced job"):
+  // its step time, measured on the GPU between two drains ("gpu_drained") or
+  // from the untraced steps' CPU bounds ("cpu_steps"); 0 when unknown, and
+  // `untraced_unknown` says why. traced_step_ms is the analysed steps' mean.
+  double untraced_step_ms = 0, traced_step_ms = 0, tracing_cost_pct = 0;
+  std::string untraced_method, untraced_unknown;
+  // How the rules' estimates on the traced steps were carried over to the
+  // untraced job: CPU-side idle claims times cpu_idle_factor (the idle time
+  // that exists untraced over the traced idle time), GPU-side savings times
+  // gpu_saving_factor (the GPU's busy share of the untraced step).
+  double cpu_idle_factor = 1, gpu_saving_factor = 1;
   int64_t first_step = 0, last_step = 0;
   double step_ms_mean = 0, step_ms_median = 0, step_ms_p95 = 0, step_ms_min = 0, step_ms_max = 0;
   std::vector<int64_t> outlier_steps;
@@ -183,7 +194,8 @@ const char* severity_name(Severity s);
 struct Finding {
   std::string id, title;
   Severity severity = Severity::kLow;
-  double saving_ms_per_step = 0, saving_pct = 0;
+  double saving_ms_per_step = 0, saving_pct = 0;  // on the untraced job when its step time is known
+  double traced_saving_ms = 0;                    // the rule's own estimate on the traced steps
   Evidence evidence;
   Fix fix;
 };

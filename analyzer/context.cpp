@@ -153,7 +153,10 @@ struct IdleInputs {
     for (; it != apis.end() && it->start < g.end; ++it) launches += it->cls == ApiClass::kLaunch;
     g.launches = launches;
     if (g.launches > 0 && len <= static_cast<int64_t>(g.launches) * kLaunchGapPerLaunchNs) return IdleCause::kLaunch;
-    if (2 * c.op_busy.covered(g.start, g.end) >= len) return IdleCause::kCpuCompute;
+    // Inside torch ops that go on to launch kernels, the CPU time between
+    // launches is the ops' own dispatch: launch overhead, not CPU work that could
+    // move to a DataLoader worker.
+    if (2 * c.op_busy.covered(g.start, g.end) >= len) return g.launches > 0 ? IdleCause::kLaunch : IdleCause::kCpuCompute;
     return IdleCause::kOther;
   }
 
@@ -196,8 +199,10 @@ void attribute_steps(const IdleInputs& in, uint32_t first, uint32_t last, IdleAc
       g.cause = in.cause_of(g);
       if (g.cause != IdleCause::kDataLoader && g.cause != IdleCause::kCompile) {
         if (const Wait* w = in.blocking_wait(a, b)) {
+          // The wait emptied the GPU's queue: until the CPU has launched the
+          // next kernels after it, the whole gap is the sync's cost.
           Gap head = g;
-          head.end = std::min(b, a + std::max<int64_t>(w->end - w->start, 1));
+          head.end = b;
           head.cause = w->allocator ? IdleCause::kAllocator : IdleCause::kHostSync;
           head.blocker = w->api;
           head.launches = 0;

@@ -147,6 +147,7 @@ struct Model {
   std::string path, file_name;
   int64_t pid = 0, processes = 0;
   std::string cupti_status;
+  bool imported = false;  // meta source: a torch.profiler import
   std::vector<DeviceInfo> devices;
   const std::vector<std::string>* strings = nullptr;  // owned by the Reader
 
@@ -155,6 +156,8 @@ struct Model {
   // Sampled recordings (`gpuscope record --sample`): the stretches that were
   // traced (range source 7), by start; empty when everything was.
   std::vector<std::pair<int64_t, int64_t>> sampling_windows;
+  // Untraced stretches measured on the GPU (range source untraced_drained), by start.
+  std::vector<std::pair<int64_t, int64_t>> untraced_spans;
   int64_t lo = 0, hi = 0;          // the window events were loaded for
 
   std::vector<KernelRec> kernels;

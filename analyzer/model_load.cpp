@@ -164,6 +164,7 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
   auto& db = reader.db();
   m.path = db.path();
   m.file_name = base_name(m.path);
+  m.imported = reader.meta("source") == "torch.profiler import";
 
   static const char* kEventTables[] = {"kernel", "memcpy", "memset", "api_call", "range", "op", "step", "sync"};
   bool any = false;
@@ -227,11 +228,14 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
       r.depth = st.is_null(5) ? -1 : static_cast<int32_t>(st.int64(5));
       if (r.source == store::kRangeSourceSamplingWindow)
         m.sampling_windows.emplace_back(r.start, r.end);
+      else if (r.source == store::kRangeSourceUntracedDrained)
+        m.untraced_spans.emplace_back(r.start, r.end);
       else
         m.ranges.push_back(r);
     }
     std::sort(m.ranges.begin(), m.ranges.end(), [](const RangeRec& a, const RangeRec& b) { return a.start < b.start; });
     std::sort(m.sampling_windows.begin(), m.sampling_windows.end());
+    std::sort(m.untraced_spans.begin(), m.untraced_spans.end());
   }
   {
     // When each torch.compile graph first ran, over the whole recording (a

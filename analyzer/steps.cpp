@@ -94,6 +94,23 @@ void note_tracing_cost(StepPlan& plan, const std::vector<StepWindow>& traced) {
   plan.untraced_ms_median = median(off);
 }
 
+// Untraced stretches measured on the GPU: each holds the GPU work of the steps
+// whose CPU end falls inside it (the drain at its start came at the first API
+// call of the first untraced step, the one at its end after the last).
+void note_drained(StepPlan& plan, const std::vector<std::pair<int64_t, int64_t>>& spans) {
+  int64_t total_ns = 0, steps = 0;
+  for (const auto& [a, b] : spans) {
+    int64_t n = 0;
+    for (const auto& s : plan.all) n += s.end > a && s.end <= b;
+    if (n < 2) continue;  // too short to say anything
+    total_ns += b - a;
+    steps += n;
+  }
+  if (steps < static_cast<int64_t>(kMinStepsForCost)) return;
+  plan.untraced_drained_ms = static_cast<double>(total_ns) / 1e6 / static_cast<double>(steps);
+  plan.untraced_drained_steps = steps;
+}
+
 // "3-9, 20-27": step numbers in runs, for messages.
 std::string describe_numbers(const std::vector<StepWindow>& steps) {
   std::vector<int64_t> v;
@@ -153,6 +170,7 @@ StepPlan plan_steps(const Model& m, const Options& opt) {
   std::vector<StepWindow> candidates = traced_steps(plan.all, m.sampling_windows);
   plan.untraced = static_cast<int64_t>(plan.all.size() - candidates.size());
   if (plan.untraced > 0) note_tracing_cost(plan, candidates);
+  if (plan.untraced > 0) note_drained(plan, m.untraced_spans);
   if (candidates.empty())
     throw Error(m.path + ": sampled recording, but none of its " + std::to_string(plan.all.size()) +
                 " steps lies wholly inside a traced stretch (record with a longer --sample ON time)");
@@ -173,6 +191,29 @@ StepPlan plan_steps(const Model& m, const Options& opt) {
                   std::to_string(b) + ")");
     }
     return plan;
+  }
+  // One control stretch (`gpuscope record`'s default): the traced steps before
+  // it are the job's warm-up, the first one after it pays for CUPTI resuming.
+  if (plan.untraced > 0 && candidates.size() < plan.all.size()) {
+    size_t last_off = 0, runs = 0;
+    for (size_t i = 0, t = 0; i < plan.all.size(); ++i) {
+      const bool traced = t < candidates.size() && candidates[t].start == plan.all[i].start;
+      if (traced) {
+        ++t;
+        continue;
+      }
+      if (runs == 0 || last_off + 1 != i) ++runs;
+      last_off = i;
+    }
+    std::vector<StepWindow> after;
+    for (const auto& s : candidates)
+      if (s.start > plan.all[last_off].start) after.push_back(s);
+    if (runs == 1 && after.size() >= 4) {
+      plan.after_control = true;
+      plan.warmup_skipped = static_cast<int64_t>(candidates.size() - after.size() + 1);
+      plan.analysed.assign(after.begin() + 1, after.end());
+      return plan;
+    }
   }
   const size_t n = candidates.size();
   size_t skip = 0;

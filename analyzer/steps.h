@@ -33,6 +33,14 @@ struct StepPlan {
   // extended to the GPU), traced against untraced, to tell what tracing cost
   // this job; 0 when either side has fewer than kMinStepsForCost steps.
   double traced_ms_median = 0, untraced_ms_median = 0;
+  // Untraced stretches measured on the GPU (collector: drained at the pause and
+  // at the resume): their total length over the steps that ended inside them,
+  // the job's step period without tracing; 0 when none was measured.
+  double untraced_drained_ms = 0;
+  int64_t untraced_drained_steps = 0;
+  // The traced steps before the first untraced one were left out (warm-up of a
+  // control stretch recording), and the first one after it (CUPTI resuming).
+  bool after_control = false;
 };
 
 inline constexpr size_t kMinStepsForCost = 3;

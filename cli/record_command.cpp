@@ -32,6 +32,7 @@ struct RecordOptions {
   double delay_s = 0;
   double duration_s = 0;
   std::string sample;  // "ON,OFF" seconds: GPU and ops traced ON s out of every ON+OFF s
+  bool full = false;   // no control stretch: every step traced
   std::vector<std::string> command;
 };
 
@@ -94,6 +95,7 @@ void create_database(const std::string& path, const RecordOptions& opt, int64_t 
   w.set_meta("source", "gpuscope record");
   w.set_meta("trace", opt.trace);
   if (!opt.sample.empty()) w.set_meta("sample", opt.sample);
+  if (opt.full) w.set_meta("full", "1");
   std::string cmd;
   for (const auto& a : opt.command) cmd += (cmd.empty() ? "" : " ") + a;
   w.set_meta("command", cmd);
@@ -150,6 +152,7 @@ int run_record(RecordOptions& opt) {
   // CUPTI external correlation around every op.
   if (!std::getenv("GPUSCOPE_TORCH_EXTERNAL_IDS")) env.emplace_back("GPUSCOPE_TORCH_EXTERNAL_IDS", "0");
   if (!sample.empty()) env.emplace_back("GPUSCOPE_SAMPLE_MS", sample);
+  if (opt.full) env.emplace_back("GPUSCOPE_CONTROL_STEPS", "0");
 
   struct sigaction sa {};
   sa.sa_sigaction = forward_signal;
@@ -213,6 +216,9 @@ static void add_record_command(CLI::App& app) {
   cmd->add_option("--sample", opt.sample,
                   "ON,OFF: trace kernels, API calls and ops for ON seconds out of every ON+OFF (switching at step "
                   "boundaries when torch steps are seen); steps and ranges are recorded throughout");
+  cmd->add_flag("--full", opt.full,
+                "Trace every step: no control stretch (by default steps 4-11 run untraced, at least 0.2 s, so that "
+                "`analyze` knows the job's step time without tracing and judges every finding against it)");
   // Everything from the first non-option argument (or after --) is the job's command line, verbatim.
   cmd->prefix_command();
   cmd->footer("Example: gpuscope record -o run.db -- python train.py --epochs 1\n"

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -53,9 +54,22 @@ Config load_config() {
     if (rest && *rest == ',') c.sample_off_ms = std::strtoull(rest + 1, nullptr, 10);
     if (c.sample_on_ms == 0) c.sample_off_ms = 0;
   }
+  if (const char* control = std::getenv("GPUSCOPE_CONTROL_STEPS")) {
+    // "0" turns it off; "W,C[,MS]" sets it; anything else keeps the default.
+    unsigned long long w = 0, n = 0, ms = c.control_min_ms;
+    const int got = std::sscanf(control, "%llu,%llu,%llu", &w, &n, &ms);
+    if (std::string(control) == "0") {
+      c.control_steps = 0;
+    } else if (got >= 2) {
+      c.control_warmup_steps = w;
+      c.control_steps = n;
+      c.control_min_ms = ms;
+    }
+  }
+  if (!c.torch) c.control_steps = 0;  // steps come from the torch plugin
   // Tearing CUPTI down while untraced is what makes the untraced stretches
   // cheap, so it is on wherever tracing switches (GPUSCOPE_CUPTI_FINALIZE=0: off).
-  const bool switches = c.sample_off_ms > 0 || c.window_start_ns > 0 || c.window_end_ns > 0;
+  const bool switches = c.sample_off_ms > 0 || c.window_start_ns > 0 || c.window_end_ns > 0 || c.control();
   c.finalize_when_off = std::getenv("GPUSCOPE_CUPTI_FINALIZE") ? !env_off("GPUSCOPE_CUPTI_FINALIZE") : switches;
   return c;
 }

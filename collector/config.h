@@ -21,6 +21,16 @@ struct Config {
   // GPU tracing in a duty cycle (GPUSCOPE_SAMPLE_MS=ON,OFF): CUPTI activities
   // on for ON ms, off for OFF ms, from the collector's start or the window start.
   uint64_t sample_on_ms = 0, sample_off_ms = 0;
+  // The control stretch (GPUSCOPE_CONTROL_STEPS=WARMUP,STEPS[,MIN_MS], default
+  // 3,8,200): with steps from the torch plugin and no duty cycle or window,
+  // the steps after the first WARMUP run untraced, STEPS of them and at least
+  // MIN_MS, then the rest is traced. Their duration is the job's step time
+  // without tracing, which the analyzer judges findings against. "0": off
+  // (`gpuscope record --full`).
+  uint64_t control_warmup_steps = 3, control_steps = 8, control_min_ms = 200;
+  bool duty_cycle() const { return sample_on_ms > 0 && sample_off_ms > 0; }
+  bool window() const { return window_end_ns != 0 || window_start_ns > origin_ns; }
+  bool control() const { return control_steps > 0 && !duty_cycle() && !window(); }
   // cuptiFinalize while tracing is off (at step boundaries, CUDA driver 12.6 or
   // later): on by default for duty cycles and windows, GPUSCOPE_CUPTI_FINALIZE=0|1.
   bool finalize_when_off = false;

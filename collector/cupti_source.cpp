@@ -184,6 +184,11 @@ void track_graphs(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpt
 // CUPTI work of that thread is under way.
 std::atomic<bool> g_teardown_armed{false};
 void teardown_at_api_exit();
+// Under g_control: when the GPU was drained at the last teardown (0: none
+// since the last resume), and the last untraced stretch measured between two
+// drains (take_untraced_span).
+uint64_t g_drained_ns = 0;
+uint64_t g_span_start = 0, g_span_end = 0;
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
@@ -297,6 +302,7 @@ void teardown_at_api_exit() {
   if (g_captures.load(std::memory_order_relaxed) > 0) return;
   t_tearing_down = true;
   bool ok = g_api.synchronize_devices();
+  g_drained_ns = ok ? now_ns() : 0;
   g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   ok = ok && (!g_before_teardown || g_before_teardown());
   if (!ok) {
@@ -386,6 +392,15 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
   }
   disarm_teardown();  // resumed before any API exit came
   if (g_finalized) {
+    // The stretch ran untraced from the teardown's drain; draining again here
+    // (a job thread at a step boundary: may_wait) measures how long the GPU
+    // took for the untraced steps, which the CPU's step ends alone do not
+    // show when the CPU runs ahead of the GPU.
+    if (may_wait && g_drained_ns && g_api.synchronize_devices()) {
+      g_span_start = g_drained_ns;
+      g_span_end = now_ns();
+    }
+    g_drained_ns = 0;
     if (!subscribe_and_configure(why)) return Switched::no;
     g_finalized.store(false);
   }
@@ -394,6 +409,15 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
   if (!failed.empty()) why = "some activity kinds did not resume: " + failed;
   g_tracing = true;
   return Switched::yes;
+}
+
+bool take_untraced_span(uint64_t& start, uint64_t& end) {
+  std::lock_guard lock(g_control);
+  if (!g_span_end) return false;
+  start = g_span_start;
+  end = g_span_end;
+  g_span_start = g_span_end = 0;
+  return true;
 }
 
 bool teardown_pending() { return g_teardown_armed.load(std::memory_order_relaxed); }

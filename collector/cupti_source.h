@@ -34,6 +34,11 @@ enum class Switched { yes, no, busy };
 Switched set_tracing(bool on, bool may_wait, std::string& why);
 // A teardown is armed and waits for an API exit.
 bool teardown_pending();
+
+// The last untraced stretch measured on the GPU, once: from the drain when
+// CUPTI was torn down to the drain when tracing resumed (collector clock).
+// False when none was measured since the last call.
+bool take_untraced_span(uint64_t& start, uint64_t& end);
 // In a forked child: no teardown from there (the parent owns CUPTI's state).
 void forget_in_child();
 // Called before cuptiFinalize, which frees the names (kernels, devices) that

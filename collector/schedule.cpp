@@ -19,7 +19,13 @@ std::atomic<bool> g_expect_steps{false};
 uint64_t g_epoch_ns = 0;
 uint64_t g_open_start = 0;  // start of the traced stretch now open; 0 = untraced
 std::vector<Window> g_done;
+std::vector<Window> g_untraced;  // measured untraced stretches, not yet written
 void (*g_plugin_hook)(int) = nullptr;  // under g_mutex
+// The control stretch (Config::control), under g_mutex: steps ended so far, and
+// the stretch's state, start and untraced steps ended in it.
+enum class Control { kBefore, kIn, kDone };
+Control g_control = Control::kBefore;
+uint64_t g_steps_ended = 0, g_control_start_ns = 0, g_control_steps = 0;
 
 // Holds g_mutex. `may_wait`: false on the writer thread, which must not wait
 // for a teardown under way on a job thread (it waits for the writer to
@@ -54,6 +60,8 @@ void switch_to(bool on, bool may_wait, uint64_t now, uint64_t entered) {
   g_traced.store(on, std::memory_order_relaxed);
   if (g_plugin_hook) g_plugin_hook(on ? 1 : 0);
   if (on) {
+    uint64_t a = 0, b = 0;
+    if (cupti_source::take_untraced_span(a, b)) g_untraced.push_back({a, b});
     g_open_start = now;
   } else if (g_open_start) {
     // The stretch ends once CUPTI and the plugin are both off: the job runs on
@@ -73,15 +81,26 @@ bool wanted(const Config& config, uint64_t now) {
     g_traced.store(on, std::memory_order_relaxed);
     g_open_start = on ? now : 0;
   }
-  return config.traced_at(now, g_epoch_ns);
+  return config.traced_at(now, g_epoch_ns) && g_control != Control::kIn;
+}
+
+// Holds g_mutex. Advances the control stretch at the end of a step.
+void count_control_step(const Config& config, uint64_t now) {
+  ++g_steps_ended;
+  if (g_control == Control::kBefore && g_steps_ended >= config.control_warmup_steps) {
+    g_control = Control::kIn;
+    g_control_start_ns = now;
+    g_control_steps = 0;
+  } else if (g_control == Control::kIn && ++g_control_steps >= config.control_steps &&
+             now - g_control_start_ns >= config.control_min_ms * 1000000ull) {
+    g_control = Control::kDone;
+  }
 }
 
 }  // namespace
 
 bool scheduled(const Config& config) {
-  const bool duty_cycle = config.sample_on_ms > 0 && config.sample_off_ms > 0;
-  const bool window = config.window_end_ns != 0 || config.window_start_ns > config.origin_ns;
-  return duty_cycle || window;
+  return config.duty_cycle() || config.window() || config.control();
 }
 
 void begin(const Config& config, uint64_t now) {
@@ -95,6 +114,7 @@ bool on_step_boundary(const Config& config, uint64_t now) {
   const uint64_t entered = now_ns();
   g_last_step_ns.store(now, std::memory_order_relaxed);
   std::lock_guard lock(g_mutex);
+  if (config.control()) count_control_step(config, now);
   switch_to(wanted(config, now), true, now, entered);
   return g_traced.load(std::memory_order_relaxed);
 }
@@ -112,6 +132,8 @@ void on_tick(const Config& config, uint64_t now) {
   // CUDA may have started while a switch was under way: CUPTI follows.
   std::string why;
   cupti_source::set_tracing(g_traced.load(std::memory_order_relaxed), false, why);
+  // The control stretch counts steps only: without steps everything is traced.
+  if (config.control()) return;
   // Duty cycles: steps drive the switches; by time only when none came for a
   // whole period (counted from the start while waiting for the first).
   // Windows alone (period 0) switch by time.
@@ -142,6 +164,13 @@ std::vector<Window> take_windows(bool final, uint64_t now) {
     out.push_back({g_open_start, now});
     g_open_start = 0;
   }
+  return out;
+}
+
+std::vector<Window> take_untraced() {
+  std::vector<Window> out;
+  std::unique_lock lock(g_mutex, std::try_to_lock);
+  if (lock.owns_lock()) out.swap(g_untraced);
   return out;
 }
 

@@ -50,4 +50,8 @@ bool traced();
 // recording (`final`), the open one too, ending at `now`.
 std::vector<Window> take_windows(bool final, uint64_t now);
 
+// Untraced stretches measured on the GPU (cupti_source::take_untraced_span)
+// since the last call.
+std::vector<Window> take_untraced();
+
 }  // namespace gpuscope::collector::schedule

@@ -138,6 +138,16 @@ void write_sampling_windows(State& s, bool final_tick, uint64_t now) {
     r.end = s.sink->rel(w.end);
     s.writer->add(r);
   }
+  for (const schedule::Window& w : schedule::take_untraced()) {
+    store::RangeRow r;
+    r.pid = r.tid = s.sink->pid;
+    r.source = store::kRangeSourceUntracedDrained;
+    r.kind = 2;  // start/end
+    r.name = store::kUntracedDrainedName;
+    r.start = s.sink->rel(w.start);
+    r.end = s.sink->rel(w.end);
+    s.writer->add(r);
+  }
 }
 
 // One tick: gather everything, write it, commit. The final tick leaves CUPTI

@@ -104,6 +104,18 @@ std::string md_escape(std::string_view s) {
   return out;
 }
 
+std::string untraced_line(const Analysis& a) {
+  const Summary& s = a.summary;
+  if (s.untraced_step_ms <= 0)
+    return "untraced step time unknown (" + s.untraced_unknown + "): savings are judged against the traced step of " +
+           fixed(s.traced_step_ms, 3) + " ms, which includes gpuscope's cost";
+  const double cost = s.tracing_cost_pct;
+  return "untraced step " + fixed(s.untraced_step_ms, 3) + " ms (" +
+         (s.untraced_method == "gpu_drained" ? "GPU time of the untraced steps" : "median of the untraced steps") +
+         "), traced " + fixed(s.traced_step_ms, 3) + " ms: tracing cost " + (cost >= 0 ? "+" : "") + fixed(cost, 1) +
+         " %; savings are judged against the untraced step";
+}
+
 std::string scope_line(const Analysis& a) {
   const Summary& s = a.summary;
   std::string line = "process " + std::to_string(s.pid);

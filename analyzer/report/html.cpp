@@ -167,7 +167,7 @@ std::string to_html(const Analysis& a) {
   const std::string title = "gpuscope analysis: " + html_escape(a.summary.recording);
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + title +
                   "</title>\n<style>\n" + kStyle + "\n</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n<p class=\"scope\">" +
-                  html_escape(report::scope_line(a)) + "</p>\n";
+                  html_escape(report::scope_line(a)) + "</p>\n<p>" + html_escape(report::untraced_line(a)) + "</p>\n";
   summary(o, a);
   findings(o, a);
   breakdown(o, a);

@@ -70,6 +70,13 @@ json summary_json(const Summary& s) {
     out["sampling"] = {{"traced_step_ms_median", ms3(s.traced_step_ms_median)},
                        {"untraced_step_ms_median", ms3(s.untraced_step_ms_median)},
                        {"tracing_cost_pct", round_to(100 * (s.traced_step_ms_median / s.untraced_step_ms_median - 1), 2)}};
+  out["untraced"] = {{"step_ms", s.untraced_step_ms > 0 ? json(ms3(s.untraced_step_ms)) : json(nullptr)},
+                     {"method", s.untraced_method.empty() ? json(nullptr) : json(s.untraced_method)},
+                     {"unknown_why", s.untraced_unknown.empty() ? json(nullptr) : json(s.untraced_unknown)},
+                     {"traced_step_ms", ms3(s.traced_step_ms)},
+                     {"tracing_cost_pct", s.untraced_step_ms > 0 ? json(round_to(s.tracing_cost_pct, 2)) : json(nullptr)},
+                     {"cpu_idle_factor", round_to(s.cpu_idle_factor, 4)},
+                     {"gpu_saving_factor", round_to(s.gpu_saving_factor, 4)}};
   return out;
 }
 
@@ -86,6 +93,7 @@ json finding_json(const Finding& f) {
       {"severity", severity_name(f.severity)},
       {"saving_ms_per_step", ms3(f.saving_ms_per_step)},
       {"saving_pct", round_to(f.saving_pct, 2)},
+      {"traced_saving_ms", ms3(f.traced_saving_ms)},
       {"evidence", {{"summary", f.evidence.summary}, {"metrics", metrics}, {"top", top}, {"ranges", ranges}}},
       {"fix", {{"text", f.fix.text}, {"code", f.fix.code}}},
   };

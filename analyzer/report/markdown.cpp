@@ -140,7 +140,8 @@ void findings(std::string& o, const Analysis& a) {
 }  // namespace
 
 std::string to_markdown(const Analysis& a) {
-  std::string o = "# gpuscope analysis: " + md_escape(a.summary.recording) + "\n\n" + md_escape(report::scope_line(a)) + "\n\n";
+  std::string o = "# gpuscope analysis: " + md_escape(a.summary.recording) + "\n\n" + md_escape(report::scope_line(a)) + "\n\n" +
+                  md_escape(report::untraced_line(a)) + "\n\n";
   summary(o, a);
   breakdown(o, a);
   findings(o, a);

@@ -166,7 +166,8 @@ void findings(std::string& o, const Analysis& a) {
 }  // namespace
 
 std::string to_text(const Analysis& a) {
-  std::string o = "gpuscope analyze: " + plain(a.summary.recording) + "\n" + plain(report::scope_line(a)) + "\n";
+  std::string o = "gpuscope analyze: " + plain(a.summary.recording) + "\n" + plain(report::scope_line(a)) + "\n" +
+                  plain(report::untraced_line(a)) + "\n";
   summary(o, a);
   breakdown(o, a);
   idle(o, a);

@@ -17,13 +17,14 @@ extern const Rule kSdpaRule;
 extern const Rule kCopyOverlapRule;
 extern const Rule kRecompileRule;
 extern const Rule kExposedCommunicationRule;
+extern const Rule kFusedOptimizerRule;
 
 std::span<const Rule* const> all_rules() {
   static const Rule* const rules[] = {
       &kDataloaderStallRule, &kAmpRule,         &kPageableMemcpyRule, &kFusionRule,
       &kLaunchBoundRule,     &kHostSyncRule,    &kChannelsLastRule,   &kMemoryPressureRule,
       &kAllocatorChurnRule,  &kLowUtilizationRule, &kSdpaRule,        &kCopyOverlapRule,
-      &kRecompileRule,       &kExposedCommunicationRule,
+      &kRecompileRule,       &kExposedCommunicationRule, &kFusedOptimizerRule,
   };
   return rules;
 }

@@ -7,7 +7,8 @@
 #
 # Steps: any run_all.sh stage (plugin, known_work, compare_cb, compare_mlp,
 # nvml, multi_proc, recordings, overhead), bisect, plugin_check,
-# advisor:RULE[,RULE...], diff, injection.
+# advisor:RULE[,RULE...], diff, injection, models (tests/gpu/models/advisor_models.sh:
+# MODELS, STAGES).
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,6 +36,7 @@ for step in "$@"; do
     GPUSCOPE=$PWD/.carry/bin/gpuscope OUT=$OUT/r/advisor LIMIT=${ADVISOR_LIMIT:-90} timeout -k 5 $left \
       bash tests/gpu/advisor_check.sh $(r=${step#advisor:}; [ "$r" = all ] || echo "${r//,/ }")
     ;;
+  models) OUT=$OUT/r LIMIT=${MODELS_LIMIT:-150} timeout -k 5 $left bash tests/gpu/models/advisor_models.sh ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
   *) OUT=$OUT/r timeout -k 5 $left bash tests/gpu/run_all.sh "$step" ;;
@@ -42,5 +44,10 @@ for step in "$@"; do
   echo "=== step $step: rc=$? after $((SECONDS - t0))s"
 done
 
+# The device returns files of at most 16 MiB: a larger archive comes back in parts
+# (cat results.tgz.* > results.tgz).
 tar -czf "$OUT/results.tgz" -C "$OUT" r && rm -rf "$OUT/r"
+if [ "$(stat -c %s "$OUT/results.tgz")" -gt 15000000 ]; then
+  split -b 15000000 -d -a 1 "$OUT/results.tgz" "$OUT/results.tgz." && rm "$OUT/results.tgz"
+fi
 ls -la "$OUT"

@@ -17,6 +17,12 @@ namespace gpuscope::store {
 // analyzer, the viewer and `info`.
 inline constexpr int64_t kRangeSourceSamplingWindow = 7;
 inline constexpr std::string_view kSamplingWindowName = "gpuscope: traced";
+// range.source of an untraced stretch measured on the GPU (enum range_source
+// `untraced_drained`): from the GPU's drain when CUPTI was torn down to its
+// drain when tracing resumed. Its length over the steps that ended inside it
+// is the job's step period without tracing (analyzer/steps.cpp).
+inline constexpr int64_t kRangeSourceUntracedDrained = 8;
+inline constexpr std::string_view kUntracedDrainedName = "gpuscope: untraced";
 
 // Marks a text field that the writer interns into the string table.
 struct Interned {

@@ -1,0 +1,91 @@
+#include "analyzer/untraced.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "analyzer/rules/rule.h"
+#include "analyzer/rules/rule_util.h"
+
+namespace gpuscope::analyzer {
+namespace {
+
+// Rules whose saving is GPU idle time while the CPU does something: tracing
+// stretches that CPU time, so they claim only the idle time that exists untraced.
+bool cpu_side(std::string_view id) {
+  return id == "low-utilization" || id == "launch-bound" || id == "host-sync" || id == "dataloader-stall" ||
+         id == "allocator-churn" || id == "memory-pressure";
+}
+
+// Time the job spends compiling is what it is, traced or not.
+bool unscaled(std::string_view id) { return id == "recompile"; }
+
+double min_saving_pct(std::string_view id) {
+  for (const Rule* r : all_rules())
+    if (r->id == id)
+      for (const auto& t : r->thresholds)
+        if (t.name == "kMinSavingPct") return t.value;
+  return 0;
+}
+
+Severity severity_of(double pct, std::string_view id) {
+  if (pct >= kHighSeverityPct) return Severity::kHigh;
+  if (pct >= kMediumSeverityPct || id == "memory-pressure") return Severity::kMedium;
+  return Severity::kLow;
+}
+
+}  // namespace
+
+void measure_untraced(Analysis& a, const StepPlan& plan, bool imported) {
+  Summary& s = a.summary;
+  s.traced_step_ms = s.step_ms_mean;
+  if (plan.untraced_drained_ms > 0) {
+    s.untraced_step_ms = plan.untraced_drained_ms;
+    s.untraced_method = "gpu_drained";
+  } else if (plan.untraced_ms_median > 0) {
+    s.untraced_step_ms = plan.untraced_ms_median;
+    s.untraced_method = "cpu_steps";
+  } else if (imported) {
+    s.untraced_unknown = "an imported trace has no untraced steps";
+  } else if (s.step_source == StepSource::kWholeRecording) {
+    s.untraced_unknown = "the job has no steps";
+  } else if (plan.untraced == 0) {
+    s.untraced_unknown = "every step was traced (--full, or steps not from the torch plugin)";
+  } else {
+    s.untraced_unknown = "too few untraced steps";
+  }
+  if (s.untraced_step_ms > 0 && s.traced_step_ms > 0)
+    s.tracing_cost_pct = 100 * (s.traced_step_ms / s.untraced_step_ms - 1);
+}
+
+void judge_against_untraced(Analysis& a) {
+  Summary& s = a.summary;
+  const double traced = s.traced_step_ms;
+  const double busy = s.gpu_utilization * traced;  // GPU busy ms per step, the same traced or not
+  const double job = s.untraced_step_ms > 0 ? s.untraced_step_ms : traced;
+  if (s.untraced_step_ms > 0) {
+    const double traced_idle = traced - busy;
+    const double job_idle = std::clamp(s.untraced_step_ms - busy, 0.0, std::max(traced_idle, 0.0));
+    s.cpu_idle_factor = traced_idle > 0 ? job_idle / traced_idle : 1;
+  }
+  // A GPU-side saving shortens the step only while the GPU is on its critical
+  // path; its busy share of the step is the first-order estimate of that.
+  s.gpu_saving_factor = job > 0 ? std::clamp(busy / job, 0.0, 1.0) : 1;
+  std::vector<Finding> kept;
+  for (Finding& f : a.findings) {
+    f.traced_saving_ms = f.saving_ms_per_step;
+    const double factor = unscaled(f.id) ? 1 : cpu_side(f.id) ? s.cpu_idle_factor : s.gpu_saving_factor;
+    f.saving_ms_per_step *= factor;
+    f.saving_pct = job > 0 ? 100 * f.saving_ms_per_step / job : 0;
+    if (f.id != "memory-pressure" && f.saving_pct < min_saving_pct(f.id)) continue;
+    f.severity = severity_of(f.saving_pct, f.id);
+    if (factor < 0.995)
+      f.evidence.metrics.push_back({"traced_saving_ms", f.traced_saving_ms, "ms"});
+    kept.push_back(std::move(f));
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const Finding& x, const Finding& y) {
+    return x.saving_ms_per_step != y.saving_ms_per_step ? x.saving_ms_per_step > y.saving_ms_per_step : x.id < y.id;
+  });
+  a.findings = std::move(kept);
+}
+
+}  // namespace gpuscope::analyzer

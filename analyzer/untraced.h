@@ -1,0 +1,20 @@
+// Findings about the job as it runs without gpuscope. Tracing slows the CPU
+// side of a step (API records, op callbacks), so idle GPU time seen in traced
+// steps is partly the tracer's. Given the untraced step time, every rule's
+// estimate is carried over to the untraced job (docs/rules.md, "The untraced
+// job"), findings that no longer reach their rule's threshold are dropped, and
+// the rest are ranked again.
+#pragma once
+
+#include "analyzer/analysis.h"
+#include "analyzer/steps.h"
+
+namespace gpuscope::analyzer {
+
+// Fills summary.untraced_* and traced_step_ms from the plan and the analysed steps.
+void measure_untraced(Analysis& a, const StepPlan& plan, bool imported);
+
+// Corrects, filters and ranks a.findings (the rules' raw output).
+void judge_against_untraced(Analysis& a);
+
+}  // namespace gpuscope::analyzer

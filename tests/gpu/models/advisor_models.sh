@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The advisor checked against fixes measured on real models (GPU machine).
+#   time:    every fix of every model timed without gpuscope (real_models.py --variant all)
+#   record:  the plain variant recorded with gpuscope's default, then analysed (JSON and text)
+#   full:    the same recorded with --full (everything traced), then analysed
+#   sampled: the same recorded with --sample 0.5,0.5, then analysed
+#   fixes:   the fixed variants in FIX_RECORDS ("model:variant ...") recorded with --full, for calibration
+#   profile: torch.profiler traces of tiny_mlp and item_loop (for tests/data)
+#   compare: the table of estimates against measured savings (compare.py)
+# Results go to $OUT/models (timings.jsonl, <model>.db/.json/.txt, table.md).
+#
+# Usage (repository root, GPU machine, .carry/ holding bin/gpuscope and the plugin):
+#   OUT=/tmp/out MODELS="resnet50 gpt2" STAGES="time record compare" tests/gpu/models/advisor_models.sh
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+GS=${GPUSCOPE:-$PWD/.carry/bin/gpuscope}
+OUT=${OUT:-/tmp/gpuscope_gpu_out}/models
+PY=${PYTHON:-python3}
+MODELS=${MODELS:-"resnet50 gpt2 tiny_mlp item_loop cpu_dataset healthy"}
+STAGES=${STAGES:-"time record compare"}
+LIMIT=${LIMIT:-150}
+RECORD_ARGS=${RECORD_ARGS:-}
+mkdir -p "$OUT"
+# Timings measured in earlier calls count too (TIMINGS_SEED: a timings.jsonl).
+[ -n "${TIMINGS_SEED:-}" ] && [ ! -s "$OUT/timings.jsonl" ] && cp "$TIMINGS_SEED" "$OUT/timings.jsonl"
+export PYTHONUNBUFFERED=1
+script=tests/gpu/models/real_models.py
+# Steps per timed block: enough for a few seconds per variant.
+steps_of() { case $1 in cpu_dataset) echo 8 ;; gpt2) echo 10 ;; *) echo 20 ;; esac; }
+# Steps per block when recorded: the control stretch (3 + 8 steps, >= 0.2 s) and enough traced after it.
+record_steps_of() { case $1 in tiny_mlp | item_loop) echo 40 ;; *) echo 8 ;; esac; }
+# KEEP_DB=1 keeps whole recordings; by default only <model>_small.db (tests/gpu/models/trim.py) stays.
+KEEP_DB=${KEEP_DB:-0}
+
+for stage in $STAGES; do
+  for m in $MODELS; do
+    t0=$SECONDS
+    case $stage in
+    time)
+      timeout -k 5 "$LIMIT" "$PY" $script --model "$m" --steps "$(steps_of "$m")" 2> "$OUT/$m.time.err" |
+        grep --line-buffered '^REAL_MODEL' | tee -a "$OUT/timings.jsonl"
+      ;;
+    record | full | sampled)
+      db=$OUT/$m.db flag=$RECORD_ARGS
+      [ "$stage" = full ] && db=$OUT/${m}_full.db flag="--full $RECORD_ARGS"
+      [ "$stage" = sampled ] && db=$OUT/${m}_sampled.db flag="--sample 0.5,0.5 $RECORD_ARGS"
+      timeout -k 10 "$LIMIT" "$GS" record --force $flag -o "$db" -- "$PY" $script --model "$m" --variant plain \
+        --steps "$(record_steps_of "$m")" --blocks 4 > "${db%.db}.out" 2> "${db%.db}.err"
+      echo "recorded $m ($stage): rc=$? $(grep -h '^REAL_MODEL' "${db%.db}.out" | cut -c1-200)"
+      "$GS" analyze "$db" --format json --force -o "${db%.db}.json" 2>> "${db%.db}.err" || tail -2 "${db%.db}.err"
+      "$GS" analyze "$db" --force -o "${db%.db}.txt" 2>> "${db%.db}.err"
+      rm -f "${db%.db}_small.db"
+      "$PY" tests/gpu/models/trim.py "$db" "${db%.db}_small.db" --traced-steps ${TRIM_STEPS:-4}
+      [ "$KEEP_DB" = 1 ] || rm -f "$db"
+      ;;
+    fixes)
+      for mv in ${FIX_RECORDS:-}; do
+        [ "${mv%%:*}" = "$m" ] || continue
+        db=$OUT/${m}_${mv#*:}.db
+        timeout -k 10 "$LIMIT" "$GS" record --force --full -o "$db" -- "$PY" $script --model "$m" \
+          --variant "${mv#*:}" --steps "$(steps_of "$m")" --blocks 2 > "${db%.db}.out" 2> "${db%.db}.err"
+        echo "recorded $mv: rc=$? $(grep -h '^REAL_MODEL' "${db%.db}.out" | cut -c1-200)"
+        "$GS" analyze "$db" --format json --force -o "${db%.db}.json" 2>> "${db%.db}.err" || tail -2 "${db%.db}.err"
+        [ "$KEEP_DB" = 1 ] || rm -f "$db"
+      done
+      ;;
+    profile)
+      case $m in tiny_mlp | item_loop) ;; *) continue ;; esac
+      timeout -k 5 "$LIMIT" "$PY" $script --model "$m" --steps 5 --profile "$OUT/${m}_torch_profiler.json" &&
+        gzip -f "$OUT/${m}_torch_profiler.json"
+      ;;
+    overhead)
+      # Tracing cost (issue 18): the plain variant without gpuscope, recorded in full,
+      # with the default control stretch, and both without ops; alternated.
+      case " ${OVERHEAD_MODELS:-resnet50 item_loop} " in *" $m "*) ;; *) continue ;; esac
+      for round in $(seq "${OVERHEAD_ROUNDS:-1}"); do
+        for mode in plain full default full_noops default_noops; do
+          case $mode in
+          plain) cmd=() ;;
+          full) cmd=("$GS" record --force --full -o "$OUT/ovh.db" --) ;;
+          default) cmd=("$GS" record --force -o "$OUT/ovh.db" --) ;;
+          full_noops) cmd=(env GPUSCOPE_TORCH_OPS=0 "$GS" record --force --full -o "$OUT/ovh.db" --) ;;
+          default_noops) cmd=(env GPUSCOPE_TORCH_OPS=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
+          esac
+          line=$(timeout -k 5 "$LIMIT" "${cmd[@]}" "$PY" $script --model "$m" --variant plain \
+            --steps "$(record_steps_of "$m")" --blocks 4 2>/dev/null | grep '^REAL_MODEL' | cut -c12-)
+          echo "{\"overhead\": \"$mode\", \"round\": $round, \"run\": $line}" | tee -a "$OUT/overhead.jsonl"
+        done
+      done
+      rm -f "$OUT/ovh.db"
+      ;;
+    compare) break ;;
+    esac
+    echo "=== $stage $m: $((SECONDS - t0)) s"
+  done
+  if [ "$stage" = compare ]; then
+    "$PY" tests/gpu/models/compare.py "$OUT" | tee "$OUT/table.md"
+  fi
+done

@@ -1,0 +1,324 @@
+"""Real models, written the way their users write them, and the fixes an expert
+would apply to each, one at a time. Used to check the advisor: every fix is
+measured here without gpuscope, and `advisor_models.sh` compares the measured
+savings with the findings of `gpuscope analyze` on a recording of the plain
+variant.
+
+Models (random weights, synthetic data, no downloads):
+  resnet50    timm ResNet-50, fp32 NCHW, batch 64, AdamW, data on the GPU
+  gpt2        transformers GPT-2 small from a GPT2Config, fp32, batch 8 x 512
+  tiny_mlp    a small MLP, batch 64: launch-bound
+  item_loop   8-layer 4096 bf16 MLP that logs every parameter's grad norm with .item()
+  cpu_dataset torchvision ResNet-18 fed by a Dataset doing torch CPU ops per sample, num_workers=0
+  healthy     a bf16 autocast transformer encoder with fused AdamW: nothing to fix
+
+Each run prints one line per variant:
+  REAL_MODEL {"model": ..., "variant": ..., "step_ms": ..., "blocks_ms": [...]}
+step_ms is the median of --blocks block means (each block: --steps steps timed
+with one synchronize at its end, as a job runs).
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+VARIANTS = {
+    "resnet50": ["plain", "channels_last", "bf16", "fused_adamw", "tf32_off"],
+    "gpt2": ["plain", "tf32", "bf16", "fused_adamw", "compile"],
+    "tiny_mlp": ["plain", "fused_adamw", "cuda_graphs", "compile"],
+    "item_loop": ["plain", "no_sync", "fused_adamw"],
+    "cpu_dataset": ["plain", "workers", "channels_last", "bf16"],
+    "healthy": ["plain", "channels_last", "cuda_graphs"],
+}
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- models
+
+
+def make_optimizer(params, variant, capturable=False):
+    if variant == "fused_adamw":
+        return torch.optim.AdamW(params, lr=1e-4, fused=True)
+    if capturable:
+        return torch.optim.AdamW(params, lr=1e-4, capturable=True)
+    return torch.optim.AdamW(params, lr=1e-4)
+
+
+def resnet50(variant):
+    import timm
+
+    model = timm.create_model("resnet50", num_classes=1000).cuda()
+    x = torch.randn(64, 3, 224, 224, device="cuda")
+    y = torch.randint(0, 1000, (64,), device="cuda")
+    if variant == "channels_last":
+        model = model.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+    opt = make_optimizer(model.parameters(), variant)
+    amp = variant == "bf16"
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def gpt2(variant):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_positions=512)
+    model = GPT2LMHeadModel(config).cuda()
+    model.train()
+    ids = torch.randint(0, config.vocab_size, (8, 512), device="cuda")
+    opt = make_optimizer(model.parameters(), variant)
+    amp = variant == "bf16"
+    if variant == "compile":
+        model = torch.compile(model)
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            loss = model(input_ids=ids, labels=ids).loss
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def tiny_mlp(variant):
+    layers = []
+    for _ in range(8):
+        layers += [nn.Linear(256, 256), nn.LayerNorm(256), nn.GELU()]
+    model = nn.Sequential(*layers, nn.Linear(256, 10)).cuda()
+    x = torch.randn(64, 256, device="cuda")
+    y = torch.randint(0, 10, (64,), device="cuda")
+    if variant == "compile":
+        model = torch.compile(model)
+    if variant == "cuda_graphs":
+        return graphed_step(model, x, y, F.cross_entropy)
+    opt = make_optimizer(model.parameters(), variant)
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def graphed_step(model, x, y, loss_fn, amp=False):
+    """The whole step (forward, backward, optimizer) captured once and replayed,
+    as in torch's CUDA graphs documentation."""
+    opt = make_optimizer(model.parameters(), "plain", capturable=True)
+    static_x, static_y = x.clone(), y.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+                loss = loss_fn(model(static_x), static_y)
+            loss.backward()
+            opt.step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            loss = loss_fn(model(static_x), static_y)
+        loss.backward()
+        opt.step()
+
+    def step():
+        static_x.copy_(x)
+        static_y.copy_(y)
+        graph.replay()
+
+    return step
+
+
+def item_loop(variant):
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(4096, 4096), nn.ReLU()) for _ in range(8)]).cuda()
+    model = model.to(torch.bfloat16)
+    x = torch.randn(256, 4096, device="cuda", dtype=torch.bfloat16)
+    opt = make_optimizer(model.parameters(), variant)
+    history = []
+
+    def step():
+        loss = model(x).float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if variant == "no_sync":
+            # One tensor of norms, read back once at the end of the run.
+            norms = torch.stack([p.grad.norm() for p in model.parameters()])
+            history.append(norms)
+        else:
+            norms = {n: p.grad.norm().item() for n, p in model.named_parameters()}
+            history.append(norms)
+        opt.step()
+        if len(history) > 100:
+            history.clear()
+
+    return step
+
+
+class CpuHeavyDataset(torch.utils.data.Dataset):
+    """Decodes and augments one image per item with torch CPU ops, as a
+    torchvision transform pipeline would."""
+
+    def __init__(self, n=100000):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        img = torch.randint(0, 256, (3, 160, 160), generator=g, dtype=torch.uint8)
+        img = img.float().div_(255)
+        img = F.interpolate(img[None], size=(128, 128), mode="bilinear", align_corners=False)[0]
+        if i % 2:
+            img = img.flip(-1)
+        mean = torch.tensor([0.485, 0.456, 0.406]).view(3, 1, 1)
+        std = torch.tensor([0.229, 0.224, 0.225]).view(3, 1, 1)
+        img = (img - mean) / std
+        return img, i % 100
+
+
+def cpu_dataset(variant):
+    import torchvision
+
+    model = torchvision.models.resnet18(num_classes=100).cuda()
+    workers = variant == "workers"
+    loader = torch.utils.data.DataLoader(
+        CpuHeavyDataset(), batch_size=64, shuffle=True, num_workers=8 if workers else 0,
+        pin_memory=workers, persistent_workers=workers, drop_last=True)
+    if variant == "channels_last":
+        model = model.to(memory_format=torch.channels_last)
+    opt = make_optimizer(model.parameters(), variant)
+    amp = variant == "bf16"
+    it = iter(loader)
+
+    def step():
+        x, y = next(it)
+        x, y = x.cuda(non_blocking=workers), y.cuda(non_blocking=workers)
+        if variant == "channels_last":
+            x = x.contiguous(memory_format=torch.channels_last)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def healthy(variant):
+    layer = nn.TransformerEncoderLayer(d_model=1024, nhead=16, dim_feedforward=4096, batch_first=True,
+                                       norm_first=True, dropout=0.0)
+    model = nn.TransformerEncoder(layer, num_layers=8, enable_nested_tensor=False).cuda()
+    x = torch.randn(32, 512, 1024, device="cuda")
+    if variant == "cuda_graphs":
+        return graphed_step(model, x, x, lambda out, t: out.float().pow(2).mean(), amp=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(x).float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+MODELS = dict(resnet50=resnet50, gpt2=gpt2, tiny_mlp=tiny_mlp, item_loop=item_loop, cpu_dataset=cpu_dataset,
+              healthy=healthy)
+
+# ---------------------------------------------------------------- timing
+
+
+def set_precision(variant):
+    # torch's defaults: fp32 matmuls in full fp32, cuDNN convolutions in TF32.
+    torch.backends.cuda.matmul.allow_tf32 = variant == "tf32"
+    torch.backends.cudnn.allow_tf32 = variant != "tf32_off"
+    torch.backends.cudnn.benchmark = False
+
+
+def measure(model_name, variant, steps, blocks, warmup):
+    set_precision(variant)
+    step = MODELS[model_name](variant)
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    means = []
+    for _ in range(blocks):
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+        means.append(1000.0 * (time.perf_counter() - t0) / steps)
+    return means
+
+
+def profile(model_name, steps, path):
+    """torch.profiler trace of the plain variant (record_shapes, a ProfilerStep per step)."""
+    set_precision("plain")
+    step = MODELS[model_name]("plain")
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    # A schedule that always records (so the trace has ProfilerStep#N ranges)
+    # and keeps its events.
+    always = lambda _: torch.profiler.ProfilerAction.RECORD  # noqa: E731
+    with torch.profiler.profile(activities=acts, record_shapes=True, schedule=always, acc_events=True) as prof:
+        for _ in range(steps):
+            step()
+            prof.step()
+    torch.cuda.synchronize()
+    prof.export_chrome_trace(path)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", choices=sorted(MODELS), required=True)
+    p.add_argument("--variant", default="all", help="one variant, or all (plain first and last)")
+    p.add_argument("--steps", type=int, default=20, help="steps per timed block")
+    p.add_argument("--blocks", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--profile", metavar="OUT.json", help="write a torch.profiler trace of the plain variant")
+    args = p.parse_args()
+    if args.profile:
+        profile(args.model, args.steps, args.profile)
+        return
+    variants = VARIANTS[args.model] + ["plain"] if args.variant == "all" else [args.variant]
+    for v in variants:
+        t0 = time.time()
+        try:
+            means = measure(args.model, v, args.steps, args.blocks, args.warmup)
+        except Exception as e:  # a fix this torch cannot apply is reported, not fatal
+            log("variant %s of %s failed: %r" % (v, args.model, e))
+            print("REAL_MODEL " + json.dumps(dict(model=args.model, variant=v, error=repr(e)[:300])), flush=True)
+            continue
+        print("REAL_MODEL " + json.dumps(dict(model=args.model, variant=v, step_ms=statistics.median(means),
+                                              blocks_ms=[round(m, 3) for m in means],
+                                              seconds=round(time.time() - t0, 1))), flush=True)
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Makes a recording small enough for tests/data: keeps everything up to the
+end of the Nth traced step after the last untraced (control) step, drops the
+rest, and vacuums. Without a control stretch, keeps the first N steps after
+the first three.
+
+  python3 tests/gpu/models/trim.py IN.db OUT.db [--traced-steps 6]
+"""
+
+import argparse
+import os
+import shutil
+import sqlite3
+import sys
+
+EVENT_TABLES = ["kernel", "memcpy", "memset", "api_call", "sync", "graph_launch", "range", "op"]
+POINT_TABLES = ["memory_event", "counter"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("src")
+    p.add_argument("dst")
+    p.add_argument("--traced-steps", type=int, default=6)
+    args = p.parse_args()
+    if os.path.exists(args.dst):
+        sys.exit("trim.py: %s: already exists" % args.dst)
+    part = args.dst + ".part"
+    shutil.copyfile(args.src, part)
+    db = sqlite3.connect(part)
+    pid = db.execute("select pid from step group by pid order by count(*) desc limit 1").fetchone()
+    if pid is None:
+        sys.exit("trim.py: %s: no steps" % args.src)
+    pid = pid[0]
+    steps = db.execute("select number, start, end from step where pid = ? order by start", (pid,)).fetchall()
+    windows = db.execute("select start, end from range where source = 7 and pid = ? order by start", (pid,)).fetchall()
+
+    def traced(s):
+        return not windows or any(a <= s[1] and s[2] <= b for a, b in windows)
+
+    last_untraced = max((i for i, s in enumerate(steps) if not traced(s)), default=2)
+    keep = min(len(steps) - 1, last_untraced + args.traced_steps)
+    cutoff = steps[keep][2]
+    # The GPU runs behind the CPU: events are kept up to three steps later, so
+    # the kept steps' kernels are whole.
+    events_cutoff = steps[min(len(steps) - 1, keep + 3)][2]
+    for t in EVENT_TABLES:
+        db.execute("delete from %s where start > ?" % t, (events_cutoff,))
+    for t in POINT_TABLES:
+        db.execute("delete from %s where ts > ?" % t, (events_cutoff,))
+    db.execute("delete from step where start > ?", (cutoff,))
+    db.execute("delete from external_correlation where correlation not in (select correlation from api_call)")
+    db.commit()
+    db.execute("vacuum")
+    db.close()
+    os.rename(part, args.dst)
+    print("%s: kept %d of %d steps (cut at %d ns), %d bytes" % (args.dst, keep + 1, len(steps), cutoff,
+                                                               os.path.getsize(args.dst)))
+
+
+if __name__ == "__main__":
+    main()
