@@ -49,7 +49,7 @@ void measure_untraced(Analysis& a, const StepPlan& plan, bool imported) {
   } else if (s.step_source == StepSource::kWholeRecording) {
     s.untraced_unknown = "the job has no steps";
   } else if (plan.untraced == 0) {
-    s.untraced_unknown = "every step was traced (--full, or steps not from the torch plugin)";
+    s.untraced_unknown = "every step was traced (record --full, an older gpuscope, or steps not from the torch plugin)";
   } else {
     s.untraced_unknown = "too few untraced steps";
   }

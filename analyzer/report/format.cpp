@@ -107,7 +107,7 @@ std::string md_escape(std::string_view s) {
 std::string untraced_line(const Analysis& a) {
   const Summary& s = a.summary;
   if (s.untraced_step_ms <= 0)
-    return "untraced step time unknown (" + s.untraced_unknown + "): savings are judged against the traced step of " +
+    return "untraced step time unknown: " + s.untraced_unknown + "; savings are judged against the traced step of " +
            fixed(s.traced_step_ms, 3) + " ms, which includes gpuscope's cost";
   const double cost = s.tracing_cost_pct;
   return "untraced step " + fixed(s.untraced_step_ms, 3) + " ms (" +

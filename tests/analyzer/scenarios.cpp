@@ -165,6 +165,26 @@ void write(const std::string& name, bool planted, Sim& s) {
         sim.kernel(kNhwcToNchw, us(120));
         sim.op_end();
       };
+  } else if (name == "fused-optimizer") {
+    // AdamW's foreach path: a handful of multi-tensor kernels per step, each a
+    // pass over every parameter (as timm's ResNet-50 and a bf16 MLP on the H200);
+    // the fused optimizer's one kernel per step when not planted.
+    L.after_backward = [planted](Sim& sim, int) {
+      sim.op_begin("Optimizer.step#AdamW.step");
+      if (planted) {
+        for (int i = 0; i < 8; ++i)
+          sim.kernel("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+                     "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::PointwiseOpScalarFunctor"
+                     "<float, 4, 3, 0>, std::multiplies<float>, float>(T1, T2, T3, T4)",
+                     us(250));
+      } else {
+        sim.kernel("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+                   "namespace)::FusedOptimizerTensorListMetadata<4>, at::native::(anonymous namespace)::"
+                   "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, float*, double, double>(T1, T2, T3, ...)",
+                   us(500));
+      }
+      sim.op_end();
+    };
   } else if (name == "memory-pressure") {
     L.before = [planted](Sim& sim, int step) {
       if (step == 1) sim.torch_memory(planted ? 70'000'000'000 : 30'000'000'000, planted ? 76'000'000'000 : 40'000'000'000);
@@ -311,7 +331,7 @@ void write(const std::string& name, bool planted, Sim& s) {
 std::vector<std::string> planted_scenarios() {
   return {"dataloader-stall", "amp",          "pageable-memcpy", "fusion",          "launch-bound",
           "host-sync",        "channels-last", "memory-pressure", "allocator-churn", "low-utilization",
-          "sdpa",             "copy-overlap",  "recompile",       "exposed-communication"};
+          "sdpa",             "copy-overlap",  "recompile",       "exposed-communication", "fused-optimizer"};
 }
 
 void write_scenario(const std::string& name, bool planted, const std::string& path) {

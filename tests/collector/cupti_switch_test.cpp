@@ -132,9 +132,19 @@ TEST(CuptiSwitch, FinalizeAtTheNextApiExitAfterDrainingTheDevices) {
   EXPECT_EQ(cupti_source::finalizes(), 1u);
   launch_exit();  // nothing more to do
   EXPECT_EQ(count(calls(), "finalize"), 1);
-  // Resuming subscribes again and filters again.
+  // Resuming drains the devices again, before subscribing: the stretch between
+  // the two drains is the untraced steps' GPU time, taken once.
+  uint64_t a = 0, b = 0;
+  EXPECT_FALSE(cupti_source::take_untraced_span(a, b));
   ASSERT_TRUE(on());
   log = calls();
+  EXPECT_EQ(count(log, "cuCtxSynchronize"), 2);
+  EXPECT_LT(index_of(log, "cuCtxSynchronize", fin), index_of(log, "subscribe", fin));
+  ASSERT_TRUE(cupti_source::take_untraced_span(a, b));
+  EXPECT_GT(a, 0u);
+  EXPECT_GE(b, a);
+  EXPECT_FALSE(cupti_source::take_untraced_span(a, b));
+  // Resuming subscribes again and filters again.
   EXPECT_EQ(count(log, "subscribe"), 2);
   EXPECT_GE(index_of(log, "runtime 1 off", fin), 0);
   EXPECT_TRUE(cupti_source::live());
@@ -251,7 +261,8 @@ TEST(CuptiSwitch, NoFinalizeOnceAGraphWasLaunched) {
     ASSERT_TRUE(on());
   }
   EXPECT_EQ(count(calls(), "finalize"), 1);
-  EXPECT_EQ(count(calls(), "cuCtxSynchronize"), 1);
+  // The teardown's drain, and the resume's after it (the untraced stretch measured).
+  EXPECT_EQ(count(calls(), "cuCtxSynchronize"), 2);
   EXPECT_TRUE(cupti_source::kept_for_graphs());
   EXPECT_TRUE(cupti_source::live());
 }

@@ -63,8 +63,10 @@ TEST(Schedule, ReadFromTheEnvironment) {
   EXPECT_TRUE(c.traced_at(10 * kMs, 0));
   EXPECT_TRUE(c.traced_at(1000 * kMs, 0));
   EXPECT_FALSE(c.finalize_when_off);
-  // Torn down by default wherever tracing switches off, and not otherwise.
+  // Torn down by default wherever tracing switches off (the control stretch
+  // too, tests/collector/schedule_control_test.cpp), and not otherwise.
   unsetenv("GPUSCOPE_CUPTI_FINALIZE");
+  setenv("GPUSCOPE_CONTROL_STEPS", "0", 1);
   EXPECT_FALSE(load_config().finalize_when_off);
   setenv("GPUSCOPE_SAMPLE_MS", "300,2700", 1);
   EXPECT_TRUE(load_config().finalize_when_off);
@@ -72,6 +74,7 @@ TEST(Schedule, ReadFromTheEnvironment) {
   setenv("GPUSCOPE_WINDOW_END_NS", "5000000000", 1);
   EXPECT_TRUE(load_config().finalize_when_off);
   unsetenv("GPUSCOPE_WINDOW_END_NS");
+  unsetenv("GPUSCOPE_CONTROL_STEPS");
 }
 
 }  // namespace

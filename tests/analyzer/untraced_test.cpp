@@ -1,0 +1,118 @@
+// Findings about the job as it runs untraced (analyzer/untraced.cpp): a
+// recording whose traced steps are slower than its untraced ones, because the
+// tracer lengthens the CPU side, must not blame the CPU for idle time the
+// tracer made; a job that idles untraced too keeps its finding.
+#include <gtest/gtest.h>
+
+#include "store/rows.h"
+#include "tests/analyzer/sim.h"
+#include "tests/analyzer/test_util.h"
+
+namespace gpuscope::testing {
+namespace {
+
+const analyzer::Finding* find(const analyzer::Analysis& a, const std::string& id) {
+  for (const auto& f : a.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+// A job with 10 ms of kernels a step. Traced, the CPU needs `traced_cpu_ms`
+// a step (Python the tracer slowed down), more than the GPU, which idles for
+// the difference; untraced it needs `untraced_cpu_ms`. Steps 0-2 are traced (warm-up), 3-10 run untraced (the
+// control stretch, measured on the GPU from drain to drain: written as a
+// range of source untraced_drained when `drained`), 11-24 are traced again.
+std::string control_stretch_recording(const std::string& name, double traced_cpu_ms, double untraced_cpu_ms,
+                                      bool drained = true) {
+  const std::string path = temp_db(name);
+  Sim s(path, Sim::Config{});
+  int64_t window = s.now(), untraced_start = 0;
+  for (int i = 0; i < 25; ++i) {
+    const bool traced = i < 3 || i > 10;
+    if (i == 3) {
+      s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window, s.now());
+      untraced_start = s.now();
+    }
+    if (i == 11) {
+      if (drained)
+        s.range(store::kRangeSourceUntracedDrained, std::string(store::kUntracedDrainedName), untraced_start, s.now());
+      window = s.now();
+    }
+    s.step_begin();
+    if (traced) {
+      s.op_begin("aten::mm");
+      s.kernel(names::kGemmBf16, ms(10));
+      s.op_end();
+      s.cpu(ms(traced_cpu_ms));
+    } else {
+      s.cpu(ms(std::max(10.0, untraced_cpu_ms)));  // the GPU's 10 ms, untraced and unseen
+    }
+    s.step_end();
+  }
+  s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window, s.now());
+  s.finish();
+  return path;
+}
+
+// Traced steps take ~18 ms (10 ms of kernels, 8 ms more of CPU while the GPU
+// idles); untraced the job runs at the GPU's 10 ms. Without the correction
+// low-utilization would claim ~8 ms (44 %).
+TEST(Untraced, IdleTheTracerMadeIsNotBlamedOnTheJob) {
+  auto a = analyze_path(control_stretch_recording("untraced_gpu_bound", 18, 2));
+  EXPECT_EQ(a.summary.untraced_method, "gpu_drained");
+  EXPECT_NEAR(a.summary.untraced_step_ms, 10.0, 0.2);
+  EXPECT_GT(a.summary.traced_step_ms, 17.0);
+  EXPECT_NEAR(a.summary.tracing_cost_pct, 100 * (a.summary.traced_step_ms / a.summary.untraced_step_ms - 1), 0.01);
+  EXPECT_LT(a.summary.cpu_idle_factor, 0.05);
+  for (const auto& f : a.findings) EXPECT_LT(f.saving_pct, 5.0) << f.id << " " << f.saving_pct;
+  // The control stretch's warm-up and the first step after it are left out.
+  EXPECT_EQ(a.summary.first_step, 12);
+  EXPECT_EQ(a.summary.steps, 13);
+  bool said = false;
+  for (const auto& n : a.notes) said = said || n.find("before the untraced control stretch") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// The same traced steps, but the job is as slow untraced (18 ms): the idle time
+// is the job's own, and the finding keeps its full size, judged against 18 ms.
+TEST(Untraced, IdleTheJobHasUntracedIsKept) {
+  auto a = analyze_path(control_stretch_recording("untraced_cpu_bound", 18, 18));
+  EXPECT_NEAR(a.summary.untraced_step_ms, 18.0, 0.3);
+  EXPECT_NEAR(a.summary.cpu_idle_factor, 1.0, 0.05);
+  const analyzer::Finding* f = find(a, "low-utilization");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->saving_ms_per_step, 8.0, 0.5);
+  EXPECT_NEAR(f->saving_pct, 100 * 8.0 / 18.0, 3.0);
+}
+
+// Half of the traced idle time exists untraced (14 ms against 18 ms traced):
+// the finding claims half, as a share of the untraced step.
+TEST(Untraced, FindingsClaimOnlyTheIdleTimeThatExistsUntraced) {
+  auto a = analyze_path(control_stretch_recording("untraced_half", 18, 14));
+  const analyzer::Finding* f = find(a, "low-utilization");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->traced_saving_ms, 8.0, 0.5);
+  EXPECT_NEAR(f->saving_ms_per_step, 4.0, 0.5);
+  EXPECT_NEAR(f->saving_pct, 100 * 4.0 / 14.0, 3.0);
+}
+
+// Without the drained range (CUPTI kept initialized, an older driver) the
+// untraced steps' own CPU bounds stand in for the untraced step.
+TEST(Untraced, CpuStepsStandInWithoutTheGpuMeasure) {
+  auto a = analyze_path(control_stretch_recording("untraced_cpu_steps", 18, 2, false));
+  EXPECT_EQ(a.summary.untraced_method, "cpu_steps");
+  EXPECT_NEAR(a.summary.untraced_step_ms, 10.0, 0.2);
+}
+
+// A recording without untraced steps says why it cannot judge, in one line of
+// every report format.
+TEST(Untraced, UnknownSaysWhy) {
+  auto a = analyze_scenario("healthy");
+  EXPECT_EQ(a.summary.untraced_step_ms, 0);
+  EXPECT_NE(a.summary.untraced_unknown.find("every step was traced"), std::string::npos) << a.summary.untraced_unknown;
+  EXPECT_NE(analyzer::to_text(a).find("untraced step time unknown: every step was traced"), std::string::npos);
+  EXPECT_NE(analyzer::to_json(a).find("\"unknown_why\":"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscope::testing
