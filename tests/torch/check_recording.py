@@ -46,10 +46,15 @@ def check(cond, what):
     return cond
 
 
-def record(name, command, env=None, trace=None, timeout=90, options=()):
-    """Runs `gpuscope record -o TMP/name.db [options] -- command`; returns (result, db)."""
+def record(name, command, env=None, trace=None, timeout=90, options=(), control=False):
+    """Runs `gpuscope record -o TMP/name.db [options] -- command`; returns (result, db).
+    Every step is traced (--full) unless `control` keeps record's default control
+    stretch (or the options schedule tracing themselves)."""
     db = os.path.join(TMP, name + ".db")
-    argv = [args.gpuscope, "record", "-o", db] + list(options)
+    options = list(options)
+    if not control and not any(o in ("--sample", "--delay", "--duration") for o in options):
+        options.append("--full")
+    argv = [args.gpuscope, "record", "-o", db] + options
     if trace:
         argv += ["--trace", trace]
     full_env = dict(os.environ)
@@ -261,6 +266,32 @@ def torchrun_gloo_sampled():
     # Before its first step a rank switches by time, as in sampled_by_time.
     ops, late = sum(r[4] for r in ranks), ops_begun_outside(db)
     check(late == 0, "%d ops begun inside a traced stretch of their own process: %d not" % (ops, late))
+
+@case
+def control_stretch():
+    # record's default: steps 4-11 untraced (ops off), at least 0.2 s, then traced again;
+    # every step recorded; analyze reports the untraced step time and what tracing cost.
+    result, db = record("control", train_mlp(0, ["--steps", "30", "--sleep-ms", "1"]), control=True)
+    check(result.returncode == 0, "job exits 0 (got %d)" % result.returncode)
+    steps = q(db, "SELECT number, start, \"end\" FROM step ORDER BY start")
+    check(len(steps) == 30, "every step recorded (%d)" % len(steps))
+    windows = q(db, "SELECT start, \"end\" FROM range WHERE source = 7 ORDER BY start")
+    check(len(windows) == 2, "two traced stretches, before and after the control stretch: %d" % len(windows))
+    with_ops = [q1(db, "SELECT count(*) FROM op WHERE start >= ? AND start < ?", s, e) > 0 for _, s, e in steps]
+    pattern = "".join("x" if o else "." for o in with_ops)
+    untraced = pattern[3:].split("x")[0]
+    check(pattern.startswith("xxx.") and len(untraced) >= 8 and pattern.endswith("xxxx"),
+          "ops in the 3 warm-up steps, none in 8 or more after them, then ops again: %s" % pattern)
+    out = subprocess.run([args.gpuscope, "analyze", db, "--format", "json"], capture_output=True, text=True)
+    check(out.returncode == 0, "analyze exits 0: %s" % out.stderr[-300:])
+    if out.returncode == 0:
+        untraced = json.loads(out.stdout)["summary"]["untraced"]
+        # No CUPTI here, so no drain: the untraced steps' CPU bounds stand in.
+        check(untraced["method"] == "cpu_steps" and untraced["step_ms"] > 0 and untraced["tracing_cost_pct"] is not None,
+              "the report has the untraced step and the tracing cost: %s" % untraced)
+    result, db = record("full", train_mlp(0, ["--steps", "12", "--sleep-ms", "0"]))
+    check(q1(db, "SELECT count(*) FROM range WHERE source = 7") == 0, "--full: no traced stretches, every step traced")
+
 
 @case
 def libtorch_trainer():
