@@ -2,12 +2,11 @@
 #include <cstdio>
 #include <optional>
 #include <string>
-#include <sys/stat.h>
 
 #include "analyzer/analysis.h"
 #include "cli/commands.h"
+#include "common/atomic_file.h"
 #include "common/error.h"
-#include "common/text_file.h"
 #include "store/reader.h"
 
 namespace gpuscope::cli {
@@ -21,19 +20,13 @@ struct AnalyzeArgs {
   double fail_on_saving = -1;
 };
 
-bool exists(const std::string& p) {
-  struct stat st {};
-  return stat(p.c_str(), &st) == 0;
-}
-
 void run(const AnalyzeArgs& args) {
   if (args.list_rules) {
     std::fputs(analyzer::rules_markdown().c_str(), stdout);
     return;
   }
   if (args.path.empty()) throw Error("analyze: a recording is required (gpuscope analyze run.db)");
-  if (!args.output.empty() && !args.force && exists(args.output))
-    throw Error(args.output + ": already exists; use --force to overwrite");
+  check_outputs({args.output}, {args.path}, args.force);
   analyzer::Options opt;
   opt.device = args.device;
   opt.pid = args.pid;

@@ -22,7 +22,7 @@ void run(const DiffArgs& a) {
   opt.threshold = regress::parse_percent(a.threshold, "--threshold");
   opt.alpha = a.alpha;
   opt.top = a.top;
-  regress::check_outputs({a.markdown, a.junit, a.json, a.html}, a.force);
+  regress::check_outputs({a.markdown, a.junit, a.json, a.html}, {a.base, a.next}, a.force);
 
   analyzer::Options ao;
   ao.progress = true;

@@ -2,6 +2,7 @@
 // given with the collector injected, then finalizes the shared database.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -109,21 +110,14 @@ int run_record(RecordOptions& opt) {
   if (opt.delay_s < 0 || opt.duration_s < 0) throw Error("record: --delay and --duration must be >= 0");
   const std::string sample = opt.sample.empty() ? "" : sample_ms(opt.sample);
   std::string exe = find_executable(opt.command[0]);
-  if (exe.empty()) throw Error("record: command not found: " + opt.command[0]);
+  if (exe.empty()) throw Error("record: " + opt.command[0] + ": " + executable_problem(opt.command[0]));
   std::string collector = find_collector();
 
   std::string output = expand_output_name(opt.output.empty() ? default_output() : opt.output, getpid());
   output = std::filesystem::absolute(output).lexically_normal().string();
-  if (std::filesystem::exists(output)) {
-    if (!opt.force) throw Error(output + ": already exists (use --force to overwrite)");
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(output + suffix);
-  }
-  {
-    int fd = open(output.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0) throw Error(output + ": cannot create: " + std::strerror(errno));
-    close(fd);
-    unlink(output.c_str());
-  }
+  // Held (and locked) until this process ends, so that no other run takes the file meanwhile.
+  const int claim = claim_output(output, opt.force);
+  (void)claim;
 
   int64_t origin = monotonic_ns();
   try {
@@ -157,9 +151,14 @@ int run_record(RecordOptions& opt) {
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
 
+  const pid_t parent = getpid();
   pid_t child = fork();
   if (child < 0) throw Error(std::string("record: fork failed: ") + std::strerror(errno));
   if (child == 0) {
+    // The job ends with gpuscope, also when gpuscope is killed: the parent
+    // may already be gone before prctl, so its pid is checked after.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(128 + SIGKILL);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) signal(sig, SIG_DFL);
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> argv;
