@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/terminal_text.h"
 #include "export/progress.h"
 #include "import/origin_lookahead.h"
 #include "import/row_writer.h"
@@ -93,7 +94,8 @@ std::string import_summary(const ImportResult& r) {
   std::string s = buf;
   if (!c.unknown.empty()) {
     s += "; unknown categories, not imported:";
-    for (const auto& [cat, n] : c.unknown) s += " " + (cat.empty() ? std::string("\"\"") : cat) + " " + std::to_string(n);
+    for (const auto& [cat, n] : c.unknown)
+      s += " " + (cat.empty() ? std::string("\"\"") : terminal_safe(cat)) + " " + std::to_string(n);
   }
   return s;
 }
