@@ -8,6 +8,7 @@
 #include <fstream>
 #include <unordered_map>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "import/torch_import.h"
 #include "regress/diff.h"
@@ -40,6 +41,7 @@ std::string temp_db_path() {
   const int fd = mkstemps(tmpl.data(), 3);
   if (fd < 0) throw Error(tmpl + ": cannot create a temporary database for the imported trace");
   close(fd);
+  register_temp_path(tmpl, true);  // removed also when Ctrl-C ends the diff
   return tmpl;
 }
 
@@ -49,6 +51,7 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 }
 
 void remove_db(const std::string& p) {
+  unregister_temp_path(p);
   std::remove(p.c_str());
   std::remove((p + "-wal").c_str());
   std::remove((p + "-shm").c_str());

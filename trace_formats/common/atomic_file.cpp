@@ -117,6 +117,14 @@ void unregister_temp_path(int slot) {
   if (slot >= 0 && slot < kSlots) g_slots[slot].state.store(kFree, std::memory_order_release);
 }
 
+void unregister_temp_path(const std::string& path) {
+  for (auto& s : g_slots) {
+    int expected = kReady;
+    if (s.state.load(std::memory_order_acquire) != kReady || path != s.path) continue;
+    s.state.compare_exchange_strong(expected, kFree);
+  }
+}
+
 AtomicFile::AtomicFile(std::string target, Kind kind) : target_(std::move(target)), kind_(kind) {
   fs::path p(target_);
   fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();

@@ -56,5 +56,6 @@ void check_outputs(const std::vector<std::string>& outputs, const std::vector<st
 // default). Returns a slot for unregister_temp_path, or -1 when all are taken.
 int register_temp_path(const std::string& path, bool sqlite_side_files);
 void unregister_temp_path(int slot);
+void unregister_temp_path(const std::string& path);
 
 }  // namespace gpuscope

@@ -12,8 +12,11 @@
 namespace gpuscope::store {
 namespace {
 
+// Names the file: a damaged page is found by a query long after the open.
 [[noreturn]] void fail(sqlite3* db, std::string_view what) {
-  throw Error(std::string(what) + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+  const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
+  std::string where = file && *file ? std::string(file) + ": " : std::string();
+  throw Error(where + std::string(what) + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
 }
 
 }  // namespace
