@@ -81,6 +81,15 @@ int claim_output(const std::string& path, bool force) {
       for (const char* suffix : {"-wal", "-shm", "-journal"}) unlink((path + suffix).c_str());
       return fd;  // `fresh` removes the temporary name; the file stays under `path`
     }
+    if (errno == EPERM || errno == EOPNOTSUPP) {
+      // No hard links on this file system: create the name itself, then lock it.
+      const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+      if (fd >= 0) {
+        flock(fd, LOCK_EX | LOCK_NB);
+        for (const char* suffix : {"-wal", "-shm", "-journal"}) unlink((path + suffix).c_str());
+        return fd;
+      }
+    }
     if (errno != EEXIST) throw Error(path + ": cannot create: " + std::strerror(errno));
     if (!force) throw Error(path + ": already exists (use --force to overwrite)");
     const int old = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);

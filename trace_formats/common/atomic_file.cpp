@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <mutex>
 #include <random>
-#include <set>
 #include <utility>
 
 #include "common/error.h"

@@ -75,7 +75,7 @@ Reader::SideFiles::~SideFiles() {
 
 Reader::Reader(const std::string& path)
     : side_files_(path), db_(checked_path(path), Connection::Mode::kReadOnly) {
-  if (const int64_t unread = plan_read_only(path, folder_writable(path)).unread_wal_bytes)
+  if (const int64_t unread = db_.unread_wal_bytes())
     std::fprintf(stderr,
                  "gpuscope: warning: %s: its last %lld bytes, in %s-wal, cannot be read in a folder this user "
                  "cannot write; copy both files to a writable folder to read them\n",

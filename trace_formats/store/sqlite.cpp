@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -137,12 +138,14 @@ Connection::Connection(const std::string& path, Mode mode) : path_(path) {
     case Mode::kReadOnly: {
       const ReadOnlyPlan plan = plan_read_only(path, folder_writable(path));
       open(SQLITE_OPEN_READONLY, plan.immutable);
+      unread_wal_bytes_ = plan.unread_wal_bytes;
       if (plan.immutable || !is_wal_file(path)) break;
       // A -wal or -shm this process may not use: read the file without them.
       if (sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) != SQLITE_OK) {
         sqlite3_close_v2(db_);
         db_ = nullptr;
         open(SQLITE_OPEN_READONLY, true);
+        unread_wal_bytes_ = std::max<int64_t>(0, file_size(path + "-wal"));
       }
       break;
     }

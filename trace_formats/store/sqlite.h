@@ -81,12 +81,15 @@ class Connection {
   bool has_table(std::string_view name);
   const std::string& path() const { return path_; }
   sqlite3* raw() const { return db_; }
+  // Bytes of the -wal a read-only open had to leave unread (see ReadOnlyPlan).
+  int64_t unread_wal_bytes() const { return unread_wal_bytes_; }
 
  private:
   void open(int flags, bool immutable);
 
   sqlite3* db_ = nullptr;
   std::string path_;
+  int64_t unread_wal_bytes_ = 0;
 };
 
 }  // namespace gpuscope::store
