@@ -116,8 +116,7 @@ int run_record(RecordOptions& opt) {
   std::string output = expand_output_name(opt.output.empty() ? default_output() : opt.output, getpid());
   output = std::filesystem::absolute(output).lexically_normal().string();
   // Held (and locked) until this process ends, so that no other run takes the file meanwhile.
-  const int claim = claim_output(output, opt.force);
-  (void)claim;
+  [[maybe_unused]] const int claimed = claim_output(output, opt.force);
 
   int64_t origin = monotonic_ns();
   try {

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <unordered_map>
 
@@ -39,7 +41,8 @@ std::string temp_db_path() {
   const char* dir = std::getenv("TMPDIR");
   std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/gpuscope-diff-XXXXXX.db";
   const int fd = mkstemps(tmpl.data(), 3);
-  if (fd < 0) throw Error(tmpl + ": cannot create a temporary database for the imported trace");
+  if (fd < 0)
+    throw Error(tmpl + ": cannot create a temporary database for the imported trace: " + std::strerror(errno));
   close(fd);
   register_temp_path(tmpl, true);  // removed also when Ctrl-C ends the diff
   return tmpl;
