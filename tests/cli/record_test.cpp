@@ -66,15 +66,23 @@ TEST(Record, ForceRefusesAFileAnotherRunIsRecording) {
   EXPECT_EQ(gpuscope("record --force -o " + out + " -- sh -c 'exit 0'").exit_code, 0);
 }
 
+// The live process whose command line is `sleep MARKER` (no pgrep needed).
 pid_t pid_of_sleep(const std::string& marker) {
-  const Result r = run("pgrep -f -x 'sleep " + marker + "'");
-  return r.exit_code == 0 ? static_cast<pid_t>(std::stol(r.output)) : 0;
+  const std::string wanted = std::string("sleep") + '\0' + marker + '\0';
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // A zombie's command line is empty: it no longer counts.
+    if (read_file(e.path().string() + "/cmdline") == wanted) return static_cast<pid_t>(std::stol(name));
+  }
+  return 0;
 }
 
 TEST(Record, JobEndsWhenGpuscopeIsKilled) {
   if (!collector_built()) GTEST_SKIP() << "no collector in this build (CUDA headers missing)";
   TempDir tmp;
-  // A duration no other process uses, so pgrep finds this job only.
+  // A duration no other process uses, so that this job alone matches.
   const std::string marker = "3" + std::to_string(::getpid() % 1000) + ".5";
   const pid_t gs = fork();
   if (gs == 0) {
