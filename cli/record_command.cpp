@@ -14,6 +14,8 @@
 #include <cmath>
 #include <filesystem>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/nvml_poller.h"
@@ -79,10 +81,17 @@ int64_t realtime_ns() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-std::string default_output() {
+// gpuscope_N.db in the working folder, the first N no other run holds;
+// returns the path and the claimed descriptor (see claim_output).
+std::pair<std::string, int> claim_default_output() {
   for (int n = 1;; ++n) {
-    std::string name = "gpuscope_" + std::to_string(n) + ".db";
-    if (!std::filesystem::exists(name)) return name;
+    const std::string name = std::filesystem::absolute("gpuscope_" + std::to_string(n) + ".db").string();
+    if (std::filesystem::exists(name)) continue;
+    try {
+      return {name, claim_output(name, false)};
+    } catch (const Error&) {
+      if (!std::filesystem::exists(name)) throw;  // not taken by a concurrent run: a real error
+    }
   }
 }
 
@@ -113,10 +122,15 @@ int run_record(RecordOptions& opt) {
   if (exe.empty()) throw Error("record: " + opt.command[0] + ": " + executable_problem(opt.command[0]));
   std::string collector = find_collector();
 
-  std::string output = expand_output_name(opt.output.empty() ? default_output() : opt.output, getpid());
-  output = std::filesystem::absolute(output).lexically_normal().string();
   // Held (and locked) until this process ends, so that no other run takes the file meanwhile.
-  [[maybe_unused]] const int claimed = claim_output(output, opt.force);
+  std::string output;
+  [[maybe_unused]] int claimed = -1;
+  if (opt.output.empty()) {
+    std::tie(output, claimed) = claim_default_output();
+  } else {
+    output = std::filesystem::absolute(expand_output_name(opt.output, getpid())).lexically_normal().string();
+    claimed = claim_output(output, opt.force);
+  }
 
   int64_t origin = monotonic_ns();
   try {

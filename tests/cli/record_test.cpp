@@ -51,6 +51,20 @@ TEST(Record, ConcurrentRunsOnOneOutputExactlyOneWins) {
   }
 }
 
+TEST(Record, ConcurrentRunsWithoutOutputGetANameEach) {
+  if (!collector_built()) GTEST_SKIP() << "no collector in this build (CUDA headers missing)";
+  TempDir tmp;
+  std::string script = "cd " + tmp.path() + "\n";
+  for (int i = 0; i < 6; ++i) script += bin() + " record -- sh -c 'exit 0' 2>/dev/null &\n";
+  script += "wait\n";
+  write_file(tmp.file("race.sh"), script);
+  run("sh " + tmp.file("race.sh"));
+  for (int n = 1; n <= 6; ++n) {
+    const std::string db = tmp.file("gpuscope_" + std::to_string(n) + ".db");
+    EXPECT_EQ(gpuscope("info " + db).exit_code, 0) << db;
+  }
+}
+
 TEST(Record, ForceRefusesAFileAnotherRunIsRecording) {
   if (!collector_built()) GTEST_SKIP() << "no collector in this build (CUDA headers missing)";
   TempDir tmp;
