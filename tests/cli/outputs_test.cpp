@@ -99,6 +99,7 @@ TEST(Outputs, AnOutputNeverReplacesAnInputEvenWithForce) {
       {"diff " + a + " " + b + " --json " + b + " --force", b},
       {"check " + k + " --budget " + bj + " --json " + bj + " --force", bj},
       {"check " + k + " --budget " + bj + " --markdown " + k + " --force", k},
+      {"view " + a + " --screenshot " + a + " --force", a},
   };
   const std::string before_a = read_file(a), before_b = read_file(b), before_t = read_file(t),
                     before_k = read_file(k), before_bj = read_file(bj);
