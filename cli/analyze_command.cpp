@@ -1,13 +1,13 @@
 // `gpuscope analyze run.db`: the report (text, json, md, html) from gs_analyzer.
+#include <climits>
 #include <cstdio>
 #include <optional>
 #include <string>
-#include <sys/stat.h>
 
 #include "analyzer/analysis.h"
 #include "cli/commands.h"
+#include "common/atomic_file.h"
 #include "common/error.h"
-#include "common/text_file.h"
 #include "store/reader.h"
 
 namespace gpuscope::cli {
@@ -21,19 +21,13 @@ struct AnalyzeArgs {
   double fail_on_saving = -1;
 };
 
-bool exists(const std::string& p) {
-  struct stat st {};
-  return stat(p.c_str(), &st) == 0;
-}
-
 void run(const AnalyzeArgs& args) {
   if (args.list_rules) {
     std::fputs(analyzer::rules_markdown().c_str(), stdout);
     return;
   }
   if (args.path.empty()) throw Error("analyze: a recording is required (gpuscope analyze run.db)");
-  if (!args.output.empty() && !args.force && exists(args.output))
-    throw Error(args.output + ": already exists; use --force to overwrite");
+  check_outputs({args.output}, {args.path}, args.force);
   analyzer::Options opt;
   opt.device = args.device;
   opt.pid = args.pid;
@@ -63,15 +57,18 @@ void add_analyze_command(CLI::App& app) {
   static AnalyzeArgs args;
   auto* cmd = app.add_subcommand(
       "analyze", "Step-time breakdown, hotspots, GPU idle causes and ranked findings with the fix");
+  cmd->alias("analyse");
   cmd->add_option("recording", args.path, "A gpuscope database");
   cmd->add_option("--format", args.format, "Report format: text (default), json, md, html")
       ->check(CLI::IsMember({"text", "json", "md", "markdown", "html"}));
   cmd->add_option("-o,--output", args.output, "Write the report to this file instead of stdout");
   cmd->add_flag("-f,--force", args.force, "Overwrite an existing output file");
   cmd->add_option("--steps", args.steps, "Analyse steps A-B by step number (also A-, -B, A); default: all but warm-up");
-  cmd->add_option("--device", args.device, "Analyse this CUDA device (default: the busiest)");
-  cmd->add_option("--pid", args.pid, "Analyse this process (default: the one with the most GPU work)");
-  cmd->add_option("--top", args.top, "Rows in the hotspot tables (default 10)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--device", args.device, "Analyse this CUDA device (default: the busiest)")
+      ->check(whole_number(LLONG_MIN, LLONG_MAX));
+  cmd->add_option("--pid", args.pid, "Analyse this process (default: the one with the most GPU work)")
+      ->check(whole_number(LLONG_MIN, LLONG_MAX));
+  cmd->add_option("--top", args.top, "Rows in the hotspot tables (default 10)")->check(whole_number(1, 1000));
   cmd->add_option("--fail-on-saving", args.fail_on_saving,
                   "Exit 1 when a finding's estimated saving is at least this percent of step time");
   cmd->add_flag("--list-rules", args.list_rules, "Print every rule with its thresholds and saving model (Markdown)");

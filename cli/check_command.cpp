@@ -17,7 +17,7 @@ struct CheckArgs {
 
 void run(const CheckArgs& a) {
   const regress::Budget budget = regress::load_budget(a.budget);
-  regress::check_outputs({a.markdown, a.junit, a.json}, a.force);
+  regress::check_outputs({a.markdown, a.junit, a.json}, {a.recording, a.budget}, a.force);
   analyzer::Options ao;
   ao.progress = true;
   const regress::Recording rec = regress::Recording::load(a.recording, ao, 1);

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <climits>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,28 @@ inline int exit_code = 0;
 // verbatim and out of CLI11's hands so that it never reorders or parses them.
 inline std::vector<std::string> trailing_args;
 inline bool has_trailing_args = false;
+
+// A check for integer options that says what it wants: "--top: wants a whole
+// number from 1 to 1000, not 'abc'" (CLI11 says "not in range" for both).
+inline CLI::Validator whole_number(long long lo, long long hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        size_t used = 0;
+        long long v = 0;
+        try {
+          v = std::stoll(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        const std::string range = lo == LLONG_MIN && hi == LLONG_MAX
+                                      ? std::string()
+                                      : " from " + std::to_string(lo) + " to " + std::to_string(hi);
+        if (used == 0 || used != s.size()) return "wants a whole number" + range + ", not '" + s + "'";
+        if (v < lo || v > hi) return "wants a whole number" + range + ", not " + s;
+        return {};
+      },
+      "INT");
+}
 
 using AddCommand = void (*)(CLI::App& app);
 

@@ -22,7 +22,7 @@ void run(const DiffArgs& a) {
   opt.threshold = regress::parse_percent(a.threshold, "--threshold");
   opt.alpha = a.alpha;
   opt.top = a.top;
-  regress::check_outputs({a.markdown, a.junit, a.json, a.html}, a.force);
+  regress::check_outputs({a.markdown, a.junit, a.json, a.html}, {a.base, a.next}, a.force);
 
   analyzer::Options ao;
   ao.progress = true;
@@ -52,7 +52,7 @@ void add_diff_command(CLI::App& app) {
                   "Smallest step-time slowdown that fails, in percent: 5% (default), 2.5, 10%");
   cmd->add_option("--alpha", args.alpha, "Significance level of the step-time test (default 0.01)")
       ->check(CLI::Range(1e-9, 0.5));
-  cmd->add_option("--top", args.top, "Rows in the top-changes tables (default 10)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--top", args.top, "Rows in the top-changes tables (default 10)")->check(whole_number(1, 1000));
   cmd->add_option("--markdown", args.markdown, "Write a Markdown report (a pull-request comment) to this file, - for stdout");
   cmd->add_option("--junit", args.junit, "Write JUnit XML to this file, - for stdout");
   cmd->add_option("--json", args.json, "Write the JSON report (schema gpuscope-diff/1) to this file, - for stdout");

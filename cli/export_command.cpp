@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "export/exporters.h"
 #include "store/reader.h"
@@ -35,9 +36,7 @@ void run_export(const ExportArgs& a) {
     throw Error("export: give at least one of --chrome FILE, --perfetto FILE, --tensorboard DIR");
   store::Reader db(a.db);
   // Refuse before writing anything, so that one bad output leaves no other behind.
-  for (const std::string* f : {&a.chrome, &a.perfetto})
-    if (!f->empty() && !a.force && std::filesystem::exists(*f))
-      throw Error(*f + ": already exists (use --force to overwrite)");
+  check_outputs({a.chrome, a.perfetto}, {a.db}, a.force);
   formats::ExportOptions opt;
   opt.force = a.force;
   opt.progress = !a.quiet;

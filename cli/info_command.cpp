@@ -2,6 +2,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "common/terminal_text.h"
 #include "schema/schema.h"
 #include "store/reader.h"
 #include "store/rows.h"
@@ -23,8 +24,8 @@ void print_info(const std::string& path) {
   auto& db = r.db();
   std::printf("file            %s\n", path.c_str());
   std::printf("schema version  %d\n", r.schema_version());
-  std::printf("gpuscope        %s\n", r.meta("gpuscope_version", "?").c_str());
-  std::printf("source          %s\n", r.meta("source", "gpuscope record").c_str());
+  std::printf("gpuscope        %s\n", terminal_safe(r.meta("gpuscope_version", "?")).c_str());
+  std::printf("source          %s\n", terminal_safe(r.meta("source", "gpuscope record")).c_str());
   // Duration over every timed table.
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (const char* t : {"kernel", "memcpy", "memset", "api_call", "range", "op", "sync"}) {
@@ -39,7 +40,7 @@ void print_info(const std::string& path) {
   auto traced = r.query("SELECT count(*), sum(\"end\" - start) FROM range WHERE source = " +
                         std::to_string(store::kRangeSourceSamplingWindow));
   if (traced.step() && traced.int64(0) > 0) {
-    std::string sample = r.meta("sample", "");
+    std::string sample = terminal_safe(r.meta("sample", ""));
     // Between stretches CUPTI is torn down where it safely can be (docs/ARCHITECTURE.md).
     auto teardowns = r.query("SELECT coalesce(sum(value), 0) FROM collector_stat WHERE key = 'cupti_finalizes'");
     const long long torn = teardowns.step() ? teardowns.int64(0) : 0;
@@ -54,7 +55,7 @@ void print_info(const std::string& path) {
   while (dev.step()) {
     ++ndev;
     std::printf("  %lld  %s, %lld SMs, %.1f GiB, sm_%lld%lld\n", (long long)dev.int64(0),
-                std::string(dev.text(1)).c_str(), (long long)dev.int64(2),
+                terminal_safe(dev.text(1)).c_str(), (long long)dev.int64(2),
                 static_cast<double>(dev.int64(3)) / (1 << 30), (long long)dev.int64(4),
                 (long long)dev.int64(5));
   }
@@ -65,10 +66,10 @@ void print_info(const std::string& path) {
   while (proc.step()) {
     std::string rank = proc.is_null(2) ? "" : "  rank " + std::to_string(proc.int64(2)) + "/" +
                                                   (proc.is_null(4) ? "?" : std::to_string(proc.int64(4)));
-    std::string cmd(proc.text(6));
+    std::string cmd = terminal_safe(proc.text(6));
     if (cmd.size() > 60) cmd = cmd.substr(0, 57) + "...";
     std::printf("  pid %lld on %s%s  cupti: %s  %s\n", (long long)proc.int64(0),
-                std::string(proc.text(1)).c_str(), rank.c_str(), std::string(proc.text(5)).c_str(),
+                terminal_safe(proc.text(1)).c_str(), rank.c_str(), terminal_safe(proc.text(5)).c_str(),
                 cmd.c_str());
   }
 
@@ -82,7 +83,7 @@ void print_info(const std::string& path) {
   std::printf("\ndropped records %lld\n", (long long)dropped);
   auto msg = r.query("SELECT pid, text FROM message ORDER BY ts");
   while (msg.step())
-    std::printf("note: pid %lld: %s\n", (long long)msg.int64(0), std::string(msg.text(1)).c_str());
+    std::printf("note: pid %lld: %s\n", (long long)msg.int64(0), terminal_safe(msg.text(1)).c_str());
 }
 
 }  // namespace

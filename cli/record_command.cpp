@@ -2,6 +2,7 @@
 // given with the collector injected, then finalizes the shared database.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,8 @@
 #include <cmath>
 #include <filesystem>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/nvml_poller.h"
@@ -79,10 +82,17 @@ int64_t realtime_ns() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-std::string default_output() {
+// gpuscope_N.db in the working folder, the first N no other run holds;
+// returns the path and the claimed descriptor (see claim_output).
+std::pair<std::string, int> claim_default_output() {
   for (int n = 1;; ++n) {
-    std::string name = "gpuscope_" + std::to_string(n) + ".db";
-    if (!std::filesystem::exists(name)) return name;
+    const std::string name = std::filesystem::absolute("gpuscope_" + std::to_string(n) + ".db").string();
+    if (std::filesystem::exists(name)) continue;
+    try {
+      return {name, claim_output(name, false)};
+    } catch (const Error&) {
+      if (!std::filesystem::exists(name)) throw;  // not taken by a concurrent run: a real error
+    }
   }
 }
 
@@ -111,20 +121,17 @@ int run_record(RecordOptions& opt) {
   if (opt.delay_s < 0 || opt.duration_s < 0) throw Error("record: --delay and --duration must be >= 0");
   const std::string sample = opt.sample.empty() ? "" : sample_ms(opt.sample);
   std::string exe = find_executable(opt.command[0]);
-  if (exe.empty()) throw Error("record: command not found: " + opt.command[0]);
+  if (exe.empty()) throw Error("record: " + opt.command[0] + ": " + executable_problem(opt.command[0]));
   std::string collector = find_collector();
 
-  std::string output = expand_output_name(opt.output.empty() ? default_output() : opt.output, getpid());
-  output = std::filesystem::absolute(output).lexically_normal().string();
-  if (std::filesystem::exists(output)) {
-    if (!opt.force) throw Error(output + ": already exists (use --force to overwrite)");
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(output + suffix);
-  }
-  {
-    int fd = open(output.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0) throw Error(output + ": cannot create: " + std::strerror(errno));
-    close(fd);
-    unlink(output.c_str());
+  // Held (and locked) until this process ends, so that no other run takes the file meanwhile.
+  std::string output;
+  [[maybe_unused]] int claimed = -1;
+  if (opt.output.empty()) {
+    std::tie(output, claimed) = claim_default_output();
+  } else {
+    output = std::filesystem::absolute(expand_output_name(opt.output, getpid())).lexically_normal().string();
+    claimed = claim_output(output, opt.force);
   }
 
   int64_t origin = monotonic_ns();
@@ -160,9 +167,14 @@ int run_record(RecordOptions& opt) {
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
 
+  const pid_t parent = getpid();
   pid_t child = fork();
   if (child < 0) throw Error(std::string("record: fork failed: ") + std::strerror(errno));
   if (child == 0) {
+    // The job ends with gpuscope, also when gpuscope is killed: the parent
+    // may already be gone before prctl, so its pid is checked after.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(128 + SIGKILL);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) signal(sig, SIG_DFL);
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> argv;

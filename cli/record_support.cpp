@@ -1,15 +1,20 @@
 #include "cli/record_support.h"
 
 #include <sqlite3.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <tuple>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "export/progress.h"
 #include "store/sqlite.h"
@@ -39,6 +44,77 @@ std::string find_executable(const std::string& name) {
     if (runnable(candidate)) return candidate;
   }
   return {};
+}
+
+std::string executable_problem(const std::string& name) {
+  auto problem = [](const std::string& p) -> std::string {
+    struct stat st {};
+    if (stat(p.c_str(), &st) != 0) return "";
+    if (S_ISDIR(st.st_mode)) return "is a directory";
+    return "not executable";
+  };
+  if (name.find('/') != std::string::npos) {
+    std::string why = problem(name);
+    return why.empty() ? "command not found" : why;
+  }
+  const char* path = std::getenv("PATH");
+  std::stringstream ss(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    std::string why = problem((dir.empty() ? "." : dir) + "/" + name);
+    if (why == "not executable") return why;
+  }
+  return "command not found";
+}
+
+int claim_output(const std::string& path, bool force) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    AtomicFile fresh(path);
+    flock(fresh.fd(), LOCK_EX | LOCK_NB);  // nobody else can see it yet
+    if (link(fresh.temp_path().c_str(), path.c_str()) == 0) {
+      const int fd = fcntl(fresh.fd(), F_DUPFD_CLOEXEC, 0);
+      if (fd < 0) {
+        unlink(path.c_str());
+        throw Error(path + ": cannot create: " + std::strerror(errno));
+      }
+      // Stale journals of an earlier file of this name would be read as ours.
+      for (const char* suffix : {"-wal", "-shm", "-journal"}) unlink((path + suffix).c_str());
+      return fd;  // `fresh` removes the temporary name; the file stays under `path`
+    }
+    if (errno == EPERM || errno == EOPNOTSUPP) {
+      // No hard links on this file system: create the name itself, then lock it.
+      const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+      if (fd >= 0) {
+        flock(fd, LOCK_EX | LOCK_NB);
+        for (const char* suffix : {"-wal", "-shm", "-journal"}) unlink((path + suffix).c_str());
+        return fd;
+      }
+    }
+    if (errno != EEXIST) throw Error(path + ": cannot create: " + std::strerror(errno));
+    if (!force) throw Error(path + ": already exists (use --force to overwrite)");
+    const int old = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (old < 0 && errno == ENOENT) continue;  // gone meanwhile: claim again
+    if (old >= 0) {
+      if (flock(old, LOCK_EX | LOCK_NB) != 0) {
+        close(old);
+        throw Error(path + ": being recorded by another gpuscope record");
+      }
+      struct stat held {}, named {};
+      const bool same = fstat(old, &held) == 0 && lstat(path.c_str(), &named) == 0 &&
+                        held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+      if (same && S_ISDIR(named.st_mode)) {
+        close(old);
+        throw Error(path + ": is a directory");
+      }
+      if (same) unlink(path.c_str());
+      close(old);
+    } else if (errno == ELOOP) {
+      unlink(path.c_str());  // a symlink: replaced, never followed
+    } else {
+      throw Error(path + ": cannot replace: " + std::strerror(errno));
+    }
+  }
+  throw Error(path + ": taken by another gpuscope record meanwhile");
 }
 
 std::string find_collector() {

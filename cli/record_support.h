@@ -8,6 +8,14 @@ namespace gpuscope::cli {
 void validate_trace_list(const std::string& list);
 // PATH lookup as execvp does it; empty when not found.
 std::string find_executable(const std::string& name);
+// Why find_executable found nothing: "command not found", "not executable", "is a directory".
+std::string executable_problem(const std::string& name);
+// Claims `path` for one recording before the job starts: a fresh empty file,
+// created under a temporary name, locked (flock) and linked to `path`, which
+// fails atomically when the name exists. With `force` an existing file is
+// replaced unless another run holds its lock. Returns the locked descriptor,
+// to be kept open until the recording is finalized. Throws Error naming the file.
+int claim_output(const std::string& path, bool force);
 // GPUSCOPE_COLLECTOR, else libgpuscope_collector.so next to or under the binary.
 std::string find_collector();
 // Derives graph launches, folds the WAL into the file and prints a summary on stderr.

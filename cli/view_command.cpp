@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/atomic_file.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -63,6 +64,8 @@ static void add_view_command(CLI::App& app) {
   cmd->callback([] {
     if (!o.screenshot.empty() && o.recording.empty())
       throw CLI::ValidationError("--screenshot", "needs a recording to render");
+    // The viewer refuses an existing screenshot without --force; the recording itself never.
+    check_outputs({o.screenshot}, {o.recording}, true);
     exit_code = run_viewer(o);
   });
 }

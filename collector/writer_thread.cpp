@@ -236,6 +236,17 @@ void run(State* s) {
     g_enabled.store(false, std::memory_order_relaxed);
   }
   s->sink.reset();
+  if (s->writer) {
+    // The last process to finish leaves one self-contained file in rollback
+    // mode, readable anywhere (a WAL-mode file needs a -shm index next to it).
+    // Never waits: while another process of the job holds the file this fails
+    // at once and the file stays in WAL mode.
+    try {
+      sqlite3_busy_timeout(s->writer->connection().raw(), 0);
+      s->writer->connection().exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+    } catch (const std::exception&) {
+    }
+  }
   s->writer.reset();
   g_finished.store(true);
   char byte = 1;

@@ -1,27 +1,13 @@
 #include "regress/output_file.h"
 
-#include <sys/stat.h>
-
 #include <cstdio>
-#include <set>
 
-#include "common/error.h"
-#include "common/text_file.h"
+#include "common/atomic_file.h"
 
 namespace gpuscope::regress {
-void check_outputs(const std::vector<std::string>& paths, bool force) {
-  std::set<std::string> seen;
-  for (const auto& p : paths) {
-    if (p.empty()) continue;
-    if (!seen.insert(p).second)
-      throw Error(p == "-" ? std::string("-: only one report can go to stdout") : p + ": named for two reports");
-    if (p == "-") continue;
-    struct stat st {};
-    if (stat(p.c_str(), &st) == 0) {
-      if (!force) throw Error(p + ": already exists; use --force to overwrite");
-      if (S_ISDIR(st.st_mode)) throw Error(p + ": is a directory");
-    }
-  }
+
+void check_outputs(const std::vector<std::string>& paths, const std::vector<std::string>& inputs, bool force) {
+  gpuscope::check_outputs(paths, inputs, force);
 }
 
 void write_outputs(const std::vector<Output>& outputs) {

@@ -1,4 +1,5 @@
-// Report files for the CI commands: refused when they exist (unless forced),
+// Report files for the CI commands, written through the one atomic output
+// helper (common/atomic_file.h): checked before anything is written, each
 // written under a temporary name and renamed, so a failure leaves nothing.
 #pragma once
 
@@ -14,8 +15,9 @@ struct Output {
 };
 
 // Throws Error before anything is written: an existing file without `force`,
-// the same path named twice, more than one "-".
-void check_outputs(const std::vector<std::string>& paths, bool force);
+// an output that is one of `inputs` (even with `force`), the same file named
+// twice, more than one "-".
+void check_outputs(const std::vector<std::string>& paths, const std::vector<std::string>& inputs, bool force);
 
 // Writes every output; stdout ones go last so files are complete first.
 void write_outputs(const std::vector<Output>& outputs);

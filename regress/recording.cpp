@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <unordered_map>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "import/torch_import.h"
 #include "regress/diff.h"
@@ -38,8 +41,10 @@ std::string temp_db_path() {
   const char* dir = std::getenv("TMPDIR");
   std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/gpuscope-diff-XXXXXX.db";
   const int fd = mkstemps(tmpl.data(), 3);
-  if (fd < 0) throw Error(tmpl + ": cannot create a temporary database for the imported trace");
+  if (fd < 0)
+    throw Error(tmpl + ": cannot create a temporary database for the imported trace: " + std::strerror(errno));
   close(fd);
+  register_temp_path(tmpl, true);  // removed also when Ctrl-C ends the diff
   return tmpl;
 }
 
@@ -49,6 +54,7 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 }
 
 void remove_db(const std::string& p) {
+  unregister_temp_path(p);
   std::remove(p.c_str());
   std::remove((p + "-wal").c_str());
   std::remove((p + "-shm").c_str());

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 #include "model/format.h"
 #include "view/main_window.h"
@@ -30,6 +31,19 @@ void quiet_offscreen(QtMsgType type, const QMessageLogContext& ctx, const QStrin
   std::fprintf(stderr, "%s\n", msg.toLocal8Bit().constData());
 }
 
+bool has_arg(int argc, char** argv, std::initializer_list<const char*> names) {
+  for (int i = 1; i < argc; ++i)
+    for (const char* n : names)
+      if (std::strcmp(argv[i], n) == 0) return true;
+  return false;
+}
+
+// Without a display Qt aborts ("could not connect to display"); say what to do instead.
+bool no_display() {
+  auto set = [](const char* v) { return std::getenv(v) && *std::getenv(v); };
+  return !set("QT_QPA_PLATFORM") && !set("DISPLAY") && !set("WAYLAND_DISPLAY");
+}
+
 int fail(const QString& message) {
   std::fprintf(stderr, "gpuscope view: %s\n", message.toLocal8Bit().constData());
   return 2;
@@ -43,6 +57,11 @@ int main(int argc, char** argv) {
     if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM"))
       setenv("QT_QPA_PLATFORM", "offscreen", 1);
     qInstallMessageHandler(quiet_offscreen);
+  } else if (no_display() && !has_arg(argc, argv, {"-h", "--help", "-v", "--version"})) {
+    std::fprintf(stderr,
+                 "gpuscope view: no display (neither DISPLAY nor WAYLAND_DISPLAY is set): use --screenshot out.png, "
+                 "QT_QPA_PLATFORM=offscreen, or X forwarding (ssh -X)\n");
+    return 1;
   }
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("gpuscope-view"));

@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include "common/time_math.h"
 #include "model/parallel_read.h"
 #include "model/recording_loader.h"
 #include "store/reader.h"
@@ -124,7 +125,10 @@ std::shared_ptr<LoadBatch> load_gpu_part(LoadContext& ctx) {
     t->title = "Stream " + std::to_string(stream);
     if (pids_per_device[device].size() > 1) t->title += " · pid " + std::to_string(pid);
     t->group_key = "gpu:" + std::to_string(device);
-    t->sort_key = stream * 1'000'000 + pid % 1'000'000;
+    // Ids of an imported trace may be any int64: held at the limits, not wrapped.
+    int64_t by_stream = 0;
+    if (__builtin_mul_overflow(stream, int64_t{1'000'000}, &by_stream)) by_stream = stream < 0 ? INT64_MIN : INT64_MAX;
+    t->sort_key = saturating_add(by_stream, pid % 1'000'000);
     t->device = device;
     t->pid = pid;
     t->stream = stream;

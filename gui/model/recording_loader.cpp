@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/time_math.h"
 #include "model/importer.h"
 #include "store/reader.h"
 
@@ -33,7 +34,7 @@ TrackGroup process_group(const ProcessInfo* p, int64_t pid) {
     if (!exe.empty()) g.title += " · " + exe;
     if (p->rank >= 0) g.title += " · rank " + std::to_string(p->rank);
   }
-  g.sort_key = (int64_t{1} << 40) + pid;
+  g.sort_key = saturating_add(int64_t{1} << 40, pid);  // an imported pid may be any int64
   return g;
 }
 

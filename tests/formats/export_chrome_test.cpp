@@ -229,6 +229,29 @@ TEST(ChromeExport, CorrelationsIndependentOfRowOrder) {
   EXPECT_EQ(kernel_zero, 1);
 }
 
+// An imported trace may carry any int64 as a device or process id; the sort
+// index of a GPU's process row is held at INT64_MAX, not wrapped negative.
+TEST(ChromeExport, IdsNearTheInt64LimitsKeepTheirOrder) {
+  TempDir tmp;
+  test::make_synthetic_db(tmp.file("s.db"));
+  {
+    store::Connection c(tmp.file("s.db"), store::Connection::Mode::kReadWrite);
+    for (const char* t : {"kernel", "memcpy", "memset"})
+      c.exec("UPDATE " + std::string(t) + " SET device = 9223372036854775806 WHERE device = 1");
+    c.exec("UPDATE device SET id = 9223372036854775806 WHERE id = 1");
+  }
+  json doc = export_and_parse(tmp.file("s.db"), tmp.file("a.json"));
+  int gpu_rows = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "M" || e["name"] != "process_sort_index") continue;
+    const json& index = e["args"]["sort_index"];
+    ASSERT_TRUE(index.is_number_integer()) << e.dump();
+    EXPECT_GE(index.get<int64_t>(), 0) << e.dump();
+    gpu_rows += index.get<int64_t>() >= 0x1000000;
+  }
+  EXPECT_GE(gpu_rows, 2);
+}
+
 TEST(ChromeExport, MatchesGolden) {
   TempDir tmp;
   test::SyntheticOptions small;

@@ -14,6 +14,7 @@
 #include "model/highlight.h"
 #include "model/loader.h"
 #include "model/lod.h"
+#include "model/recording_loader.h"
 #include "model/search.h"
 #include "model/summary_models.h"
 #include "model/track_builder.h"
@@ -72,6 +73,7 @@ class ModelTest : public QObject {
   void counterColumnsMatchRaw();
   void packLanesNestsAndNeverOverlaps();
   void loadsSyntheticRecording();
+  void idsNearTheInt64LimitsKeepTheirOrder();
   void tracedStretchesGetTheirOwnTrack();
   void linksLaunchesAndOps();
   void summariesAreRight();
@@ -334,6 +336,29 @@ void ModelTest::loadsSyntheticRecording() {
   QCOMPARE(util->type, TrackType::kCounter);
   QCOMPARE(util->unit, std::string("%"));
   QCOMPARE(util->counter_lod.max_value(), 99.0);
+}
+
+// An imported trace may carry any int64 as a pid or stream: sort keys are held
+// at the limits (UBSan: signed overflow), so the order stays the ids' order.
+void ModelTest::idsNearTheInt64LimitsKeepTheirOrder() {
+  QVERIFY(process_group(nullptr, INT64_MAX - 3).sort_key > process_group(nullptr, 1 << 20).sort_key);
+  QVERIFY(process_group(nullptr, INT64_MAX).sort_key > 0);
+  QVERIFY(process_group(nullptr, INT64_MIN).sort_key < process_group(nullptr, 0).sort_key);
+  QTemporaryDir dir;
+  const std::string path = temp_path(dir, "big_ids.db");
+  test::write_synthetic(path);
+  {
+    store::Connection c(path, store::Connection::Mode::kReadWrite);
+    c.exec("UPDATE kernel SET stream = 9223372036854775800 WHERE stream = " + std::to_string(Synthetic::kSideStream));
+    c.exec("UPDATE kernel SET stream = -9223372036854775800 WHERE stream = " + std::to_string(Synthetic::kStream));
+    c.exec("UPDATE memcpy SET stream = -9223372036854775800 WHERE stream = " + std::to_string(Synthetic::kStream));
+  }
+  Timeline tl;
+  Loader::load_blocking(path, tl);
+  QStringList streams;
+  for (const Track* t : tl.groups()[0].tracks)
+    if (t->title.starts_with("Stream ")) streams << QString::fromStdString(t->title);
+  QCOMPARE(streams, QStringList({"Stream -9223372036854775800", "Stream 9223372036854775800"}));
 }
 
 void ModelTest::linksLaunchesAndOps() {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "common/time_math.h"
 #include "export/json_text.h"
 
 namespace gpuscope::formats {
@@ -135,7 +136,7 @@ void ChromeWriter::gpu_name(int64_t device) {
   o_.lit(",\"name\":\"process_sort_index\"");
   where(device, 0, 0);
   o_.lit(",\"args\":{\"sort_index\":");
-  o_.put_int(kGpuSortBase + device);
+  o_.put_int(saturating_add(kGpuSortBase, device));  // ids of an imported trace may be any int64
   o_.lit("}}");
 }
 

@@ -1,16 +1,10 @@
 #include "export/output_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
-#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
-#include <cstring>
 #include <deque>
-#include <filesystem>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -37,14 +31,8 @@ struct OutputFile::Z {
 };
 
 OutputFile::OutputFile(std::string path, bool force) : path_(std::move(path)) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(path_, ec) && !force) throw Error(path_ + ": already exists (use --force to overwrite)");
-  if (fs::is_directory(path_, ec)) throw Error(path_ + ": is a directory");
-  fs::path p(path_);
-  tmp_ = (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw Error(path_ + ": cannot create: " + std::strerror(errno));
+  check_outputs({path_}, {}, force);
+  file_ = std::make_unique<AtomicFile>(path_);
   gzip_ = path_.size() > 3 && path_.compare(path_.size() - 3, 3, ".gz") == 0;
   if (gzip_) {
     z_ = new Z;
@@ -52,8 +40,6 @@ OutputFile::OutputFile(std::string path, bool force) : path_(std::move(path)) {
     if (deflateInit2(&z_->s, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
       delete z_;
       z_ = nullptr;
-      ::close(fd_);
-      ::unlink(tmp_.c_str());
       throw Error(path_ + ": zlib deflateInit2 failed");
     }
     try {
@@ -62,8 +48,6 @@ OutputFile::OutputFile(std::string path, bool force) : path_(std::move(path)) {
       deflateEnd(&z_->s);
       delete z_;
       z_ = nullptr;
-      ::close(fd_);
-      ::unlink(tmp_.c_str());
       throw Error(path_ + ": cannot start the compressing thread: " + e.what());
     }
   }
@@ -117,19 +101,12 @@ OutputFile::~OutputFile() {
     deflateEnd(&z_->s);
     delete z_;
   }
-  if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink(tmp_.c_str());
+  // file_'s destructor removes the temporary file unless committed.
 }
 
 void OutputFile::write_raw(const char* data, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd_, data, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) throw Error(path_ + ": write failed: " + std::strerror(errno));
-    data += w;
-    n -= static_cast<size_t>(w);
-    bytes_out_ += static_cast<uint64_t>(w);
-  }
+  file_->write(std::string_view(data, n));
+  bytes_out_ += n;
 }
 
 void OutputFile::deflate_some(const char* data, size_t n, bool finish) {
@@ -175,14 +152,7 @@ uint64_t OutputFile::commit() {
     if (!z_->error.empty()) throw Error(z_->error);
     deflate_some(nullptr, 0, true);
   }
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    throw Error(path_ + ": close failed: " + std::strerror(errno));
-  }
-  fd_ = -1;
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
-    throw Error(path_ + ": cannot rename into place: " + std::strerror(errno));
-  committed_ = true;
+  file_->commit();
   return bytes_out_;
 }
 

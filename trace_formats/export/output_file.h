@@ -1,13 +1,17 @@
-// An output file written under a temporary name and renamed into place by
-// commit(); destroyed uncommitted, it leaves nothing behind. Names ending in
+// An output file written through AtomicFile (common/atomic_file.h): under a
+// temporary name, renamed into place by commit(); destroyed uncommitted, or
+// ended by SIGINT/SIGTERM, it leaves nothing behind. Names ending in
 // ".gz" are gzip-compressed on the way out, on a thread of their own: zlib
 // at level 1 takes longer than writing the JSON, so the two overlap (the CPU
 // time stays the same; the wall time drops when a second core is free).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "common/atomic_file.h"
 
 namespace gpuscope::formats {
 
@@ -35,9 +39,9 @@ class OutputFile {
   void stop_compressor();
 
   struct Z;
-  std::string path_, tmp_;
-  int fd_ = -1;
-  bool gzip_ = false, committed_ = false;
+  std::string path_;
+  std::unique_ptr<AtomicFile> file_;
+  bool gzip_ = false;
   Z* z_ = nullptr;
   uint64_t bytes_in_ = 0, bytes_out_ = 0;
 };

@@ -1,12 +1,12 @@
 #include "import/torch_import.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/terminal_text.h"
 #include "export/progress.h"
 #include "import/origin_lookahead.h"
 #include "import/row_writer.h"
@@ -15,11 +15,6 @@
 namespace gpuscope::formats {
 
 namespace {
-
-void remove_db_files(const std::string& path) {
-  std::error_code ec;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ec);
-}
 
 // torch.profiler's last prof.step() opens a ProfilerStep#N that ends when the
 // profiler stops and holds no work: it is not a training step (its range stays).
@@ -74,25 +69,15 @@ ImportResult import_into(ByteSource& src, const std::string& db_path, const Impo
 
 ImportResult import_torch_trace(const std::string& trace_path, const std::string& db_path,
                                 const ImportOptions& options) {
-  namespace fs = std::filesystem;
-  if (fs::exists(db_path) && !options.force) throw Error(db_path + ": already exists (use --force to overwrite)");
+  check_outputs({db_path}, {trace_path}, options.force);
   auto src = ByteSource::open_file(trace_path);
-  fs::path out(db_path);
-  std::string tmp = (out.parent_path() / ("." + out.filename().string() + ".importing-" + std::to_string(::getpid())))
-                        .string();
-  remove_db_files(tmp);
-  ImportResult r;
-  try {
-    r = import_into(*src, tmp, options);
-    if (fs::exists(db_path)) remove_db_files(db_path);
-    fs::rename(tmp, db_path);
-  } catch (const fs::filesystem_error& e) {
-    remove_db_files(tmp);
-    throw Error(db_path + ": cannot write: " + e.code().message());
-  } catch (...) {
-    remove_db_files(tmp);
-    throw;
-  }
+  // A fresh private file renamed into place at the end; Ctrl-C leaves nothing.
+  AtomicFile out(db_path, AtomicFile::Kind::kSqlite);
+  out.close();
+  ImportResult r = import_into(*src, out.temp_path(), options);
+  std::error_code ec;
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) std::filesystem::remove(db_path + suffix, ec);
+  out.commit();
   return r;
 }
 
@@ -109,7 +94,8 @@ std::string import_summary(const ImportResult& r) {
   std::string s = buf;
   if (!c.unknown.empty()) {
     s += "; unknown categories, not imported:";
-    for (const auto& [cat, n] : c.unknown) s += " " + (cat.empty() ? std::string("\"\"") : cat) + " " + std::to_string(n);
+    for (const auto& [cat, n] : c.unknown)
+      s += " " + (cat.empty() ? std::string("\"\"") : terminal_safe(cat)) + " " + std::to_string(n);
   }
   return s;
 }

@@ -1,6 +1,11 @@
 #include "store/reader.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 
 #include "schema/schema.h"
 
@@ -34,7 +39,47 @@ const std::string& checked_path(const std::string& path) {
 
 }  // namespace
 
-Reader::Reader(const std::string& path) : db_(checked_path(path), Connection::Mode::kReadOnly) {
+Reader::SideFiles::SideFiles(const std::string& p) : path(p) {
+  struct stat st {};
+  had_wal = ::lstat((p + "-wal").c_str(), &st) == 0;
+  had_shm = ::lstat((p + "-shm").c_str(), &st) == 0;
+}
+
+namespace {
+
+// Every SQLite connection using a -shm index holds a read lock on its byte
+// 128 (unix VFS, "DMS"); when a write lock is granted, none does.
+bool shm_in_use(const std::string& shm) {
+  const int fd = ::open(shm.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return errno != ENOENT;
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = 128;
+  lock.l_len = 1;
+  const bool used = ::fcntl(fd, F_SETLK, &lock) != 0;
+  ::close(fd);
+  return used;
+}
+
+}  // namespace
+
+Reader::SideFiles::~SideFiles() {
+  // Only files that appeared while this reader had the recording open, and
+  // only when no other connection (a writer that started meanwhile) uses
+  // them: SQLite would have removed them itself, had it been allowed to write.
+  if ((had_wal && had_shm) || shm_in_use(path + "-shm")) return;
+  if (!had_wal) ::unlink((path + "-wal").c_str());
+  if (!had_shm) ::unlink((path + "-shm").c_str());
+}
+
+Reader::Reader(const std::string& path)
+    : side_files_(path), db_(checked_path(path), Connection::Mode::kReadOnly) {
+  if (const int64_t unread = db_.unread_wal_bytes())
+    std::fprintf(stderr,
+                 "gpuscope: warning: %s: its last %lld bytes, in %s-wal, cannot be read in a folder this user "
+                 "cannot write; copy both files to a writable folder to read them\n",
+                 path.c_str(), static_cast<long long>(unread), path.c_str());
   try {
     db_.query_int("SELECT count(*) FROM sqlite_master");
   } catch (const Error&) {

@@ -30,6 +30,15 @@ class Reader {
   std::string_view str(int64_t id);
 
  private:
+  // Removes the -wal/-shm files SQLite created next to the recording for this
+  // reader (a read-only connection cannot); destroyed after db_ is closed.
+  struct SideFiles {
+    explicit SideFiles(const std::string& path);
+    ~SideFiles();
+    std::string path;
+    bool had_wal = true, had_shm = true;
+  };
+  SideFiles side_files_;
   Connection db_;
   int version_ = 0;
   std::vector<std::string> strings_;

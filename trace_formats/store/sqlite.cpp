@@ -1,12 +1,23 @@
 #include "store/sqlite.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
 #include <utility>
 
 namespace gpuscope::store {
 namespace {
 
+// Names the file: a damaged page is found by a query long after the open.
 [[noreturn]] void fail(sqlite3* db, std::string_view what) {
-  throw Error(std::string(what) + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+  const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
+  std::string where = file && *file ? std::string(file) + ": " : std::string();
+  throw Error(where + std::string(what) + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
 }
 
 }  // namespace
@@ -67,18 +78,95 @@ std::string_view Statement::text(int col) const {
   return {p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
 }
 
-Connection::Connection(const std::string& path, Mode mode) : path_(path) {
-  int flags = SQLITE_OPEN_NOMUTEX;
-  switch (mode) {
-    case Mode::kReadOnly: flags |= SQLITE_OPEN_READONLY; break;
-    case Mode::kReadWrite: flags |= SQLITE_OPEN_READWRITE; break;
-    case Mode::kCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; break;
+namespace {
+
+// Header bytes 18 and 19 (file format write and read versions) are 2 in WAL mode.
+bool is_wal_file(const std::string& path) {
+  unsigned char header[20] = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = ::read(fd, header, sizeof header);
+  ::close(fd);
+  return n == static_cast<ssize_t>(sizeof header) && header[18] == 2 && header[19] == 2;
+}
+
+int64_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+}
+
+std::string immutable_uri(const std::string& path) {
+  std::error_code ec;
+  std::string abs = std::filesystem::absolute(path, ec).string();
+  if (ec) abs = path;
+  std::string uri = "file:";
+  for (unsigned char c : abs) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      uri += hex;
+    }
   }
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+  return uri + "?immutable=1";
+}
+
+}  // namespace
+
+bool folder_writable(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  return ::access(dir.empty() ? "." : dir.c_str(), W_OK | X_OK) == 0;
+}
+
+ReadOnlyPlan plan_read_only(const std::string& path, bool writable) {
+  ReadOnlyPlan plan;
+  if (!is_wal_file(path)) return plan;
+  const int64_t wal = file_size(path + "-wal"), shm = file_size(path + "-shm");
+  if (wal <= 0) {
+    // Everything is in the file itself. A live writer keeps -wal and -shm.
+    plan.immutable = !(wal == 0 && shm >= 0);
+  } else if (!writable && shm < 0) {
+    plan.immutable = true;
+    plan.unread_wal_bytes = wal;
+  }
+  return plan;
+}
+
+Connection::Connection(const std::string& path, Mode mode) : path_(path) {
+  switch (mode) {
+    case Mode::kReadOnly: {
+      const ReadOnlyPlan plan = plan_read_only(path, folder_writable(path));
+      open(SQLITE_OPEN_READONLY, plan.immutable);
+      unread_wal_bytes_ = plan.unread_wal_bytes;
+      if (plan.immutable || !is_wal_file(path)) break;
+      // A -wal or -shm this process may not use: read the file without them.
+      if (sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) != SQLITE_OK) {
+        sqlite3_close_v2(db_);
+        db_ = nullptr;
+        open(SQLITE_OPEN_READONLY, true);
+        unread_wal_bytes_ = std::max<int64_t>(0, file_size(path + "-wal"));
+      }
+      break;
+    }
+    case Mode::kImmutable: open(SQLITE_OPEN_READONLY, true); break;
+    case Mode::kReadWrite: open(SQLITE_OPEN_READWRITE, false); break;
+    case Mode::kCreate: open(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, false); break;
+  }
+}
+
+void Connection::open(int flags, bool immutable) {
+  flags |= SQLITE_OPEN_NOMUTEX;
+  std::string name = path_;
+  if (immutable) {
+    flags |= SQLITE_OPEN_URI;
+    name = immutable_uri(path_);
+  }
+  if (sqlite3_open_v2(name.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
-    throw Error(path + ": cannot open: " + msg);
+    throw Error(path_ + ": cannot open: " + msg);
   }
   sqlite3_busy_timeout(db_, 10000);
   sqlite3_extended_result_codes(db_, 1);

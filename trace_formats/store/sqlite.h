@@ -51,9 +51,23 @@ class Statement {
   sqlite3* db_ = nullptr;
 };
 
+// How a read-only connection opens a recording without creating files next to
+// it. A WAL-mode file with no -wal content, or in a folder this process cannot
+// write (where SQLite cannot create the -shm index it needs), is opened with
+// SQLite's `immutable=1` (no locks, no -wal or -shm); one whose writer may
+// still be live (-wal and -shm there) or whose -wal holds data is opened
+// normally. `unread_wal_bytes`: -wal content an immutable open cannot see.
+struct ReadOnlyPlan {
+  bool immutable = false;
+  int64_t unread_wal_bytes = 0;
+};
+ReadOnlyPlan plan_read_only(const std::string& path, bool folder_writable);
+bool folder_writable(const std::string& path);
+
 class Connection {
  public:
-  enum class Mode { kReadOnly, kReadWrite, kCreate };
+  // kReadOnly follows plan_read_only; kImmutable always opens with immutable=1.
+  enum class Mode { kReadOnly, kReadWrite, kCreate, kImmutable };
   Connection(const std::string& path, Mode mode);
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -67,10 +81,15 @@ class Connection {
   bool has_table(std::string_view name);
   const std::string& path() const { return path_; }
   sqlite3* raw() const { return db_; }
+  // Bytes of the -wal a read-only open had to leave unread (see ReadOnlyPlan).
+  int64_t unread_wal_bytes() const { return unread_wal_bytes_; }
 
  private:
+  void open(int flags, bool immutable);
+
   sqlite3* db_ = nullptr;
   std::string path_;
+  int64_t unread_wal_bytes_ = 0;
 };
 
 }  // namespace gpuscope::store

@@ -1,0 +1,87 @@
+// Running the real gpuscope binary from the CLI tests: a scratch folder, a
+// command line with its output and exit status, and folder listings.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace gpuscope::cli::test {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = std::string(GPUSCOPE_BINARY_DIR) + "/cli_test_tmp/" + std::to_string(::getpid()) + "_" +
+            std::to_string(counter++);
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!std::getenv("GPUSCOPE_KEEP_TMP")) fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct Result {
+  int exit_code = -1;   // -1 when ended by a signal
+  int signal = 0;
+  std::string output;   // stdout and stderr together
+  int lines() const { return static_cast<int>(std::count(output.begin(), output.end(), '\n')); }
+  bool has(const std::string& s) const { return output.find(s) != std::string::npos; }
+};
+
+inline Result run(const std::string& command) {
+  Result r;
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int status = ::pclose(p);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  // `sh -c` reports a child ended by signal N as 128+N.
+  if (r.exit_code > 128 && r.exit_code < 160) r.signal = r.exit_code - 128;
+  return r;
+}
+
+inline std::string bin() { return std::string(GPUSCOPE_BINARY_DIR) + "/bin/gpuscope"; }
+inline Result gpuscope(const std::string& args) { return run(bin() + " " + args); }
+inline std::string data(const std::string& name) { return std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/" + name; }
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+}
+
+inline std::vector<std::string> listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace gpuscope::cli::test
