@@ -152,7 +152,8 @@ struct IdleInputs {
     uint32_t launches = 0;
     for (; it != apis.end() && it->start < g.end; ++it) launches += it->cls == ApiClass::kLaunch;
     g.launches = launches;
-    if (g.launches > 0 && len <= static_cast<int64_t>(g.launches) * kLaunchGapPerLaunchNs) return IdleCause::kLaunch;
+    if (g.launches > 0 && (len <= static_cast<int64_t>(g.launches) * kLaunchGapPerLaunchNs || len <= kDispatchGapNs))
+      return IdleCause::kLaunch;
     // Inside torch ops that go on to launch kernels, the CPU time between
     // launches is the ops' own dispatch: launch overhead, not CPU work that could
     // move to a DataLoader worker.

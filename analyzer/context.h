@@ -28,6 +28,11 @@ inline constexpr int64_t kScalarReadBytes = 4096;
 // A gap is launch overhead when the CPU issued launches in it at no more than
 // this much CPU time per launch (eager PyTorch spends ~5-30 us per op).
 inline constexpr int64_t kLaunchGapPerLaunchNs = 50'000;
+// A gap up to this long that holds a launch is the CPU getting to that launch
+// (Python and torch dispatch between ops), also when it is outside any op:
+// CPU work worth moving elsewhere (a Dataset, preprocessing) comes in longer
+// pieces, and CUDA graphs remove the short ones.
+inline constexpr int64_t kDispatchGapNs = 1'000'000;
 
 struct Gap {
   int64_t start = 0, end = 0;

@@ -302,7 +302,7 @@ void teardown_at_api_exit() {
   if (g_captures.load(std::memory_order_relaxed) > 0) return;
   t_tearing_down = true;
   bool ok = g_api.synchronize_devices();
-  g_drained_ns = ok ? now_ns() : 0;
+  g_drained_ns = 0;
   g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   ok = ok && (!g_before_teardown || g_before_teardown());
   if (!ok) {
@@ -312,6 +312,10 @@ void teardown_at_api_exit() {
     g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
     g_api.unsubscribe(g_subscriber);
     g_finalized.store(g_api.finalize() == CUPTI_SUCCESS);
+    // The untraced stretch is measured from here, not from the drain: the GPU
+    // idled while this thread flushed, decoded and finalized (milliseconds),
+    // which is gpuscope's time, not the job's.
+    if (g_finalized.load()) g_drained_ns = now_ns();
     if (g_finalized.load()) {
       g_finalizes.fetch_add(1, std::memory_order_relaxed);
       g_session.fetch_add(1, std::memory_order_relaxed);  // every buffer of the old one has completed

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/analyzer/recorded_data.h"
 #include "tests/analyzer/test_util.h"
 
 namespace gpuscope::testing {
@@ -130,18 +131,16 @@ TEST(Escaping, OddNamesStaySafeInEveryFormat) {
 
 // Recordings the GPU machine produced (tests/data/*.db).
 TEST(RecordedData, MatchGoldenAndExpectations) {
-  const fs::path data = fs::path(GPUSCOPE_SOURCE_DIR) / "tests" / "data";
   int seen = 0;
-  if (fs::exists(data)) {
-    for (const auto& e : fs::directory_iterator(data)) {
-      if (e.path().extension() != ".db") continue;
-      const std::string stem = e.path().stem().string();
+  {
+    for (const fs::path& path : recorded_data()) {
+      const std::string stem = recording_stem(path);
       SCOPED_TRACE(stem);
       ++seen;
-      auto a = analyze_path(e.path().string());
-      // Goldens are required for the advisor recordings; other teams' recordings are
-      // compared when someone added goldens for them.
-      check_all_formats(a, kGolden / "data" / stem, !stem.starts_with("advisor_"));
+      auto a = analyze_path(readable_recording(path));
+      // Goldens are required for the advisor and real-model recordings; other teams'
+      // recordings are compared when someone added goldens for them.
+      check_all_formats(a, kGolden / "data" / stem, !stem.starts_with("advisor_") && !stem.starts_with("models_"));
       if (stem == "advisor_healthy") {
         for (const auto& f : a.findings) EXPECT_LE(f.saving_pct, 5.0) << f.id;
       } else if (stem.starts_with("advisor_") && !stem.ends_with("_fixed")) {

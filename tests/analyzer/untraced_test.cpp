@@ -11,12 +11,6 @@
 namespace gpuscope::testing {
 namespace {
 
-const analyzer::Finding* find(const analyzer::Analysis& a, const std::string& id) {
-  for (const auto& f : a.findings)
-    if (f.id == id) return &f;
-  return nullptr;
-}
-
 // A job with 10 ms of kernels a step. Traced, the CPU needs `traced_cpu_ms`
 // a step (Python the tracer slowed down), more than the GPU, which idles for
 // the difference; untraced it needs `untraced_cpu_ms`. Steps 0-2 are traced (warm-up), 3-10 run untraced (the

@@ -64,8 +64,10 @@ def judge(model, times, report):
     lines, fails = [], []
     lines.append("### %s" % model)
     lines.append("")
-    lines.append("plain %.2f ms without gpuscope; report: untraced %s ms, traced %s ms" % (
-        times["plain"], s.get("untraced_step_ms_median") or "?", s.get("traced_step_ms_median") or "?"))
+    u = s.get("untraced", {})
+    lines.append("plain %.2f ms without gpuscope; the report: untraced step %s ms (%s), traced %s ms" % (
+        times["plain"], u.get("step_ms") or "?", u.get("method") or u.get("unknown_why") or "?",
+        u.get("traced_step_ms") or "?"))
     lines.append("")
     lines.append("| fix | step ms | measured saving | finding | estimated | est/measured |")
     lines.append("|---|---:|---:|---|---:|---:|")

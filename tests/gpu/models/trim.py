@@ -21,6 +21,9 @@ def main():
     p.add_argument("src")
     p.add_argument("dst")
     p.add_argument("--traced-steps", type=int, default=6)
+    p.add_argument("--drop-warmup", action="store_true",
+                   help="also drop the events (not the steps and ranges) before the first untraced step: "
+                        "the analyzer leaves those warm-up steps out anyway")
     args = p.parse_args()
     if os.path.exists(args.dst):
         sys.exit("trim.py: %s: already exists" % args.dst)
@@ -48,6 +51,14 @@ def main():
     for t in POINT_TABLES:
         db.execute("delete from %s where ts > ?" % t, (events_cutoff,))
     db.execute("delete from step where start > ?", (cutoff,))
+    first_untraced = min((i for i, s in enumerate(steps) if not traced(s)), default=None)
+    if args.drop_warmup and first_untraced is not None:
+        begin = steps[first_untraced][1]
+        for t in EVENT_TABLES:
+            if t != "range":
+                db.execute("delete from %s where start < ?" % t, (begin,))
+        for t in POINT_TABLES:
+            db.execute("delete from %s where ts < ?" % t, (begin,))
     db.execute("delete from external_correlation where correlation not in (select correlation from api_call)")
     db.commit()
     db.execute("vacuum")
