@@ -29,12 +29,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 VARIANTS = {
-    "resnet50": ["plain", "channels_last", "bf16", "fused_adamw", "tf32_off"],
+    "resnet50": ["plain", "channels_last", "bf16", "fused_adamw", "cuda_graphs", "tf32_off"],
     "gpt2": ["plain", "tf32", "bf16", "fused_adamw", "compile"],
     "tiny_mlp": ["plain", "fused_adamw", "cuda_graphs", "compile"],
-    "item_loop": ["plain", "no_sync", "fused_adamw"],
-    "cpu_dataset": ["plain", "workers", "channels_last", "bf16"],
-    "healthy": ["plain", "channels_last", "cuda_graphs"],
+    "item_loop": ["plain", "no_sync", "fused_adamw", "cuda_graphs"],
+    "cpu_dataset": ["plain", "workers", "channels_last", "bf16", "cuda_graphs"],
+    "healthy": ["plain", "channels_last", "cuda_graphs", "compile"],
 }
 
 
@@ -62,6 +62,8 @@ def resnet50(variant):
     if variant == "channels_last":
         model = model.to(memory_format=torch.channels_last)
         x = x.contiguous(memory_format=torch.channels_last)
+    if variant == "cuda_graphs":
+        return graphed_step(model, x, y, F.cross_entropy)
     opt = make_optimizer(model.parameters(), variant)
     amp = variant == "bf16"
 
@@ -142,9 +144,9 @@ def graphed_step(model, x, y, loss_fn, amp=False):
         loss.backward()
         opt.step()
 
-    def step():
-        static_x.copy_(x)
-        static_y.copy_(y)
+    def step(xb=None, yb=None):
+        static_x.copy_(x if xb is None else xb)
+        static_y.copy_(y if yb is None else yb)
         graph.replay()
 
     return step
@@ -154,8 +156,19 @@ def item_loop(variant):
     model = nn.Sequential(*[nn.Sequential(nn.Linear(4096, 4096), nn.ReLU()) for _ in range(8)]).cuda()
     model = model.to(torch.bfloat16)
     x = torch.randn(256, 4096, device="cuda", dtype=torch.bfloat16)
-    opt = make_optimizer(model.parameters(), variant)
     history = []
+    if variant == "cuda_graphs":
+        # The step replayed as a graph; the per-parameter .item() calls stay, after it.
+        replay = graphed_step(model, x, x, lambda out, _: out.float().pow(2).mean())
+
+        def graphed():
+            replay()
+            history.append({n: p.grad.norm().item() for n, p in model.named_parameters()})
+            if len(history) > 100:
+                history.clear()
+
+        return graphed
+    opt = make_optimizer(model.parameters(), variant)
 
     def step():
         loss = model(x).float().pow(2).mean()
@@ -208,9 +221,18 @@ def cpu_dataset(variant):
         pin_memory=workers, persistent_workers=workers, drop_last=True)
     if variant == "channels_last":
         model = model.to(memory_format=torch.channels_last)
+    it = iter(loader)
+    if variant == "cuda_graphs":
+        x0, y0 = next(it)
+        replay = graphed_step(model, x0.cuda(), y0.cuda(), F.cross_entropy)
+
+        def graphed():
+            x, y = next(it)
+            replay(x.cuda(), y.cuda())
+
+        return graphed
     opt = make_optimizer(model.parameters(), variant)
     amp = variant == "bf16"
-    it = iter(loader)
 
     def step():
         x, y = next(it)
@@ -233,6 +255,8 @@ def healthy(variant):
     x = torch.randn(32, 512, 1024, device="cuda")
     if variant == "cuda_graphs":
         return graphed_step(model, x, x, lambda out, t: out.float().pow(2).mean(), amp=True)
+    if variant == "compile":
+        model = torch.compile(model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
 
     def step():
