@@ -1,12 +1,15 @@
 #include "view/screenshot.h"
 
 #include <QApplication>
+#include <QBuffer>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
 #include <QPixmap>
 
+#include "common/atomic_file.h"
+#include "common/error.h"
 #include "view/main_window.h"
 #include "view/timeline_view.h"
 
@@ -52,18 +55,22 @@ int take_screenshot(const ScreenshotOptions& o, QString* error) {
     QApplication::processEvents();
     image = w.grab().toImage();
   }
-  // Write next to the target, then rename: no partial file on failure.
-  const QFileInfo out(o.output);
-  const QString tmp = out.absolutePath() + QStringLiteral("/.") + out.fileName() + QStringLiteral(".tmp.png");
-  if (!image.save(tmp, "PNG")) {
-    QFile::remove(tmp);
-    *error = o.output + QStringLiteral(": cannot write the image");
+  // Encoded in memory, then written through the one output-file kit: a
+  // temporary file under a random name (O_EXCL|O_NOFOLLOW, no symlink
+  // followed), renamed over the target, removed on every failure or signal.
+  QByteArray png;
+  QBuffer buffer(&png);
+  buffer.open(QIODevice::WriteOnly);
+  if (!image.save(&buffer, "PNG")) {
+    *error = o.output + QStringLiteral(": cannot encode the image");
     return 2;
   }
-  QFile::remove(o.output);
-  if (!QFile::rename(tmp, o.output)) {
-    QFile::remove(tmp);
-    *error = o.output + QStringLiteral(": cannot write the image");
+  try {
+    AtomicFile file(o.output.toStdString());
+    file.write(std::string_view(png.constData(), static_cast<size_t>(png.size())));
+    file.commit();
+  } catch (const Error& e) {
+    *error = QString::fromStdString(e.what());
     return 2;
   }
   return 0;

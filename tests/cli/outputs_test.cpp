@@ -78,6 +78,24 @@ TEST(Outputs, SymlinksAtTheOldTemporaryNamesAreNotFollowed) {
   }
 }
 
+// The viewer's screenshot used to go through `.NAME.tmp.png` next to the
+// target, a fixed name that QImage::save followed when it was a symlink.
+TEST(Outputs, ScreenshotDoesNotFollowASymlinkAtItsOldTemporaryName) {
+  TempDir tmp;
+  const std::string victim = tmp.file("victim.txt");
+  write_file(victim, kPrecious);
+  fs::create_symlink(victim, tmp.file(".shot.png.tmp.png"));
+  const Result r = gpuscope("view " + data("nvtx_loop.db") + " --screenshot " + tmp.file("shot.png"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(read_file(victim) == kPrecious) << "the victim was written through a planted symlink";
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(tmp.file("shot.png"))));
+  EXPECT_GT(fs::file_size(tmp.file("shot.png")), 1000u);
+  size_t hidden = 0;
+  for (const auto& e : fs::directory_iterator(tmp.path()))
+    hidden += e.path().filename().string().starts_with(".") && !fs::is_symlink(e.symlink_status());
+  EXPECT_EQ(hidden, 0u) << "a temporary file was left behind";
+}
+
 TEST(Outputs, AnOutputNeverReplacesAnInputEvenWithForce) {
   TempDir tmp;
   const std::string a = tmp.file("a.db"), b = tmp.file("b.db"), t = tmp.file("t.json"), k = tmp.file("k.db"),
