@@ -126,28 +126,24 @@ void write_process_and_stats(State& s, uint64_t now) {
   w.put_stat(pid, "flushes", ++s.flushes);
 }
 
-// The traced stretches, as ranges on the main thread.
+void write_windows(State& s, const std::vector<schedule::Window>& windows, int64_t source, std::string_view name) {
+  for (const schedule::Window& w : windows) {
+    store::RangeRow r;
+    r.pid = r.tid = s.sink->pid;
+    r.source = source;
+    r.kind = 2;  // start/end
+    r.name = name;
+    r.start = s.sink->rel(w.start);
+    r.end = s.sink->rel(w.end);
+    s.writer->add(r);
+  }
+}
+
+// The traced stretches, and the untraced ones measured on the GPU, as ranges on the main thread.
 void write_sampling_windows(State& s, bool final_tick, uint64_t now) {
-  for (const schedule::Window& w : schedule::take_windows(final_tick, now)) {
-    store::RangeRow r;
-    r.pid = r.tid = s.sink->pid;
-    r.source = store::kRangeSourceSamplingWindow;
-    r.kind = 2;  // start/end
-    r.name = store::kSamplingWindowName;
-    r.start = s.sink->rel(w.start);
-    r.end = s.sink->rel(w.end);
-    s.writer->add(r);
-  }
-  for (const schedule::Window& w : schedule::take_untraced()) {
-    store::RangeRow r;
-    r.pid = r.tid = s.sink->pid;
-    r.source = store::kRangeSourceUntracedDrained;
-    r.kind = 2;  // start/end
-    r.name = store::kUntracedDrainedName;
-    r.start = s.sink->rel(w.start);
-    r.end = s.sink->rel(w.end);
-    s.writer->add(r);
-  }
+  write_windows(s, schedule::take_windows(final_tick, now), store::kRangeSourceSamplingWindow,
+                store::kSamplingWindowName);
+  write_windows(s, schedule::take_untraced(), store::kRangeSourceUntracedDrained, store::kUntracedDrainedName);
 }
 
 // One tick: gather everything, write it, commit. The final tick leaves CUPTI
