@@ -84,6 +84,20 @@ def q1(db, sql, *params):
     return rows[0][0] if rows else None
 
 
+def record_torchrun(name, command, **kw):
+    """record() for a torchrun job. Under heavy load torchrun's own elastic agent
+    can lose the connection to its rendezvous store after the workers are done
+    ("RendezvousConnectionError ... Broken pipe", seen once in a CI-like run on
+    2 busy cores with every rank recorded in full): the launcher's failure, not
+    the job's, so the run is repeated once and that is said."""
+    result, db = record(name, command, **kw)
+    if result.returncode != 0 and "RendezvousConnectionError" in result.stderr:
+        print("note: torchrun lost its rendezvous store (launcher under load); running %s once more" % name)
+        os.remove(db)
+        result, db = record(name, command, **kw)
+    return result, db
+
+
 def ops_begun_outside(db):
     """Ops that began outside every traced stretch (range source 7) of their own process."""
     windows = {}
@@ -232,7 +246,7 @@ def torchrun_gloo():
     # the default "0" (an IntFlag change); 1 works with every version.
     command = [args.python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
                "--redirects", "1", "--tee", "1", os.path.join(TORCH_SAMPLES, "ddp_gloo.py"), "--device", "cpu"]
-    result, db = record("torchrun", command, timeout=100)
+    result, db = record_torchrun("torchrun", command, timeout=100)
     check(result.returncode == 0, "torchrun job exits 0 (got %d)" % result.returncode)
     ranks = q(db, """SELECT p.rank, p.world_size, (SELECT count(*) FROM op o WHERE o.pid = p.pid),
                             (SELECT count(*) FROM step s WHERE s.pid = p.pid)
@@ -253,7 +267,7 @@ def torchrun_gloo_sampled():
     command = [args.python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
                "--redirects", "1", "--tee", "1", os.path.join(TORCH_SAMPLES, "ddp_gloo.py"), "--device", "cpu",
                "--steps", str(steps), "--width", "64"]
-    result, db = record("torchrun_sampled", command, timeout=100, options=["--sample", "0.1,0.2"])
+    result, db = record_torchrun("torchrun_sampled", command, timeout=100, options=["--sample", "0.1,0.2"])
     check(result.returncode == 0, "torchrun job exits 0 (got %d)" % result.returncode)
     ranks = q(db, """SELECT p.rank, p.pid, (SELECT count(*) FROM step s WHERE s.pid = p.pid),
                             (SELECT count(*) FROM range r WHERE r.pid = p.pid AND r.source = 7),
