@@ -329,7 +329,7 @@ void KinetoMapper::add_step(const TraceEvent& ev, int64_t start, int64_t end, in
   s.pid = pid;
   int64_t n = profiler_step_number(ev.name);
   s.number = n == kAbsent ? next_step_ : n;
-  next_step_ = s.number + 1;
+  next_step_ = saturating_add(s.number, 1);  // ProfilerStep#9223372036854775807 exists in fuzzed traces
   s.start = start;
   s.end = end;
   s.source = ev.step_source.empty() ? 1 : step_source_code(ev.step_source);
