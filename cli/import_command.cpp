@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "import/importer.h"
 #include "import/torch_import.h"
 
 namespace gpuscope::cli {
@@ -19,7 +20,7 @@ void run_import(const ImportArgs& a) {
   opt.force = a.force;
   opt.progress = !a.quiet;
   opt.meta.emplace_back("gpuscope_version", GPUSCOPE_VERSION);
-  formats::ImportResult r = formats::import_torch_trace(a.trace, a.output, opt);
+  formats::ImportResult r = formats::import_trace(a.trace, a.output, opt);
   if (!a.quiet) std::fprintf(stderr, "gpuscope: imported %s -> %s\n", a.trace.c_str(), a.output.c_str());
   std::fprintf(stderr, "gpuscope: %s\n", formats::import_summary(r).c_str());
 }
