@@ -5,7 +5,6 @@
 
 #include "cli/commands.h"
 #include "import/importer.h"
-#include "import/torch_import.h"
 
 namespace gpuscope::cli {
 namespace {
