@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "import/importer.h"
 #include "import/open_recording.h"
+#include "import/torch_import.h"
 #include "store/reader.h"
 #include "tests/formats/formats_test_util.h"
 
