@@ -1,6 +1,7 @@
 // `gpuscope analyze run.db`: the report (text, json, md, html) from gs_analyzer.
 #include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "cli/commands.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "import/open_recording.h"
 #include "store/reader.h"
 
 namespace gpuscope::cli {
@@ -35,8 +37,12 @@ void run(const AnalyzeArgs& args) {
   opt.progress = true;
   if (!args.steps.empty()) analyzer::parse_step_range(args.steps, opt);
 
-  store::Reader reader(args.path);
-  analyzer::Analysis a = analyzer::analyze(reader, opt);
+  const formats::OpenedRecording input = formats::open_recording(args.path, opt.progress);
+  analyzer::Analysis a = input.read([&] {
+    store::Reader reader(input.path());
+    return analyzer::analyze(reader, opt);
+  });
+  if (input.imported()) a.summary.recording = std::filesystem::path(args.path).filename().string();
   std::string text;
   if (args.format == "json") text = analyzer::to_json(a);
   else if (args.format == "md" || args.format == "markdown") text = analyzer::to_markdown(a);
@@ -58,7 +64,7 @@ void add_analyze_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "analyze", "Step-time breakdown, hotspots, GPU idle causes and ranked findings with the fix");
   cmd->alias("analyse");
-  cmd->add_option("recording", args.path, "A gpuscope database");
+  cmd->add_option("recording", args.path, "A gpuscope recording or a torch.profiler trace (.json, .json.gz)");
   cmd->add_option("--format", args.format, "Report format: text (default), json, md, html")
       ->check(CLI::IsMember({"text", "json", "md", "markdown", "html"}));
   cmd->add_option("-o,--output", args.output, "Write the report to this file instead of stdout");

@@ -11,6 +11,7 @@
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "export/exporters.h"
+#include "import/open_recording.h"
 #include "store/reader.h"
 
 namespace gpuscope::cli {
@@ -31,12 +32,9 @@ void report(const char* what, const formats::ExportStats& s) {
                s.seconds, s.seconds > 0 ? double(s.events) / 1e6 / s.seconds : 0.0);
 }
 
-void run_export(const ExportArgs& a) {
-  if (a.chrome.empty() && a.perfetto.empty() && a.tensorboard.empty())
-    throw Error("export: give at least one of --chrome FILE, --perfetto FILE, --tensorboard DIR");
-  store::Reader db(a.db);
-  // Refuse before writing anything, so that one bad output leaves no other behind.
-  check_outputs({a.chrome, a.perfetto}, {a.db}, a.force);
+// `database`: a.db, or the recording imported from it.
+void export_all(const ExportArgs& a, const std::string& database) {
+  store::Reader db(database);
   formats::ExportOptions opt;
   opt.force = a.force;
   opt.progress = !a.quiet;
@@ -66,13 +64,22 @@ void run_export(const ExportArgs& a) {
   }
 }
 
+void run_export(const ExportArgs& a) {
+  if (a.chrome.empty() && a.perfetto.empty() && a.tensorboard.empty())
+    throw Error("export: give at least one of --chrome FILE, --perfetto FILE, --tensorboard DIR");
+  // Refuse before reading or writing anything, so that one bad output leaves no other behind.
+  check_outputs({a.chrome, a.perfetto}, {a.db}, a.force);
+  const formats::OpenedRecording input = formats::open_recording(a.db, !a.quiet);
+  input.read([&] { export_all(a, input.path()); });
+}
+
 }  // namespace
 
 static void add_export_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "export", "Export a recording to Chrome trace JSON, Perfetto protobuf or a TensorBoard log directory");
   static ExportArgs args;
-  cmd->add_option("recording", args.db, "A gpuscope database")->required();
+  cmd->add_option("recording", args.db, "A gpuscope recording or a torch.profiler trace (.json, .json.gz)")->required();
   cmd->add_option("--chrome", args.chrome,
                   "Chrome trace JSON in torch.profiler's dialect (chrome://tracing, Perfetto UI, HTA); "
                   "a name ending in .gz is gzip-compressed");

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "import/torch_import.h"
+#include "import/importer.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -19,7 +19,7 @@ void run_import(const ImportArgs& a) {
   opt.force = a.force;
   opt.progress = !a.quiet;
   opt.meta.emplace_back("gpuscope_version", GPUSCOPE_VERSION);
-  formats::ImportResult r = formats::import_torch_trace(a.trace, a.output, opt);
+  formats::ImportResult r = formats::import_trace(a.trace, a.output, opt);
   if (!a.quiet) std::fprintf(stderr, "gpuscope: imported %s -> %s\n", a.trace.c_str(), a.output.c_str());
   std::fprintf(stderr, "gpuscope: %s\n", formats::import_summary(r).c_str());
 }

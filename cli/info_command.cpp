@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "common/terminal_text.h"
+#include "import/open_recording.h"
 #include "schema/schema.h"
 #include "store/reader.h"
 #include "store/rows.h"
@@ -19,8 +20,8 @@ std::string human_ns(int64_t ns) {
   return buf;
 }
 
-void print_info(const std::string& path) {
-  store::Reader r(path);
+void print_info(const std::string& path, const std::string& database) {
+  store::Reader r(database);
   auto& db = r.db();
   std::printf("file            %s\n", path.c_str());
   std::printf("schema version  %d\n", r.schema_version());
@@ -91,8 +92,11 @@ void print_info(const std::string& path) {
 static void add_info_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "Summarize a recording: duration, devices, processes, row counts, drops");
   static std::string path;
-  cmd->add_option("recording", path, "A gpuscope database")->required();
-  cmd->callback([] { print_info(path); });
+  cmd->add_option("recording", path, "A gpuscope recording or a torch.profiler trace (.json, .json.gz)")->required();
+  cmd->callback([] {
+    const formats::OpenedRecording input = formats::open_recording(path, true);
+    input.read([&] { print_info(path, input.path()); });
+  });
 }
 
 namespace {

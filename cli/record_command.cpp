@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <cmath>
@@ -21,6 +22,7 @@
 #include "cli/nvml_poller.h"
 #include "cli/record_support.h"
 #include "common/output_name.h"
+#include "common/settings.h"
 #include "store/writer.h"
 
 namespace gpuscope::cli {
@@ -36,6 +38,7 @@ struct RecordOptions {
   double duration_s = 0;
   std::string sample;  // "ON,OFF" seconds: GPU and ops traced ON s out of every ON+OFF s
   bool full = false;   // no control stretch: every step traced
+  bool help_env = false;
   std::vector<std::string> command;
 };
 
@@ -142,12 +145,13 @@ int run_record(RecordOptions& opt) {
     throw;
   }
 
+  using settings::Id;
   std::vector<std::pair<std::string, std::string>> env = {
-      {"GPUSCOPE_OUTPUT", output},
-      {"GPUSCOPE_TRACE", opt.trace},
-      {"GPUSCOPE_ORIGIN_NS", std::to_string(origin)},
-      {"GPUSCOPE_WINDOW_START_NS", std::to_string(origin + static_cast<int64_t>(opt.delay_s * 1e9))},
-      {"GPUSCOPE_WINDOW_END_NS",
+      {settings::name(Id::kOutput), output},
+      {settings::name(Id::kTrace), opt.trace},
+      {settings::name(Id::kOriginNs), std::to_string(origin)},
+      {settings::name(Id::kWindowStartNs), std::to_string(origin + static_cast<int64_t>(opt.delay_s * 1e9))},
+      {settings::name(Id::kWindowEndNs),
        opt.duration_s > 0 ? std::to_string(origin + static_cast<int64_t>((opt.delay_s + opt.duration_s) * 1e9))
                           : std::string("0")},
   };
@@ -157,9 +161,9 @@ int run_record(RecordOptions& opt) {
   if (!std::getenv("NVTX_INJECTION64_PATH")) env.emplace_back("NVTX_INJECTION64_PATH", collector);
   // Ops are linked to their kernels after the job (finalize_recording), not by
   // CUPTI external correlation around every op.
-  if (!std::getenv("GPUSCOPE_TORCH_EXTERNAL_IDS")) env.emplace_back("GPUSCOPE_TORCH_EXTERNAL_IDS", "0");
-  if (!sample.empty()) env.emplace_back("GPUSCOPE_SAMPLE_MS", sample);
-  if (opt.full) env.emplace_back("GPUSCOPE_CONTROL_STEPS", "0");
+  if (!settings::is_set(Id::kTorchExternalIds)) env.emplace_back(settings::name(Id::kTorchExternalIds), "0");
+  if (!sample.empty()) env.emplace_back(settings::name(Id::kSampleMs), sample);
+  if (opt.full) env.emplace_back(settings::name(Id::kControlSteps), "0");
 
   struct sigaction sa {};
   sa.sa_sigaction = forward_signal;
@@ -213,6 +217,13 @@ int run_record(RecordOptions& opt) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+// --help-env: the settings table (common/settings.h), as README.md shows it.
+void print_settings() {
+  std::printf("Environment variables gpuscope reads (record sets those it has options for):\n");
+  for (const settings::Setting& s : settings::kSettings)
+    std::printf("  %-28s default: %s\n  %-28s %s\n", s.name, s.default_value, "", s.meaning);
+}
+
 }  // namespace
 
 static void add_record_command(CLI::App& app) {
@@ -231,11 +242,16 @@ static void add_record_command(CLI::App& app) {
   cmd->add_flag("--full", opt.full,
                 "Trace every step: no control stretch (by default steps 4-11 run untraced, at least 0.2 s, so that "
                 "`analyze` knows the job's step time without tracing and judges every finding against it)");
+  cmd->add_flag("--help-env", opt.help_env, "Print every GPUSCOPE_* environment variable with its default and meaning");
   // Everything from the first non-option argument (or after --) is the job's command line, verbatim.
   cmd->prefix_command();
   cmd->footer("Example: gpuscope record -o run.db -- python train.py --epochs 1\n"
               "The job's exit code, stdout and stderr are passed through unchanged.");
   cmd->callback([cmd] {
+    if (opt.help_env) {
+      print_settings();
+      return;
+    }
     opt.command = cmd->remaining();
     if (has_trailing_args) {
       if (!opt.command.empty())

@@ -16,6 +16,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/settings.h"
 #include "export/progress.h"
 #include "store/sqlite.h"
 
@@ -118,8 +119,9 @@ int claim_output(const std::string& path, bool force) {
 }
 
 std::string find_collector() {
-  if (const char* env = std::getenv("GPUSCOPE_COLLECTOR")) {
-    if (!std::filesystem::exists(env)) throw Error(std::string(env) + ": GPUSCOPE_COLLECTOR does not exist");
+  if (const char* env = settings::raw(settings::Id::kCollector)) {
+    if (!std::filesystem::exists(env))
+      throw Error(std::string(env) + ": " + settings::name(settings::Id::kCollector) + " does not exist");
     return std::filesystem::absolute(env).string();
   }
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe").parent_path();

@@ -21,6 +21,7 @@
 #include "collector/plugin_host.h"
 #include "collector/schedule.h"
 #include "collector/writer_thread.h"
+#include "common/settings.h"
 
 namespace gpuscope::collector {
 namespace {
@@ -101,7 +102,7 @@ const Config& config() { return g_config; }
 
 bool nvtx_wanted() {
   if (g_forked_child.load()) return false;
-  const char* trace = std::getenv("GPUSCOPE_TRACE");
+  const char* trace = settings::raw(settings::Id::kTrace);
   return !trace || std::strstr(trace, "nvtx") != nullptr;
 }
 
@@ -127,7 +128,7 @@ void ensure_started() {
   g_enabled.store(true, std::memory_order_release);
   install_signal_handlers();
   std::atexit(on_exit);
-  if (std::getenv("GPUSCOPE_CRASH_TRACE"))
+  if (settings::is_set(settings::Id::kCrashTrace))
     for (int sig : {SIGSEGV, SIGBUS, SIGABRT}) signal(sig, print_crash_trace);
 }
 
@@ -136,7 +137,7 @@ void ensure_started() {
 using namespace gpuscope::collector;
 
 __attribute__((constructor)) static void gpuscope_collector_loaded() {
-  if (std::getenv("GPUSCOPE_DISABLE")) return;
+  if (gpuscope::settings::is_set(gpuscope::settings::Id::kDisable)) return;
   pthread_atfork(nullptr, nullptr, on_fork_child);
   std::string self = self_path();
   if (!self.empty()) {
@@ -149,7 +150,7 @@ __attribute__((constructor)) static void gpuscope_collector_loaded() {
 
 // Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names us.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
-  if (g_forked_child.load() || std::getenv("GPUSCOPE_DISABLE")) return 1;
+  if (g_forked_child.load() || gpuscope::settings::is_set(gpuscope::settings::Id::kDisable)) return 1;
   ensure_started();
   load_plugins_if_ready();
   if (!config().cuda) {

@@ -8,29 +8,18 @@
 #include <sstream>
 
 #include "common/output_name.h"
+#include "common/settings.h"
 
 namespace gpuscope::collector {
-namespace {
-
-uint64_t env_u64(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::strtoull(v, nullptr, 10) : 0;
-}
-
-bool env_off(const char* name) {
-  const char* v = std::getenv(name);
-  return v && std::string(v) == "0";
-}
-
-}  // namespace
 
 Config load_config() {
+  using settings::Id;
   Config c;
-  const char* out = std::getenv("GPUSCOPE_OUTPUT");
-  c.output = expand_output_name(out && *out ? out : "gpuscope_%p.db", getpid());
+  const char* out = settings::text(Id::kOutput);
+  c.output = expand_output_name(out ? out : "gpuscope_%p.db", getpid());
   // Default without GPUSCOPE_TRACE: cuda,nvtx,torch (see cli/record_command.cpp on memory and nvml).
   c.memory = c.nvml = false;
-  if (const char* trace = std::getenv("GPUSCOPE_TRACE")) {
+  if (const char* trace = settings::raw(Id::kTrace)) {
     c.cuda = c.nvtx = c.memory = c.torch = c.nvml = false;
     std::stringstream ss(trace);
     std::string item;
@@ -42,19 +31,19 @@ Config load_config() {
       if (item == "nvml") c.nvml = true;
     }
   }
-  c.driver_api = !env_off("GPUSCOPE_DRIVER_API");
-  c.runtime_api = !env_off("GPUSCOPE_RUNTIME_API");
-  c.periodic_flush = !env_off("GPUSCOPE_PERIODIC_FLUSH");
-  c.origin_ns = env_u64("GPUSCOPE_ORIGIN_NS");
-  c.window_start_ns = env_u64("GPUSCOPE_WINDOW_START_NS");
-  c.window_end_ns = env_u64("GPUSCOPE_WINDOW_END_NS");
-  if (const char* sample = std::getenv("GPUSCOPE_SAMPLE_MS")) {
+  c.driver_api = !settings::equals(Id::kDriverApi, "0");
+  c.runtime_api = !settings::equals(Id::kRuntimeApi, "0");
+  c.periodic_flush = !settings::equals(Id::kPeriodicFlush, "0");
+  c.origin_ns = settings::u64(Id::kOriginNs);
+  c.window_start_ns = settings::u64(Id::kWindowStartNs);
+  c.window_end_ns = settings::u64(Id::kWindowEndNs);
+  if (const char* sample = settings::raw(Id::kSampleMs)) {
     char* rest = nullptr;
     c.sample_on_ms = std::strtoull(sample, &rest, 10);
     if (rest && *rest == ',') c.sample_off_ms = std::strtoull(rest + 1, nullptr, 10);
     if (c.sample_on_ms == 0) c.sample_off_ms = 0;
   }
-  if (const char* control = std::getenv("GPUSCOPE_CONTROL_STEPS")) {
+  if (const char* control = settings::raw(Id::kControlSteps)) {
     // "0" turns it off; "W,C[,MS]" sets it; anything else keeps the default.
     unsigned long long w = 0, n = 0, ms = c.control_min_ms;
     const int got = std::sscanf(control, "%llu,%llu,%llu", &w, &n, &ms);
@@ -70,7 +59,7 @@ Config load_config() {
   // Tearing CUPTI down while untraced is what makes the untraced stretches
   // cheap, so it is on wherever tracing switches (GPUSCOPE_CUPTI_FINALIZE=0: off).
   const bool switches = c.sample_off_ms > 0 || c.window_start_ns > 0 || c.window_end_ns > 0 || c.control();
-  c.finalize_when_off = std::getenv("GPUSCOPE_CUPTI_FINALIZE") ? !env_off("GPUSCOPE_CUPTI_FINALIZE") : switches;
+  c.finalize_when_off = settings::is_set(Id::kCuptiFinalize) ? !settings::equals(Id::kCuptiFinalize, "0") : switches;
   return c;
 }
 

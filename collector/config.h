@@ -1,8 +1,9 @@
 // Recording settings, read once from the environment that `gpuscope record`
-// (or the user) set: GPUSCOPE_OUTPUT, GPUSCOPE_TRACE, GPUSCOPE_ORIGIN_NS,
-// GPUSCOPE_WINDOW_START_NS, GPUSCOPE_WINDOW_END_NS, GPUSCOPE_SAMPLE_MS, and the switches below that
-// take single costs out when measuring overhead (GPUSCOPE_DRIVER_API=0,
-// GPUSCOPE_RUNTIME_API=0). The torch plugin reads its own (GPUSCOPE_TORCH_*).
+// (or the user) set, through the settings table (common/settings.h, which
+// documents each): output, sources, window, duty cycle, control stretch, and
+// the switches below that take single costs out when measuring overhead
+// (GPUSCOPE_DRIVER_API=0, GPUSCOPE_RUNTIME_API=0). The torch plugin reads its
+// own (GPUSCOPE_TORCH_*) through the same table.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 
+#include "common/settings.h"
+
 namespace gpuscope::collector {
 namespace {
 
@@ -14,7 +16,7 @@ void* open_cupti() {
   const char* names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
   for (const char* n : names)
     if (void* h = dlopen(n, RTLD_NOW | RTLD_NOLOAD)) return h;
-  if (const char* env = std::getenv("GPUSCOPE_CUPTI"))
+  if (const char* env = settings::raw(settings::Id::kCupti))
     if (void* h = dlopen(env, RTLD_NOW)) return h;
   for (const char* n : names)
     if (void* h = dlopen(n, RTLD_NOW)) return h;

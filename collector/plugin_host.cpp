@@ -20,6 +20,7 @@
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
 #include "collector/schedule.h"
+#include "common/settings.h"
 #include "gpuscope/plugin.h"
 
 namespace gpuscope::collector {
@@ -28,13 +29,13 @@ namespace {
 struct PluginSpec {
   const char* target;   // soname whose presence triggers the load
   const char* file;     // plugin file next to the collector
-  const char* env;      // overrides the plugin path
+  settings::Id env;     // overrides the plugin path
   const char* source;   // --trace source that enables it
   std::atomic<bool> done{false};
 };
 
 PluginSpec g_plugins[] = {
-    {"libtorch_cpu.so", "libgpuscope_torch.so", "GPUSCOPE_TORCH_PLUGIN", "torch"},
+    {"libtorch_cpu.so", "libgpuscope_torch.so", settings::Id::kTorchPlugin, "torch"},
 };
 
 std::mutex g_load_mutex;
@@ -124,14 +125,14 @@ std::string collector_dir() {
 }
 
 bool wanted(const PluginSpec& spec) {
-  const char* trace = std::getenv("GPUSCOPE_TRACE");
+  const char* trace = settings::raw(settings::Id::kTrace);
   return !trace || std::strstr(trace, spec.source) != nullptr;
 }
 
 void load(PluginSpec& spec) {
   spec.done.store(true);
-  const char* env = std::getenv(spec.env);
-  std::string path = env && *env ? env : collector_dir() + "/" + spec.file;
+  const char* env = settings::text(spec.env);
+  std::string path = env ? env : collector_dir() + "/" + spec.file;
   if (access(path.c_str(), R_OK) != 0) return;  // not built for this install: nothing to say
   ensure_started();
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

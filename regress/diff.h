@@ -14,6 +14,10 @@
 #include "analyzer/analysis.h"
 #include "regress/stats.h"
 
+namespace gpuscope::formats {
+class OpenedRecording;
+}
+
 namespace gpuscope::regress {
 
 // The JSON reports' versions (docs/ci.md); bump when a field changes meaning.
@@ -23,8 +27,9 @@ inline constexpr const char* kCheckSchema = "gpuscope-check/1";
 // Fewer analysed steps than this and no test can tell a change from noise.
 inline constexpr int64_t kMinSteps = 5;
 
-// One recording, analysed. A torch.profiler trace (.json/.json.gz) is imported
-// into a temporary database first, which lives as long as the Recording.
+// One recording, analysed. A trace (formats::open_recording: torch.profiler
+// JSON) is imported into a temporary database first, which lives as long as
+// the Recording.
 class Recording {
  public:
   // Throws Error("<path>: <problem>") for unreadable input, an empty recording,
@@ -35,9 +40,9 @@ class Recording {
   Recording& operator=(Recording&&) noexcept;
   ~Recording();
 
-  const std::string& path() const { return path_; }
-  const std::string& db_path() const { return db_path_; }  // path() or the imported copy
-  bool imported() const { return db_path_ != path_; }
+  const std::string& path() const;
+  const std::string& db_path() const;  // path() or the imported copy
+  bool imported() const;
   const analyzer::Analysis& analysis() const { return analysis_; }
   std::vector<double> step_ms() const;
   // Per analysed step, the ms each named kernel ran on the analysed device
@@ -45,10 +50,9 @@ class Recording {
   std::vector<std::vector<double>> kernel_step_ms(const std::vector<std::string>& names) const;
 
  private:
-  Recording() = default;
-  std::string path_, db_path_;
+  Recording();
+  std::unique_ptr<formats::OpenedRecording> file_;
   analyzer::Analysis analysis_;
-  bool owns_db_ = false;
 };
 
 struct DiffOptions {

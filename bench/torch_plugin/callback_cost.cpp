@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/settings.h"
 #include "gpuscope/plugin.h"
 #include "op_callbacks.h"
 
@@ -118,8 +119,9 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r) d.push_back(t[a][r] - t[b][r]);
     return median(d);
   };
+  const char* shapes = gpuscope::settings::raw(gpuscope::settings::Id::kTorchShapes);
   std::printf("at::add of 4 floats, %d rounds of %d ops, medians (shapes %s)\n", rounds, ops,
-              std::getenv("GPUSCOPE_TORCH_SHAPES") ? std::getenv("GPUSCOPE_TORCH_SHAPES") : "on");
+              shapes ? shapes : "on");
   for (int v = 0; v < 4; ++v) std::printf("  %-7s %7.1f ns/op\n", names[v], median(t[v]));
   std::printf("  torch runs a callback:        %+7.1f ns/op (empty - none)\n", diff(1, 0));
   std::printf("  torch boxes the inputs:       %+7.1f ns/op (inputs - empty)\n", diff(2, 1));

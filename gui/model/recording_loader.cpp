@@ -97,33 +97,19 @@ std::shared_ptr<RecordingInfo> read_info(const std::string& path, const std::str
   return info;
 }
 
-}  // namespace
-
-TempDatabase::~TempDatabase() {
-  if (path.empty()) return;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((path + suffix).c_str());
-  // Imports live alone in a folder of their own (see importer.cpp).
-  std::remove(path.substr(0, path.find_last_of('/')).c_str());
+// Errors that name the temporary copy of an imported trace name the trace instead.
+std::string naming_input(std::string message, const std::string& database, const std::string& path) {
+  if (database == path) return message;
+  for (size_t p = message.find(database); p != std::string::npos; p = message.find(database, p + path.size()))
+    message.replace(p, database.size(), path);
+  return message;
 }
 
-std::string database_for(const std::string& path, bool& temp) {
-  temp = false;
-  if (!looks_like_trace_json(path)) return path;
-  temp = true;
-  return import_to_temp_database(path);
-}
-
-bool load_recording(const std::string& path, LoadSink& sink, const std::atomic<bool>* cancel,
-                    bool findings) {
-  bool temp = false;
-  std::string database = database_for(path, temp);
-  std::shared_ptr<TempDatabase> cleanup;
-  if (temp) {
-    cleanup = std::make_shared<TempDatabase>();
-    cleanup->path = database;
-  }
+bool load_opened(const std::string& path, const OpenedInput& input, LoadSink& sink, const std::atomic<bool>* cancel,
+                 bool findings) {
+  const std::string& database = input.database;
   auto info = read_info(path, database);
-  info->temp = cleanup;
+  info->temp = input.temp;
   sink.on_info(info);
 
   LoadContext ctx{database, info, sink, cancel};
@@ -159,6 +145,19 @@ bool load_recording(const std::string& path, LoadSink& sink, const std::atomic<b
     sink.on_findings(std::make_shared<FindingsResult>(analyze_findings(database)));
   }
   return !ctx.cancelled();
+}
+
+}  // namespace
+
+bool load_recording(const std::string& path, LoadSink& sink, const std::atomic<bool>* cancel,
+                    bool findings) {
+  const OpenedInput input = open_input(path);
+  try {
+    return load_opened(path, input, sink, cancel, findings);
+  } catch (const Error& e) {
+    if (!input.temp) throw;
+    throw Error(naming_input(e.what(), input.database, path));
+  }
 }
 
 }  // namespace gpuscope::gui

@@ -22,17 +22,11 @@ struct ProcessInfo {
   int64_t start = 0, end = 0;
 };
 
-// A database imported from a trace; deleted with the last RecordingInfo using it.
-struct TempDatabase {
-  std::string path;
-  ~TempDatabase();
-};
-
 // What is known right after opening: enough to lay out groups and the time axis.
 struct RecordingInfo {
   std::string path;          // what the user opened
   std::string database;      // the SQLite file read (a temp file for imports)
-  std::shared_ptr<TempDatabase> temp;  // set for imports
+  std::shared_ptr<const void> temp;  // imports: the temporary database, removed with the last owner
   std::shared_ptr<const StringTable> strings;  // string.id -> text, plus synthetic names
   std::vector<TrackGroup> groups;
   std::vector<ProcessInfo> processes;
@@ -65,16 +59,13 @@ class LoadSink {
   virtual void on_findings(std::shared_ptr<const FindingsResult> findings) { (void)findings; }
 };
 
-// Throws gpuscope::Error("<path>: <reason>") when the file cannot be read.
+// Opens `path` through open_input (model/importer.h): a recording, or a trace
+// imported into a temporary database first. Throws gpuscope::Error("<path>:
+// <reason>") when the file cannot be read.
 // Returns false when `cancel` was raised. With `findings`, runs the analyzer
 // after the tracks are delivered.
 bool load_recording(const std::string& path, LoadSink& sink, const std::atomic<bool>* cancel,
                     bool findings = false);
-
-// Opening: a .db is read directly; a torch.profiler trace (.json, .json.gz) is
-// imported into a temporary database first when the importer is built.
-// Returns the database path to read; `temp` is set when the caller must delete it.
-std::string database_for(const std::string& path, bool& temp);
 
 // Shared by the parts.
 struct LoadContext {

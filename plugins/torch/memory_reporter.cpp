@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "common/settings.h"
 #include "host.h"
 
 namespace gpuscope::torch_plugin {
@@ -73,17 +74,11 @@ class Reporter final : public prof::ProfilerStateBase {
 bool g_on = false;
 std::shared_ptr<Reporter> g_reporter;
 
-bool env_flag(const char* name, bool fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  return std::strcmp(v, "0") != 0;
-}
-
 }  // namespace
 
 void memory_reporter_init() {
-  g_on = env_flag("GPUSCOPE_TORCH_MEMORY", true);
-  if (g_on) g_reporter = std::make_shared<Reporter>(env_flag("GPUSCOPE_TORCH_CPU_MEMORY", false));
+  g_on = settings::flag(settings::Id::kTorchMemory, true);
+  if (g_on) g_reporter = std::make_shared<Reporter>(settings::flag(settings::Id::kTorchCpuMemory, false));
 }
 
 void memory_reporter_enter(MemoryScope& scope) {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "build_info.h"
+#include "common/settings.h"
 #include "gpuscope/plugin.h"
 #include "host.h"
 #include "memory_reporter.h"
@@ -35,20 +36,15 @@ namespace {
 const gpuscope_host_api* g_host = nullptr;
 std::atomic<bool> g_finished{false};
 
-bool env_off(const char* name) {
-  const char* v = std::getenv(name);
-  return v && std::strcmp(v, "0") == 0;
-}
-
 // A whole number 1..1e6 from the environment; 0 when unset, and said when it
 // is set but not such a number.
-uint32_t env_count(const gpuscope_host_api* h, const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return 0;
+uint32_t env_count(const gpuscope_host_api* h, settings::Id id) {
+  const char* v = settings::text(id);
+  if (!v) return 0;
   char* end = nullptr;
   const unsigned long n = std::strtoul(v, &end, 10);
   if (*end || *v == '-' || n == 0 || n > 1000000) {
-    const std::string text = std::string(name) + "=" + v + " is not a step count (1 to 1000000); ignored";
+    const std::string text = std::string(settings::name(id)) + "=" + v + " is not a step count (1 to 1000000); ignored";
     std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
     h->emit_message(GPUSCOPE_WARNING, text.c_str());
     return 0;
@@ -104,12 +100,13 @@ int init(const gpuscope_host_api* h) {
 
   memory_reporter_init();
   CallbackOptions options;
-  options.ops = !env_off("GPUSCOPE_TORCH_OPS");
-  options.shapes = options.ops && !env_off("GPUSCOPE_TORCH_SHAPES");
+  using settings::Id;
+  options.ops = !settings::equals(Id::kTorchOps, "0");
+  options.shapes = options.ops && !settings::equals(Id::kTorchShapes, "0");
   options.external_ids = h->trace_enabled("cuda") && torch_cuda_loaded();
-  options.push_external_ids = options.external_ids && !env_off("GPUSCOPE_TORCH_EXTERNAL_IDS");
-  options.ab_steps = env_count(h, "GPUSCOPE_TORCH_AB_STEPS");
-  if (const char* idle = std::getenv("GPUSCOPE_TORCH_AB_IDLE")) options.ab_idle = std::strcmp(idle, "1") == 0;
+  options.push_external_ids = options.external_ids && !settings::equals(Id::kTorchExternalIds, "0");
+  options.ab_steps = env_count(h, Id::kTorchAbSteps);
+  if (settings::is_set(Id::kTorchAbIdle)) options.ab_idle = settings::equals(Id::kTorchAbIdle, "1");
   std::string why;
   if (!register_callbacks(options, why)) {
     h->emit_message(GPUSCOPE_ERROR, ("libgpuscope_torch.so: " + why).c_str());

@@ -81,6 +81,7 @@ TEST(Outputs, SymlinksAtTheOldTemporaryNamesAreNotFollowed) {
 // The viewer's screenshot used to go through `.NAME.tmp.png` next to the
 // target, a fixed name that QImage::save followed when it was a symlink.
 TEST(Outputs, ScreenshotDoesNotFollowASymlinkAtItsOldTemporaryName) {
+  if (!fs::exists(std::string(GPUSCOPE_BINARY_DIR) + "/bin/gpuscope-view")) GTEST_SKIP() << "no viewer in this build";
   TempDir tmp;
   const std::string victim = tmp.file("victim.txt");
   write_file(victim, kPrecious);
@@ -187,6 +188,7 @@ struct Interrupted {
   std::string input;
   std::vector<std::string> args;  // after the binary; %O is the output
   std::string output;
+  bool tmpdir = false;  // TMPDIR is the test's folder: the temporary recording of a trace lands there
 };
 
 TEST(Outputs, SigtermMidWriteLeavesNoTemporaryFile) {
@@ -194,6 +196,7 @@ TEST(Outputs, SigtermMidWriteLeavesNoTemporaryFile) {
       {"export --chrome .gz", data("advisor_recompile.db"), {"export", "-q", "%I", "--chrome", "%O"}, "big.json.gz"},
       {"export --perfetto", data("advisor_recompile.db"), {"export", "-q", "%I", "--perfetto", "%O"}, "big.pftrace"},
       {"import", data("mlp_h200_torch_profiler.json.gz"), {"import", "-q", "%I", "-o", "%O"}, "big.db"},
+      {"analyze a trace", data("mlp_h200_torch_profiler.json.gz"), {"analyze", "%I"}, "", true},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
@@ -203,7 +206,12 @@ TEST(Outputs, SigtermMidWriteLeavesNoTemporaryFile) {
       std::vector<std::string> args{bin()};
       for (const auto& a : c.args) args.push_back(a == "%O" ? tmp.file(c.output) : a == "%I" ? c.input : a);
       int status = 0;
+      const char* old_tmpdir = std::getenv("TMPDIR");
+      const std::string saved = old_tmpdir ? old_tmpdir : "";
+      if (c.tmpdir) setenv("TMPDIR", tmp.path().c_str(), 1);
       const bool signalled = terminate_mid_write(args, tmp.path(), &status);
+      if (c.tmpdir && old_tmpdir) setenv("TMPDIR", saved.c_str(), 1);
+      else if (c.tmpdir) unsetenv("TMPDIR");
       // Finished between the look and the signal: only the output may be there.
       if (!signalled || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         for (const auto& name : listing(tmp.path())) EXPECT_EQ(name, c.output);

@@ -1,6 +1,6 @@
 // `gpuscope record` (issue 23): concurrent runs naming one output, exactly
 // one of which records into it; the job ends when gpuscope is killed; a file
-// that is not a program is named as such.
+// that is not a program is named as such; --help-env prints every setting.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "tests/cli/cli_test_util.h"
+#include "trace_formats/common/settings.h"
 
 namespace gpuscope::cli::test {
 namespace {
@@ -131,6 +132,23 @@ TEST(Record, AFileThatIsNotAProgramIsNamed) {
   EXPECT_FALSE(fs::exists(tmp.file("x.db")));
   const Result missing = gpuscope("record -o " + tmp.file("x.db") + " -- no_such_program_xyz");
   EXPECT_TRUE(missing.has("command not found")) << missing.output;
+}
+
+TEST(Record, HelpEnvPrintsEverySettingWithItsDefault) {
+  const Result r = gpuscope("record --help-env");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const settings::Setting& s : settings::kSettings) {
+    SCOPED_TRACE(s.name);
+    const size_t at = r.output.find(std::string(s.name) + " ");
+    ASSERT_NE(at, std::string::npos) << r.output;
+    const std::string entry = r.output.substr(at, r.output.find(" GPUSCOPE_", at + 1) - at);
+    EXPECT_NE(entry.find(std::string("default: ") + s.default_value), std::string::npos) << entry;
+    EXPECT_NE(entry.find(s.meaning), std::string::npos) << entry;
+  }
+  EXPECT_TRUE(r.has("GPUSCOPE_CONTROL_STEPS")) << r.output;
+  // Listed in the command's help, and nothing is run.
+  EXPECT_TRUE(gpuscope("help record").has("--help-env"));
+  EXPECT_EQ(gpuscope("record --help-env -- false").exit_code, 0);
 }
 
 }  // namespace

@@ -4,9 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "common/atomic_file.h"
 #include "common/error.h"
-#include "common/terminal_text.h"
 #include "export/progress.h"
 #include "import/origin_lookahead.h"
 #include "import/row_writer.h"
@@ -69,35 +67,24 @@ ImportResult import_into(ByteSource& src, const std::string& db_path, const Impo
 
 ImportResult import_torch_trace(const std::string& trace_path, const std::string& db_path,
                                 const ImportOptions& options) {
-  check_outputs({db_path}, {trace_path}, options.force);
-  auto src = ByteSource::open_file(trace_path);
-  // A fresh private file renamed into place at the end; Ctrl-C leaves nothing.
-  AtomicFile out(db_path, AtomicFile::Kind::kSqlite);
-  out.close();
-  ImportResult r = import_into(*src, out.temp_path(), options);
-  std::error_code ec;
-  for (const char* suffix : {"-wal", "-shm", "-journal"}) std::filesystem::remove(db_path + suffix, ec);
-  out.commit();
-  return r;
+  return import_with(torch_profiler_importer(), trace_path, db_path, options);
 }
 
-std::string import_summary(const ImportResult& r) {
-  const ImportCounts& c = r.counts;
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "%lld events in %.2f s (%.0f MB/s): %lld kernels, %lld memcpys, %lld memsets, %lld API calls, "
-                "%lld ops, %lld ranges, %lld steps, %lld memory events, %lld counters, %lld syncs",
-                (long long)c.events, r.seconds, r.seconds > 0 ? double(r.read.bytes) / 1e6 / r.seconds : 0.0,
-                (long long)c.kernels, (long long)c.memcpys, (long long)c.memsets, (long long)c.api_calls,
-                (long long)c.ops, (long long)c.ranges, (long long)c.steps, (long long)c.memory_events,
-                (long long)c.counters, (long long)c.syncs);
-  std::string s = buf;
-  if (!c.unknown.empty()) {
-    s += "; unknown categories, not imported:";
-    for (const auto& [cat, n] : c.unknown)
-      s += " " + (cat.empty() ? std::string("\"\"") : terminal_safe(cat)) + " " + std::to_string(n);
-  }
-  return s;
+namespace {
+
+bool sniff_chrome_trace_json(std::string_view head) {
+  if (head.starts_with("\xef\xbb\xbf")) head.remove_prefix(3);  // UTF-8 byte order mark
+  const size_t i = head.find_first_not_of(" \t\r\n");
+  return i != std::string_view::npos && (head[i] == '{' || head[i] == '[');
+}
+
+}  // namespace
+
+const Importer& torch_profiler_importer() {
+  static const Importer importer{"torch.profiler",
+                                 "torch.profiler / Kineto Chrome trace JSON, plain or gzip (*.pt.trace.json[.gz])",
+                                 sniff_chrome_trace_json, import_into};
+  return importer;
 }
 
 }  // namespace gpuscope::formats
