@@ -1,0 +1,91 @@
+// collective-wait: the ranks of a distributed job wait in collectives for the
+// last one to arrive, because their own work per step is uneven.
+#include <algorithm>
+
+#include "analyzer/rules/cross_rank.h"
+#include "analyzer/rules/rule_util.h"
+
+namespace gpuscope::analyzer {
+namespace {
+
+constexpr double kMinSavingPct = 5.0;
+
+constexpr Threshold kThresholds[] = {
+    {"kMinSavingPct", kMinSavingPct, "%", "mean wait for the last arrival over all ranks, share of step time, to report"},
+};
+
+std::optional<Finding> evaluate(const CrossRankInput& in);
+
+}  // namespace
+
+extern const CrossRankRule kCollectiveWaitRule = {
+    "collective-wait",
+    "Ranks wait in collectives for the last one to arrive",
+    "In a recording with several ranks, time each rank waits in collectives per step beyond the least-waiting "
+    "rank's (which arrives last and waits only for the transfer itself): the wait for the last arrival.",
+    "The mean of that wait over all ranks: with the work spread evenly, every rank arrives together and the "
+    "step shortens by the slowest rank's own time less the mean (the straggler rule names the slowest rank).",
+    kThresholds,
+    evaluate,
+};
+
+namespace {
+
+std::optional<Finding> evaluate(const CrossRankInput& in) {
+  const RankSummary* last = last_arrival(in.ranks);
+  if (!last) return std::nullopt;
+  double least = 1e300;
+  for (const auto& r : in.ranks)
+    if (r.steps > 0) least = std::min(least, r.collective_ms_per_step);
+  double all = 0, others = 0;
+  int n_all = 0, n_others = 0;
+  std::vector<std::pair<double, const RankSummary*>> waits;
+  for (const auto& r : in.ranks) {
+    if (r.steps == 0) continue;
+    const double w = r.collective_ms_per_step - least;
+    all += w, ++n_all;
+    if (&r != last) others += w, ++n_others;
+    waits.push_back({w, &r});
+  }
+  all /= std::max(1, n_all);
+  others /= std::max(1, n_others);
+  Finding f = make_cross_rank_finding(kCollectiveWaitRule, in.analysis, all);
+  if (f.saving_pct < kMinSavingPct) return std::nullopt;
+  std::stable_sort(waits.begin(), waits.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [w, r] : waits)
+    if (w > 0)
+      f.evidence.top.push_back({"rank " + std::to_string(r->rank), w * static_cast<double>(r->steps), r->steps,
+                              "waits " + ms(w) + " per step for the last arrival (" + ms(r->collective_ms_per_step) +
+                                  " in collectives, pid " + std::to_string(r->pid) + ")"});
+  f.evidence.summary = "The ranks other than rank " + std::to_string(last->rank) + " wait " + ms(others) +
+                       " per step in collectives for the last arrival (rank " + std::to_string(last->rank) +
+                       ", whose own work per step is the longest); over all ranks " + ms(all) + " per step.";
+  f.evidence.metrics = {
+      {"others_wait_ms_per_step", others, "ms"},
+      {"mean_wait_ms_per_step", all, "ms"},
+      {"last_arrival_rank", static_cast<double>(last->rank), "rank"},
+      {"last_arrival_collective_ms_per_step", least, "ms"},
+      {"ranks", static_cast<double>(n_all), "count"},
+  };
+  for (const auto& [w, r] : waits)
+    if (r != last && !r->slowest.empty()) {
+      const auto& x = r->slowest.front();
+      f.evidence.ranges.push_back({x.start_ns, x.end_ns, "rank " + std::to_string(r->rank) + ": " + x.label});
+    }
+  if (f.evidence.ranges.empty())
+    for (const auto& x : last->slowest) f.evidence.ranges.push_back({x.start_ns, x.end_ns, "rank " + std::to_string(last->rank) + ": " + x.label});
+  f.fix.text = "Even out the ranks' own work per step so they reach each collective together: equal data shards and "
+               "batch shapes, the same input pipeline speed on every rank (see the straggler finding and "
+               "`gpuscope analyze --rank N` of the slowest rank), and no rank-0-only work (logging, checkpoints, "
+               "evaluation) inside the step.";
+  f.fix.code =
+      "sampler = torch.utils.data.distributed.DistributedSampler(dataset, drop_last=True)  # equal shards\n"
+      "loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, sampler=sampler,\n"
+      "                                     num_workers=4, pin_memory=True, persistent_workers=True)\n"
+      "if rank == 0 and step % log_every == 0:  # rank-0-only work makes the others wait: keep it rare\n"
+      "    log(metrics)\n";
+  return f;
+}
+
+}  // namespace
+}  // namespace gpuscope::analyzer
