@@ -254,7 +254,7 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
   auto& n = a.notes;
   if (m.processes > 1)
     n.push_back(std::to_string(m.processes) + " processes recorded; analysed pid " + std::to_string(m.pid) +
-                " (the one with the most GPU work); pick another with --pid or --rank");
+                " (the one with the most GPU work); pick another with --pid");
   if (plan.source == StepSource::kRanges)
     n.push_back("no step table (the torch plugin records optimizer steps): steps are the " +
                 std::to_string(plan.all.size()) + " occurrences of the " + plan.detail);

@@ -57,9 +57,20 @@ std::optional<Finding> evaluate(const CrossRankInput& in) {
       f.evidence.top.push_back({"rank " + std::to_string(r->rank), w * static_cast<double>(r->steps), r->steps,
                               "waits " + ms(w) + " per step for the last arrival (" + ms(r->collective_ms_per_step) +
                                   " in collectives, pid " + std::to_string(r->pid) + ")"});
-  f.evidence.summary = "The ranks other than rank " + std::to_string(last->rank) + " wait " + ms(others) +
-                       " per step in collectives for the last arrival (rank " + std::to_string(last->rank) +
-                       ", whose own work per step is the longest); over all ranks " + ms(all) + " per step.";
+  // Ranks that wait at least half the longest wait, against those that arrive (nearly) last.
+  const double longest = waits.empty() ? 0 : waits.front().first;
+  std::string waiting, late;
+  double waiting_ms = 0;
+  int n_waiting = 0;
+  for (const auto& [w, r] : waits) {
+    std::string& list = w >= 0.5 * longest ? waiting : late;
+    list += (list.empty() ? "" : ", ") + std::to_string(r->rank);
+    if (w >= 0.5 * longest) waiting_ms += w, ++n_waiting;
+  }
+  waiting_ms /= std::max(1, n_waiting);
+  f.evidence.summary = "Rank(s) " + waiting + " wait " + ms(waiting_ms) + " per step in collectives for the last to arrive (rank(s) " +
+                       late + "; rank " + std::to_string(last->rank) + "'s own work per step is the longest); over all ranks " +
+                       ms(all) + " per step.";
   f.evidence.metrics = {
       {"others_wait_ms_per_step", others, "ms"},
       {"mean_wait_ms_per_step", all, "ms"},

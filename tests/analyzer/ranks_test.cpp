@@ -3,9 +3,11 @@
 // four ranks in lockstep, where the numbers are known by construction.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 
 namespace gpuscope::testing {
@@ -97,6 +99,58 @@ TEST(Ranks, RankOptionAnalysesThatRank) {
   }
 }
 
+// On GPUs the wait is the NCCL kernel time no other GPU work covers: each rank's
+// all-reduce kernel starts when its own compute ends and ends when the last rank
+// (2, whose DataLoader takes 20 ms longer) has contributed.
+TEST(Ranks, ExposedNcclKernelsAreTheWaitOnGpus) {
+  const std::string path = temp_db("ranks-nccl");
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  for (int r = 0; r < 4; ++r) {
+    Sim::Config cfg;
+    cfg.pid = 6000 + r;
+    cfg.tid = cfg.pid;
+    cfg.rank = r;
+    cfg.world_size = 4;
+    cfg.append = r > 0;
+    Sim s(path, cfg);
+    int64_t t = ms(1);
+    for (int k = 0; k < 10; ++k) {
+      s.cpu(t - s.now());
+      s.step_begin();
+      s.dataloader(us(200) + (r == 2 ? ms(20) : 0));
+      s.op_begin("aten::mm");
+      s.kernel(names::kGemmBf16, ms(10));
+      s.op_end();
+      const int64_t done = t + ms(32);  // after the slowest rank's compute, plus the transfer
+      store::KernelRow nccl;
+      nccl.pid = cfg.pid;
+      nccl.context = 1;
+      nccl.stream = 9;
+      nccl.start = s.gpu_idle_at();
+      nccl.end = done;
+      nccl.name = names::kNccl;
+      nccl.grid_x = nccl.block_x = 1;
+      s.writer().add(nccl);
+      s.cpu(done + us(20) - s.now());  // the step's sync
+      s.op("Optimizer.step#SGD.step", us(100));
+      s.step_end();
+      t = s.now() + us(10);
+    }
+  }
+  auto a = analyze_path(path);
+  ASSERT_EQ(a.ranks.size(), 4u);
+  for (const auto& r : a.ranks) {
+    EXPECT_EQ(r.device, 0);
+    // Compute and NCCL kernels fill the step but for the DataLoader wait.
+    EXPECT_NEAR(r.gpu_utilization, r.rank == 2 ? 0.37 : 0.99, 0.02) << "rank " << r.rank;
+  }
+  EXPECT_NEAR(a.ranks[0].collective_ms_per_step - a.ranks[2].collective_ms_per_step, 20, 0.1);
+  ASSERT_FALSE(a.findings.empty());
+  EXPECT_EQ(a.findings.front().id, "straggler") << finding_list(a);
+  EXPECT_EQ(metric(a.findings.front(), "straggler_rank"), 2);
+  EXPECT_NEAR(metric(a.findings.front(), "extra_ms_per_step"), 20, 0.1);
+}
+
 TEST(Ranks, EveryReportFormatHasTheRanks) {
   auto a = straggler_job("ranks-formats", ms(20));
   auto j = nlohmann::json::parse(analyzer::to_json(a));
@@ -105,7 +159,7 @@ TEST(Ranks, EveryReportFormatHasTheRanks) {
   EXPECT_EQ(j["ranks"][2]["rank"], 2);
   EXPECT_TRUE(j["ranks"][2]["device"].is_null());
   EXPECT_TRUE(j["ranks"][2]["gpu_utilization"].is_null());
-  EXPECT_NEAR(j["ranks"][0]["collective_ms_per_step"].get<double>(), 20.5, 0.1);
+  EXPECT_NEAR(j["ranks"][0]["collective_ms_per_step"].template get<double>(), 20.5, 0.1);
   EXPECT_NE(analyzer::to_text(a).find("\nRanks ("), std::string::npos);
   EXPECT_NE(analyzer::to_markdown(a).find("## Ranks"), std::string::npos);
   EXPECT_NE(analyzer::to_html(a).find("<h2>Ranks</h2>"), std::string::npos);
