@@ -213,10 +213,12 @@ struct RankSummary {
   // Each moment of a step counted once, in this order: waiting in collectives,
   // loading data (DataLoader), computing (GPU work, torch ops, CUDA calls), other.
   double collective_ms_per_step = 0, data_ms_per_step = 0, compute_ms_per_step = 0, other_ms_per_step = 0;
+  // The median step's own time (step time less the wait in collectives) and
+  // wait in collectives: what the cross-rank rules compare, as a few steps that
+  // a busy machine stretched move the means but not these.
+  double own_ms_median = 0, collective_ms_median = 0;
   bool analysed = false;        // the process the rest of the report is about
   std::vector<TimeRange> slowest;  // its longest steps, for the viewer
-  // Its own time per step: everything but the wait in collectives.
-  double own_ms_per_step() const { return data_ms_per_step + compute_ms_per_step + other_ms_per_step; }
 };
 
 struct Analysis {

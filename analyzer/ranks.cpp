@@ -88,9 +88,12 @@ RankSummary summarize_rank(const Context& c) {
   const IntervalSet with_data = coll.unite(c.dataloader);
   const IntervalSet with_compute = with_data.unite(c.gpu_busy).unite(c.op_busy);
   int64_t t_coll = 0, t_data = 0, t_compute = 0, t_step = 0;
+  std::vector<double> own, wait;
   for (const auto& s : c.steps) {
     const int64_t a = coll.covered(s.start, s.end), b = with_data.covered(s.start, s.end),
                   k = with_compute.covered(s.start, s.end);
+    own.push_back(static_cast<double>(s.duration() - a) / 1e6);
+    wait.push_back(static_cast<double>(a) / 1e6);
     t_coll += a;
     t_data += b - a;
     t_compute += k - b;
@@ -101,6 +104,8 @@ RankSummary summarize_rank(const Context& c) {
   r.data_ms_per_step = static_cast<double>(t_data) / 1e6 / n;
   r.compute_ms_per_step = static_cast<double>(t_compute) / 1e6 / n;
   r.other_ms_per_step = static_cast<double>(t_step - t_coll - t_data - t_compute) / 1e6 / n;
+  r.own_ms_median = median(own);
+  r.collective_ms_median = median(wait);
   std::vector<size_t> order(c.steps.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return c.steps[x].duration() > c.steps[y].duration(); });

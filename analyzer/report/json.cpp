@@ -178,6 +178,8 @@ std::string to_json(const Analysis& a) {
                        {"data_ms_per_step", ms3(r.data_ms_per_step)},
                        {"compute_ms_per_step", ms3(r.compute_ms_per_step)},
                        {"other_ms_per_step", ms3(r.other_ms_per_step)},
+                       {"own_ms_median", ms3(r.own_ms_median)},
+                       {"collective_ms_median", ms3(r.collective_ms_median)},
                        {"analysed", r.analysed}});
     j["ranks"] = ranks;
   }

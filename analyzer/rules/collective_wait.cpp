@@ -21,8 +21,8 @@ std::optional<Finding> evaluate(const CrossRankInput& in);
 extern const CrossRankRule kCollectiveWaitRule = {
     "collective-wait",
     "Ranks wait in collectives for the last one to arrive",
-    "In a recording with several ranks, time each rank waits in collectives per step beyond the least-waiting "
-    "rank's (which arrives last and waits only for the transfer itself): the wait for the last arrival.",
+    "In a recording with several ranks, time each rank waits in collectives in its median step beyond the "
+    "least-waiting rank's (which arrives last and waits only for the transfer itself): the wait for the last arrival.",
     "The mean of that wait over all ranks: with the work spread evenly, every rank arrives together and the "
     "step shortens by the slowest rank's own time less the mean (the straggler rule names the slowest rank).",
     kThresholds,
@@ -36,13 +36,13 @@ std::optional<Finding> evaluate(const CrossRankInput& in) {
   if (!last) return std::nullopt;
   double least = 1e300;
   for (const auto& r : in.ranks)
-    if (r.steps > 0) least = std::min(least, r.collective_ms_per_step);
+    if (r.steps > 0) least = std::min(least, r.collective_ms_median);
   double all = 0, others = 0;
   int n_all = 0, n_others = 0;
   std::vector<std::pair<double, const RankSummary*>> waits;
   for (const auto& r : in.ranks) {
     if (r.steps == 0) continue;
-    const double w = r.collective_ms_per_step - least;
+    const double w = r.collective_ms_median - least;
     all += w, ++n_all;
     if (&r != last) others += w, ++n_others;
     waits.push_back({w, &r});
@@ -55,8 +55,8 @@ std::optional<Finding> evaluate(const CrossRankInput& in) {
   for (const auto& [w, r] : waits)
     if (w > 0)
       f.evidence.top.push_back({"rank " + std::to_string(r->rank), w * static_cast<double>(r->steps), r->steps,
-                              "waits " + ms(w) + " per step for the last arrival (" + ms(r->collective_ms_per_step) +
-                                  " in collectives, pid " + std::to_string(r->pid) + ")"});
+                              "waits " + ms(w) + " per step for the last arrival (" + ms(r->collective_ms_median) +
+                                  " in collectives in its median step, pid " + std::to_string(r->pid) + ")"});
   // Ranks that wait at least half the longest wait, against those that arrive (nearly) last.
   const double longest = waits.empty() ? 0 : waits.front().first;
   std::string waiting, late;

@@ -30,8 +30,9 @@ struct CrossRankRule {
 
 std::span<const CrossRankRule* const> cross_rank_rules();
 
-// The rank that arrives last at the collectives: the largest own time per step
-// (step time less the wait in collectives); nullptr with fewer than two ranks.
+// The rank that arrives last at the collectives: the largest own time in its
+// median step (step time less the wait in collectives); nullptr with fewer
+// than two ranks with steps.
 const RankSummary* last_arrival(const std::vector<RankSummary>& ranks);
 // A finding of `rule` with the saving in ms per step of the analysed steps.
 Finding make_cross_rank_finding(const CrossRankRule& rule, const Analysis& a, double saving_ms);

@@ -20,7 +20,7 @@ const RankSummary* last_arrival(const std::vector<RankSummary>& ranks) {
   for (const auto& r : ranks) {
     if (r.steps == 0) continue;
     ++with_steps;
-    if (!best || r.own_ms_per_step() > best->own_ms_per_step()) best = &r;
+    if (!best || r.own_ms_median > best->own_ms_median) best = &r;
   }
   return with_steps >= 2 ? best : nullptr;
 }

@@ -25,11 +25,13 @@ std::optional<Finding> evaluate(const CrossRankInput& in);
 extern const CrossRankRule kStragglerRule = {
     "straggler",
     "One rank is slower and the others wait for it",
-    "In a recording with several ranks, the rank with the most own time per step (step time less its wait in "
-    "collectives: loading data, computing, anything else), when it exceeds the next slowest rank by at least "
-    "kMinSavingPct of the step and the other ranks wait that much longer in collectives than it does.",
-    "Its own time per step minus the next slowest rank's: with it as fast as the others, every rank's step "
-    "shortens by that much (the others stop waiting for it).",
+    "In a recording with several ranks, the rank with the most own time in its median step (step time less its "
+    "wait in collectives: loading data, computing, anything else), when it exceeds the next slowest rank's by at "
+    "least kMinSavingPct of the step and the other ranks wait at least kMinWaitExplained of that longer in "
+    "collectives than it does. Where its extra time goes: its mean data, compute and other time per step against "
+    "the other ranks' median.",
+    "Its own time per (median) step minus the next slowest rank's: with it as fast as the others, every rank's "
+    "step shortens by that much (the others stop waiting for it).",
     kThresholds,
     evaluate,
 };
@@ -55,13 +57,13 @@ std::optional<Finding> evaluate(const CrossRankInput& in) {
   int others = 0;
   for (const auto& r : in.ranks)
     if (&r != s && r.steps > 0) {
-      next = std::max(next, r.own_ms_per_step());
-      others_wait += r.collective_ms_per_step;
+      next = std::max(next, r.own_ms_median);
+      others_wait += r.collective_ms_median;
       ++others;
     }
   others_wait /= std::max(1, others);
-  const double extra = s->own_ms_per_step() - next;
-  if (extra <= 0 || others_wait - s->collective_ms_per_step < kMinWaitExplained * extra) return std::nullopt;
+  const double extra = s->own_ms_median - next;
+  if (extra <= 0 || others_wait - s->collective_ms_median < kMinWaitExplained * extra) return std::nullopt;
   Finding f = make_cross_rank_finding(kStragglerRule, in.analysis, extra);
   if (f.saving_pct < kMinSavingPct) return std::nullopt;
 
@@ -91,14 +93,14 @@ std::optional<Finding> evaluate(const CrossRankInput& in) {
                        " per step longer than the next slowest rank's" +
                        (worst ? ", mostly " + std::string(worst->what) + " (+" + ms(worst_delta) + " per step)" : "") +
                        "; the other ranks wait " + ms(others_wait) + " per step in collectives, it waits " +
-                       ms(s->collective_ms_per_step) + ".";
+                       ms(s->collective_ms_median) + " (median steps).";
   f.evidence.metrics.insert(f.evidence.metrics.begin(),
                             {{"straggler_rank", static_cast<double>(s->rank), "rank"},
                              {"straggler_pid", static_cast<double>(s->pid), "pid"},
                              {"extra_ms_per_step", extra, "ms"},
-                             {"straggler_own_ms_per_step", s->own_ms_per_step(), "ms"},
+                             {"straggler_own_ms_per_step", s->own_ms_median, "ms"},
                              {"next_slowest_own_ms_per_step", next, "ms"},
-                             {"straggler_collective_ms_per_step", s->collective_ms_per_step, "ms"},
+                             {"straggler_collective_ms_per_step", s->collective_ms_median, "ms"},
                              {"others_collective_ms_per_step", others_wait, "ms"}});
   for (const auto& r : s->slowest) f.evidence.ranges.push_back({r.start_ns, r.end_ns, "rank " + std::to_string(s->rank) + ": " + r.label});
 
