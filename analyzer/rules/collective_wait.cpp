@@ -21,8 +21,9 @@ std::optional<Finding> evaluate(const CrossRankInput& in);
 extern const CrossRankRule kCollectiveWaitRule = {
     "collective-wait",
     "Ranks wait in collectives for the last one to arrive",
-    "In a recording with several ranks, time each rank waits in collectives in its median step beyond the "
-    "least-waiting rank's (which arrives last and waits only for the transfer itself): the wait for the last arrival.",
+    "In a recording with several ranks, time each rank waits in collectives for the last rank to arrive: as "
+    "every rank leaves the collectives together, the last arrival's own time in its median step (step time less "
+    "the wait in collectives) less the rank's own.",
     "The mean of that wait over all ranks: with the work spread evenly, every rank arrives together and the "
     "step shortens by the slowest rank's own time less the mean (the straggler rule names the slowest rank).",
     kThresholds,
@@ -34,15 +35,14 @@ namespace {
 std::optional<Finding> evaluate(const CrossRankInput& in) {
   const RankSummary* last = last_arrival(in.ranks);
   if (!last) return std::nullopt;
-  double least = 1e300;
-  for (const auto& r : in.ranks)
-    if (r.steps > 0) least = std::min(least, r.collective_ms_median);
   double all = 0, others = 0;
   int n_all = 0, n_others = 0;
   std::vector<std::pair<double, const RankSummary*>> waits;
   for (const auto& r : in.ranks) {
     if (r.steps == 0) continue;
-    const double w = r.collective_ms_median - least;
+    // Every rank leaves the collectives together: it waited as much longer
+    // than the last arrival as its own work was shorter.
+    const double w = last->own_ms_median - r.own_ms_median;
     all += w, ++n_all;
     if (&r != last) others += w, ++n_others;
     waits.push_back({w, &r});
@@ -75,7 +75,7 @@ std::optional<Finding> evaluate(const CrossRankInput& in) {
       {"others_wait_ms_per_step", others, "ms"},
       {"mean_wait_ms_per_step", all, "ms"},
       {"last_arrival_rank", static_cast<double>(last->rank), "rank"},
-      {"last_arrival_collective_ms_per_step", least, "ms"},
+      {"last_arrival_collective_ms_per_step", last->collective_ms_median, "ms"},
       {"ranks", static_cast<double>(n_all), "count"},
   };
   for (const auto& [w, r] : waits)
