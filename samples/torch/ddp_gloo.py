@@ -14,7 +14,8 @@ Every rank prints its own GPUSCOPE_SAMPLE line, with its rank.
 Batches come from a DataLoader (no workers) over a Dataset that hands out each
 rank's batch. --straggler-rank R --straggler-ms M makes rank R's Dataset sleep
 M ms more per batch: rank R arrives late at every gradient all-reduce and the
-other ranks wait for it there (gpuscope's `straggler` and `collective-wait`).
+other ranks wait for it there (gpuscope's `straggler` and `collective-wait`);
+--data-ms M makes every rank's Dataset sleep M ms per batch.
 """
 
 import os
@@ -52,6 +53,8 @@ def main():
     parser.add_argument("--straggler-rank", type=int, default=-1,
                         help="this rank's Dataset sleeps --straggler-ms more per batch")
     parser.add_argument("--straggler-ms", type=float, default=0.0)
+    parser.add_argument("--data-ms", type=float, default=0.0,
+                        help="every rank's Dataset sleeps this long per batch (a uniform input pipeline cost)")
     args = sample_common.finish_args(parser.parse_args())
     if args.backend == "nccl" and args.device != "cuda":
         raise SystemExit("ddp_gloo.py: --backend nccl needs --device cuda")
@@ -82,7 +85,7 @@ def main():
     generator = torch.Generator().manual_seed(rank)  # different data per rank
     inputs = torch.randn(args.batch, args.width, generator=generator).to(device)
     targets = torch.randint(0, 10, (args.batch,), generator=generator).to(device)
-    sleep_s = args.straggler_ms / 1000.0 if rank == args.straggler_rank else 0.0
+    sleep_s = (args.data_ms + (args.straggler_ms if rank == args.straggler_rank else 0.0)) / 1000.0
     loader = torch.utils.data.DataLoader(Batches(inputs, targets, args.warmup + args.steps, sleep_s),
                                          batch_size=None, num_workers=0)
     batches = iter(loader)
