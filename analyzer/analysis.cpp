@@ -12,6 +12,8 @@
 #include "analyzer/hotspots.h"
 #include "analyzer/model.h"
 #include "analyzer/parallel.h"
+#include "analyzer/ranks.h"
+#include "analyzer/rules/cross_rank.h"
 #include "analyzer/rules/rule.h"
 #include "analyzer/rules/rule_util.h"
 #include "analyzer/steps.h"
@@ -107,6 +109,20 @@ std::string join(const std::vector<int64_t>& v) {
   std::string s;
   for (int64_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
   return s;
+}
+
+int64_t pid_of_rank(store::Reader& reader, int64_t rank) {
+  std::string list;
+  auto st = reader.query("SELECT pid, rank FROM process WHERE rank IS NOT NULL ORDER BY rank, pid");
+  std::optional<int64_t> pid;
+  while (st.step()) {
+    if (st.int64(1) == rank && !pid) pid = st.int64(0);
+    list += (list.empty() ? "" : ", ") + std::to_string(st.int64(1));
+  }
+  if (!pid)
+    throw Error(reader.db().path() + ": no process with rank " + std::to_string(rank) +
+                (list.empty() ? std::string(" (no process has a rank)") : " (ranks: " + list + ")"));
+  return *pid;
 }
 
 void fill_summary(Analysis& a, const Context& c, const Model& m, const StepPlan& plan) {
@@ -278,14 +294,15 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
 
 }  // namespace
 
-Analysis analyze(store::Reader& reader, const Options& opt) {
-  PhaseTimer timer;
+void load_process(store::Reader& reader, const Options& opt, LoadedProcess& out) {
   LoadOptions lo;
   lo.pid = opt.pid;
   lo.device = opt.device;
   lo.progress = opt.progress;
-  Model m = load_header(reader, lo);
-  StepPlan plan = plan_steps(m, opt);
+  out.m = load_header(reader, lo);
+  Model& m = out.m;
+  out.plan = plan_steps(m, opt);
+  StepPlan& plan = out.plan;
   // INT64_MIN would bind as NULL (store::kNull).
   int64_t wlo = INT64_MIN + 1, whi = INT64_MAX;
   if (!plan.analysed.empty()) {
@@ -297,9 +314,7 @@ Analysis analyze(store::Reader& reader, const Options& opt) {
   // load to the end, then cut what lies beyond the steps' GPU-side end.
   const bool cpu_steps = !plan.analysed.empty();
   if (cpu_steps) whi = INT64_MAX;
-  timer.mark("header and steps");
   load_events(reader, m, wlo, whi, opt.progress);
-  timer.mark("load events");
   if (cpu_steps) {
     extend_steps_to_gpu(plan, m);
     int64_t end = INT64_MIN;
@@ -327,6 +342,19 @@ Analysis analyze(store::Reader& reader, const Options& opt) {
     for (auto& [d, t] : busy)
       if (t > best) best = t, device = d;
   }
+  out.device = device;
+}
+
+Analysis analyze(store::Reader& reader, const Options& options) {
+  PhaseTimer timer;
+  Options opt = options;
+  if (opt.rank) opt.pid = pid_of_rank(reader, *opt.rank);
+  LoadedProcess loaded;
+  load_process(reader, opt, loaded);
+  Model& m = loaded.m;
+  StepPlan& plan = loaded.plan;
+  const int64_t device = loaded.device;
+  timer.mark("load, steps and events");
 
   Context c = build_context(m, plan, device, [&] { link_model(m); });
   timer.mark("link, breakdown, idle");
@@ -357,6 +385,8 @@ Analysis analyze(store::Reader& reader, const Options& opt) {
   timer.mark("hotspots and rules");
   for (auto& f : found)
     if (f) a.findings.push_back(std::move(*f));
+  analyze_ranks(reader, opt, c, a);
+  timer.mark("ranks");
   judge_against_untraced(a);
 
   return a;
@@ -365,6 +395,12 @@ Analysis analyze(store::Reader& reader, const Options& opt) {
 std::vector<RuleDoc> rule_docs() {
   std::vector<RuleDoc> out;
   for (const Rule* r : all_rules()) {
+    RuleDoc d{std::string(r->id), std::string(r->title), std::string(r->detects), std::string(r->saving_model), {}};
+    for (const auto& t : r->thresholds)
+      d.thresholds.push_back({std::string(t.name), t.value, std::string(t.unit), std::string(t.meaning)});
+    out.push_back(std::move(d));
+  }
+  for (const CrossRankRule* r : cross_rank_rules()) {
     RuleDoc d{std::string(r->id), std::string(r->title), std::string(r->detects), std::string(r->saving_model), {}};
     for (const auto& t : r->thresholds)
       d.thresholds.push_back({std::string(t.name), t.value, std::string(t.unit), std::string(t.meaning)});

@@ -22,6 +22,7 @@ struct Options {
   std::optional<int64_t> first_step, last_step;  // --steps A-B, by step number, inclusive
   std::optional<int64_t> device;                 // --device N (default: the busiest)
   std::optional<int64_t> pid;                    // --pid P (default: the process with most GPU work)
+  std::optional<int64_t> rank;                   // --rank N: the process whose RANK is N (instead of --pid)
   int top = 10;                                  // rows in the hotspot tables
   bool progress = false;                         // progress lines on stderr
 };
@@ -200,6 +201,26 @@ struct Finding {
   Fix fix;
 };
 
+// One rank of a distributed job (a process with RANK set), over its own
+// analysed steps (docs/rules.md, "Ranks"). Per-step times are means.
+struct RankSummary {
+  int64_t rank = 0, pid = 0;
+  std::string host;
+  int64_t device = -1;          // its busiest device, -1 without GPU activity
+  int64_t steps = 0;            // analysed steps
+  double step_ms_median = 0, step_ms_p95 = 0;
+  double gpu_utilization = -1;  // -1 without GPU activity
+  // Each moment of a step counted once, in this order: waiting in collectives,
+  // loading data (DataLoader), computing (GPU work, torch ops, CUDA calls), other.
+  double collective_ms_per_step = 0, data_ms_per_step = 0, compute_ms_per_step = 0, other_ms_per_step = 0;
+  // The median step's own time (step time less the wait in collectives) and
+  // wait in collectives: what the cross-rank rules compare, as a few steps that
+  // a busy machine stretched move the means but not these.
+  double own_ms_median = 0, collective_ms_median = 0;
+  bool analysed = false;        // the process the rest of the report is about
+  std::vector<TimeRange> slowest;  // its longest steps, for the viewer
+};
+
 struct Analysis {
   Summary summary;
   Breakdown breakdown;  // over all analysed steps
@@ -210,6 +231,7 @@ struct Analysis {
   std::vector<ApiStat> api_calls;
   IdleSummary idle;
   MemorySummary memory;
+  std::vector<RankSummary> ranks;  // by rank; empty unless several processes carry a rank
   std::vector<Finding> findings;  // ranked by saving, largest first
   std::vector<std::string> notes; // what is missing or assumed, one line each
 };

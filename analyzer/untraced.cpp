@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "analyzer/rules/cross_rank.h"
 #include "analyzer/rules/rule.h"
 #include "analyzer/rules/rule_util.h"
 
@@ -16,11 +17,21 @@ bool cpu_side(std::string_view id) {
          id == "allocator-churn" || id == "memory-pressure";
 }
 
-// Time the job spends compiling is what it is, traced or not.
-bool unscaled(std::string_view id) { return id == "recompile"; }
+// Time the job spends compiling is what it is, traced or not; and a cross-rank
+// finding is a difference between ranks, each traced alike, so tracing cancels out.
+bool unscaled(std::string_view id) {
+  if (id == "recompile") return true;
+  for (const CrossRankRule* r : cross_rank_rules())
+    if (r->id == id) return true;
+  return false;
+}
 
 double min_saving_pct(std::string_view id) {
   for (const Rule* r : all_rules())
+    if (r->id == id)
+      for (const auto& t : r->thresholds)
+        if (t.name == "kMinSavingPct") return t.value;
+  for (const CrossRankRule* r : cross_rank_rules())
     if (r->id == id)
       for (const auto& t : r->thresholds)
         if (t.name == "kMinSavingPct") return t.value;

@@ -17,7 +17,7 @@ namespace {
 
 struct AnalyzeArgs {
   std::string path, format = "text", output, steps;
-  std::optional<int64_t> device, pid;
+  std::optional<int64_t> device, pid, rank;
   int top = 10;
   bool force = false, list_rules = false;
   double fail_on_saving = -1;
@@ -33,6 +33,7 @@ void run(const AnalyzeArgs& args) {
   analyzer::Options opt;
   opt.device = args.device;
   opt.pid = args.pid;
+  opt.rank = args.rank;
   opt.top = args.top;
   opt.progress = true;
   if (!args.steps.empty()) analyzer::parse_step_range(args.steps, opt);
@@ -74,6 +75,9 @@ void add_analyze_command(CLI::App& app) {
       ->check(whole_number(LLONG_MIN, LLONG_MAX));
   cmd->add_option("--pid", args.pid, "Analyse this process (default: the one with the most GPU work)")
       ->check(whole_number(LLONG_MIN, LLONG_MAX));
+  cmd->add_option("--rank", args.rank, "Analyse the process whose RANK is N (distributed jobs; instead of --pid)")
+      ->check(whole_number(LLONG_MIN, LLONG_MAX))
+      ->excludes("--pid");
   cmd->add_option("--top", args.top, "Rows in the hotspot tables (default 10)")->check(whole_number(1, 1000));
   cmd->add_option("--fail-on-saving", args.fail_on_saving,
                   "Exit 1 when a finding's estimated saving is at least this percent of step time");

@@ -119,6 +119,8 @@ std::string untraced_line(const Analysis& a) {
 std::string scope_line(const Analysis& a) {
   const Summary& s = a.summary;
   std::string line = "process " + std::to_string(s.pid);
+  for (const auto& r : a.ranks)
+    if (r.analysed) line += " (rank " + std::to_string(r.rank) + " of " + std::to_string(a.ranks.size()) + ")";
   if (s.device >= 0) {
     line += ", device " + std::to_string(s.device);
     for (const auto& d : s.devices)

@@ -66,6 +66,24 @@ void breakdown(std::string& o, const Analysis& a) {
   o += "</table>\n<h2>Step times</h2>\n" + step_time_chart(a.steps, a.summary.step_ms_median);
 }
 
+void ranks(std::string& o, const Analysis& a) {
+  if (a.ranks.empty()) return;
+  o += "<h2>Ranks</h2>\n<p class=\"note\">Mean per step; each moment counted once: waiting in collectives, loading data, "
+       "computing, other. The analysed rank is in bold; pick another with <code>--rank N</code>.</p>\n"
+       "<table><tr><th class=\"n\">rank</th><th>host</th><th class=\"n\">pid</th><th class=\"n\">device</th>"
+       "<th class=\"n\">steps</th><th class=\"n\">median ms</th><th class=\"n\">p95 ms</th><th class=\"n\">GPU util</th>"
+       "<th class=\"n\">collective ms</th><th class=\"n\">data ms</th><th class=\"n\">compute ms</th></tr>\n";
+  for (const auto& r : a.ranks) {
+    const std::string rank = r.analysed ? "<b>" + std::to_string(r.rank) + "</b>" : std::to_string(r.rank);
+    o += "<tr>" + td(rank, true) + td(html_escape(r.host)) + td(std::to_string(r.pid), true) +
+         td(r.device >= 0 ? std::to_string(r.device) : "-", true) + td(std::to_string(r.steps), true) +
+         td(fixed(r.step_ms_median, 3), true) + td(fixed(r.step_ms_p95, 3), true) +
+         td(r.gpu_utilization >= 0 ? percent(r.gpu_utilization) : "-", true) + td(fixed(r.collective_ms_per_step, 3), true) +
+         td(fixed(r.data_ms_per_step, 3), true) + td(fixed(r.compute_ms_per_step, 3), true) + "</tr>\n";
+  }
+  o += "</table>\n";
+}
+
 void findings(std::string& o, const Analysis& a) {
   o += "<h2>Findings</h2>\n";
   if (a.findings.empty()) {
@@ -169,6 +187,7 @@ std::string to_html(const Analysis& a) {
                   "</title>\n<style>\n" + kStyle + "\n</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n<p class=\"scope\">" +
                   html_escape(report::scope_line(a)) + "</p>\n<p>" + html_escape(report::untraced_line(a)) + "</p>\n";
   summary(o, a);
+  ranks(o, a);
   findings(o, a);
   breakdown(o, a);
   idle(o, a);

@@ -162,6 +162,28 @@ std::string to_json(const Analysis& a) {
                  {"allocs_per_step", round_to(m.allocs_per_step, 3)},
                  {"timeline_columns", {"ts_ns", "allocated", "reserved", "device_used"}}, {"timeline", timeline}};
 
+  // Distributed jobs only, so reports of one process keep their shape.
+  if (!a.ranks.empty()) {
+    json ranks = json::array();
+    for (const auto& r : a.ranks)
+      ranks.push_back({{"rank", r.rank},
+                       {"host", r.host},
+                       {"pid", r.pid},
+                       {"device", r.device >= 0 ? json(r.device) : json(nullptr)},
+                       {"steps", r.steps},
+                       {"step_ms_median", ms3(r.step_ms_median)},
+                       {"step_ms_p95", ms3(r.step_ms_p95)},
+                       {"gpu_utilization", r.gpu_utilization >= 0 ? json(round_to(r.gpu_utilization, 4)) : json(nullptr)},
+                       {"collective_ms_per_step", ms3(r.collective_ms_per_step)},
+                       {"data_ms_per_step", ms3(r.data_ms_per_step)},
+                       {"compute_ms_per_step", ms3(r.compute_ms_per_step)},
+                       {"other_ms_per_step", ms3(r.other_ms_per_step)},
+                       {"own_ms_median", ms3(r.own_ms_median)},
+                       {"collective_ms_median", ms3(r.collective_ms_median)},
+                       {"analysed", r.analysed}});
+    j["ranks"] = ranks;
+  }
+
   json findings = json::array();
   for (const auto& f : a.findings) findings.push_back(finding_json(f));
   j["findings"] = findings;

@@ -97,6 +97,23 @@ void tables(std::string& o, const Analysis& a) {
   }
 }
 
+void ranks(std::string& o, const Analysis& a) {
+  if (a.ranks.empty()) return;
+  o += "## Ranks\n\nMean per step; each moment counted once: waiting in collectives, loading data, computing, other. "
+       "The analysed rank is in bold; pick another with `--rank N`.\n\n"
+       "| rank | host | pid | device | steps | median ms | p95 ms | GPU util | collective ms | data ms | compute ms |\n"
+       "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : a.ranks) {
+    const std::string b = r.analysed ? "**" : "";
+    o += "| " + b + std::to_string(r.rank) + b + " | " + md_escape(plain(r.host, 60)) + " | " + std::to_string(r.pid) + " | " +
+         (r.device >= 0 ? std::to_string(r.device) : "-") + " | " + std::to_string(r.steps) + " | " + fixed(r.step_ms_median, 3) +
+         " | " + fixed(r.step_ms_p95, 3) + " | " + (r.gpu_utilization >= 0 ? percent(r.gpu_utilization) : "-") + " | " +
+         fixed(r.collective_ms_per_step, 3) + " | " + fixed(r.data_ms_per_step, 3) + " | " + fixed(r.compute_ms_per_step, 3) +
+         " |\n";
+  }
+  o += "\n";
+}
+
 void findings(std::string& o, const Analysis& a) {
   o += "## Findings\n\n";
   if (a.findings.empty()) {
@@ -144,6 +161,7 @@ std::string to_markdown(const Analysis& a) {
                   md_escape(report::untraced_line(a)) + "\n\n";
   summary(o, a);
   breakdown(o, a);
+  ranks(o, a);
   findings(o, a);
   tables(o, a);
   if (!a.notes.empty()) {

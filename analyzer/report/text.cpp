@@ -128,6 +128,19 @@ void memory(std::string& o, const Analysis& a) {
        std::to_string(m.failed_allocs) + " failed)\n";
 }
 
+void ranks(std::string& o, const Analysis& a) {
+  if (a.ranks.empty()) return;
+  section(o, "Ranks (mean per step: waiting in collectives, loading data, computing, other)");
+  o += "  rank  host             pid      device  steps  median ms   p95 ms   GPU util  collective  data ms  compute ms\n";
+  for (const auto& r : a.ranks)
+    o += std::string(r.analysed ? "* " : "  ") + pad(std::to_string(r.rank), 5) + " " + pad(plain(r.host, 16), 16) + " " +
+         pad(std::to_string(r.pid), 8) + " " + lpad(r.device >= 0 ? std::to_string(r.device) : "-", 6) +
+         lpad(std::to_string(r.steps), 7) + lpad(fixed(r.step_ms_median, 3), 11) + lpad(fixed(r.step_ms_p95, 3), 9) +
+         lpad(r.gpu_utilization >= 0 ? percent(r.gpu_utilization) : "-", 11) + lpad(fixed(r.collective_ms_per_step, 3), 12) +
+         lpad(fixed(r.data_ms_per_step, 3), 9) + lpad(fixed(r.compute_ms_per_step, 3), 12) + "\n";
+  o += "  (* the rank analysed in detail; pick another with --rank N)\n";
+}
+
 void indent_code(std::string& o, const std::string& code) {
   size_t start = 0;
   while (start < code.size()) {
@@ -176,6 +189,7 @@ std::string to_text(const Analysis& a) {
   copies(o, a);
   apis(o, a);
   memory(o, a);
+  ranks(o, a);
   findings(o, a);
   if (!a.notes.empty()) {
     section(o, "Notes");

@@ -10,9 +10,16 @@ LOCAL_RANK, MASTER_ADDR and MASTER_PORT):
   torchrun --nproc_per_node=2 ddp_gloo.py --backend nccl      # one GPU per rank
 
 Every rank prints its own GPUSCOPE_SAMPLE line, with its rank.
+
+Batches come from a DataLoader (no workers) over a Dataset that hands out each
+rank's batch. --straggler-rank R --straggler-ms M makes rank R's Dataset sleep
+M ms more per batch: rank R arrives late at every gradient all-reduce and the
+other ranks wait for it there (gpuscope's `straggler` and `collective-wait`);
+--data-ms M makes every rank's Dataset sleep M ms per batch.
 """
 
 import os
+import time
 
 import torch
 import torch.distributed as dist
@@ -22,12 +29,32 @@ from torch.nn.parallel import DistributedDataParallel
 import sample_common
 
 
+class Batches(torch.utils.data.Dataset):
+    """The rank's one batch, `count` times; sleeps `sleep_s` per batch (a slow Dataset)."""
+
+    def __init__(self, inputs, targets, count, sleep_s):
+        self.inputs, self.targets, self.count, self.sleep_s = inputs, targets, count, sleep_s
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, index):
+        if self.sleep_s > 0:
+            time.sleep(self.sleep_s)
+        return self.inputs, self.targets
+
+
 def main():
     parser = sample_common.base_parser(__doc__.splitlines()[0], cpu_steps=5, cuda_steps=20)
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo",
                         help="nccl needs --device cuda and one GPU per rank")
+    parser.add_argument("--straggler-rank", type=int, default=-1,
+                        help="this rank's Dataset sleeps --straggler-ms more per batch")
+    parser.add_argument("--straggler-ms", type=float, default=0.0)
+    parser.add_argument("--data-ms", type=float, default=0.0,
+                        help="every rank's Dataset sleeps this long per batch (a uniform input pipeline cost)")
     args = sample_common.finish_args(parser.parse_args())
     if args.backend == "nccl" and args.device != "cuda":
         raise SystemExit("ddp_gloo.py: --backend nccl needs --device cuda")
@@ -58,8 +85,13 @@ def main():
     generator = torch.Generator().manual_seed(rank)  # different data per rank
     inputs = torch.randn(args.batch, args.width, generator=generator).to(device)
     targets = torch.randint(0, 10, (args.batch,), generator=generator).to(device)
+    sleep_s = (args.data_ms + (args.straggler_ms if rank == args.straggler_rank else 0.0)) / 1000.0
+    loader = torch.utils.data.DataLoader(Batches(inputs, targets, args.warmup + args.steps, sleep_s),
+                                         batch_size=None, num_workers=0)
+    batches = iter(loader)
 
     def step(_):
+        inputs, targets = next(batches)
         optimizer.zero_grad(set_to_none=True)
         loss = loss_fn(ddp_model(inputs), targets)
         loss.backward()  # gradients are all-reduced here

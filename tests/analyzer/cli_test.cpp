@@ -100,6 +100,21 @@ TEST(AnalyzeCli, BadOptions) {
   EXPECT_EQ(gpuscope("analyze " + p + " --format pdf").code, 2);
 }
 
+TEST(AnalyzeCli, RankOption) {
+  const std::string p = temp_db("ranks");
+  write_scenario("straggler", true, p);
+  Result r = gpuscope("analyze " + p + " --rank 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("process 5002 (rank 2 of 4)"), std::string::npos) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find("\nRanks ("), std::string::npos);
+  EXPECT_NE(r.out.find("straggler"), std::string::npos);
+  expect_one_line_error(gpuscope("analyze " + p + " --rank 9"), "no process with rank 9 (ranks: 0, 1, 2, 3)");
+  EXPECT_EQ(gpuscope("analyze " + p + " --rank 1 --pid 5001").code, 2) << "--rank and --pid exclude each other";
+  const std::string one = temp_db("norank");
+  write_scenario("healthy", true, one);
+  expect_one_line_error(gpuscope("analyze " + one + " --rank 0"), "no process has a rank");
+}
+
 TEST(AnalyzeCli, OutputFileNeverOverwrittenWithoutForce) {
   const std::string p = temp_db("out");
   write_scenario("host-sync", true, p);
@@ -131,6 +146,7 @@ TEST(AnalyzeCli, ListRules) {
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("### `dataloader-stall`"), std::string::npos);
   EXPECT_NE(r.out.find("kAmpSpeedup"), std::string::npos);
+  EXPECT_NE(r.out.find("### `straggler`"), std::string::npos) << "cross-rank rules are listed too";
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ TEST(Docs, ReportJsonPageNamesEveryKey) {
   const std::string page = read(fs::path(GPUSCOPE_SOURCE_DIR) / "docs" / "report-json.md");
   ASSERT_FALSE(page.empty());
   std::set<std::string> all;
-  for (const char* s : {"healthy", "host-sync", "memory-pressure"}) {
+  for (const char* s : {"healthy", "host-sync", "memory-pressure", "straggler"}) {
     const std::string path = temp_db(std::string("docs-") + s);
     write_scenario(s, true, path);
     keys(nlohmann::json::parse(analyzer::to_json(analyze_path(path))), all);

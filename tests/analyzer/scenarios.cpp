@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
@@ -326,16 +327,86 @@ void write(const std::string& name, bool planted, Sim& s) {
   run(s, L);
 }
 
+// A data-parallel job of four ranks over gloo on the CPU, as the torch plugin
+// records one: in each step every rank loads its batch (a DataLoader range),
+// computes (ops), enqueues the gradient all-reduce (`c10d::allreduce_` on the
+// training thread; torch opens `gloo:all_reduce` on the ProcessGroup's worker
+// thread at the enqueue and closes it once every rank has contributed), waits
+// for it (no op: the thread is blocked) and steps the optimizer. The ranks
+// leave each all-reduce together, so the next step starts at the same time on
+// every rank. `extra_data[r]` is rank r's added data time per step.
+void write_ranks(const std::string& path, const std::vector<int64_t>& extra_data) {
+  const int n = static_cast<int>(extra_data.size()), steps = 12;
+  const int64_t data = us(300), compute = ms(15), enqueue = us(50), transfer = us(500), optimizer = us(400);
+  int64_t slowest = 0;
+  for (int64_t e : extra_data) slowest = std::max(slowest, e);
+  for (int r = 0; r < n; ++r) {
+    Sim::Config cfg;
+    cfg.pid = 5000 + r;
+    cfg.tid = cfg.pid;
+    cfg.write_device = false;
+    cfg.cupti_status = "not used: the process did not initialize CUDA";
+    cfg.rank = r;
+    cfg.world_size = n;
+    cfg.host = "node0";
+    cfg.append = r > 0;
+    Sim s(path, cfg);
+    int64_t t = ms(1);
+    for (int k = 0; k < steps; ++k) {
+      s.cpu(t - s.now());
+      s.step_begin();
+      s.dataloader(data + extra_data[static_cast<size_t>(r)]);
+      s.op("aten::linear", compute);
+      const int64_t at = s.now();
+      s.op("c10d::allreduce_", enqueue);
+      // Everyone arrived when the slowest rank enqueued; the transfer follows.
+      const int64_t done = t + data + slowest + compute + enqueue + us(4) + transfer;
+      store::RangeRow w;
+      w.pid = cfg.pid;
+      w.tid = cfg.pid + 100;
+      w.source = 2;
+      w.kind = 1;
+      w.name = "gloo:all_reduce";
+      w.start = at + us(10);
+      w.end = done;
+      w.depth = 0;
+      s.writer().add(w);
+      s.cpu(done - s.now());
+      s.op("Optimizer.step#SGD.step", optimizer);
+      s.step_end();
+      t = done + optimizer + us(10);
+    }
+    s.finish();
+  }
+}
+
 }  // namespace
+
+void write_ranks_scenario(const std::vector<int64_t>& extra_data_ns, const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  write_ranks(path, extra_data_ns);
+}
+
+std::vector<std::string> cross_rank_scenarios() { return {"straggler", "collective-wait"}; }
 
 std::vector<std::string> planted_scenarios() {
   return {"dataloader-stall", "amp",          "pageable-memcpy", "fusion",          "launch-bound",
           "host-sync",        "channels-last", "memory-pressure", "allocator-churn", "low-utilization",
-          "sdpa",             "copy-overlap",  "recompile",       "exposed-communication", "fused-optimizer"};
+          "sdpa",             "copy-overlap",  "recompile",       "exposed-communication", "fused-optimizer",
+          "straggler",        "collective-wait"};
 }
 
 void write_scenario(const std::string& name, bool planted, const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  // Cross-rank: rank 2 loads its data 20 ms slower than the others (straggler), or
+  // ranks 2 and 3 both do (no single straggler; the others wait: collective-wait).
+  if (name == "straggler" || name == "collective-wait" || name == "ranks") {
+    std::vector<int64_t> extra(4, 0);
+    if (planted && name != "ranks") extra[2] = ms(20);
+    if (planted && name == "collective-wait") extra[3] = ms(20);
+    write_ranks(path, extra);
+    return;
+  }
   Sim::Config cfg;
   if (name == "no_gpu") {
     cfg.cupti_status = "not used: the process did not initialize CUDA";

@@ -3,6 +3,7 @@
 // has none; a few more exercise steps, names and bad input.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,13 @@ std::vector<std::string> planted_scenarios();
 // same loop with the bottleneck removed. Extra names: "healthy", "odd_names",
 // "nvtx_steps", "graph_replay", "no_steps", "no_gpu", "two_devices".
 void write_scenario(const std::string& name, bool planted, const std::string& path);
+
+// A distributed job of extra_data_ns.size() ranks over gloo on the CPU, in
+// lockstep; rank r's DataLoader takes extra_data_ns[r] longer per step. The
+// scenarios "straggler" (rank 2 +20 ms), "collective-wait" (ranks 2 and 3
+// +20 ms) and "ranks" (even) are such jobs of four ranks.
+void write_ranks_scenario(const std::vector<int64_t>& extra_data_ns, const std::string& path);
+std::vector<std::string> cross_rank_scenarios();
 
 // A fresh path under the test temp folder.
 std::string temp_db(const std::string& stem);

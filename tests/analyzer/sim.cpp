@@ -5,11 +5,14 @@
 
 namespace gpuscope::testing {
 
-Sim::Sim(const std::string& path, Config c) : cfg(std::move(c)), w_((std::remove(path.c_str()), path)) {
+Sim::Sim(const std::string& path, Config c) : cfg(std::move(c)), w_((static_cast<void>(cfg.append || std::remove(path.c_str()) != 0), path)) {
   w_.begin();
   store::ProcessRow p;
   p.pid = cfg.pid;
-  p.host = "testhost";
+  p.host = cfg.host;
+  p.rank = cfg.rank;
+  p.local_rank = cfg.rank;
+  p.world_size = cfg.world_size;
   p.exe = "/usr/bin/python3";
   p.cmdline = "python3 train.py";
   p.cupti_status = cfg.cupti_status;

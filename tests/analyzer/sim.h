@@ -66,6 +66,9 @@ class Sim {
     int64_t launch_cpu_ns = us(6);   // CPU time a launch costs the issuing thread
     int64_t launch_api_ns = us(4);   // of which inside cudaLaunchKernel
     int64_t launch_latency_ns = us(3);
+    int64_t rank = store::kNull, world_size = store::kNull;  // RANK/WORLD_SIZE of a distributed job's process
+    std::string host = "testhost";
+    bool append = false;  // add this process to the recording at the path instead of replacing it
   };
 
   explicit Sim(const std::string& path) : Sim(path, Config{}) {}

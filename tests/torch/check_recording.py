@@ -258,6 +258,65 @@ def torchrun_gloo():
 
 
 
+def analyze_json(db, *options):
+    out = subprocess.run([args.gpuscope, "analyze", db, "--format", "json"] + list(options), capture_output=True, text=True)
+    check(out.returncode == 0, "analyze %s exits 0: %s" % (" ".join(options), out.stderr[-300:]))
+    return json.loads(out.stdout) if out.returncode == 0 else {}
+
+
+def metric(finding, name):
+    return next((m["value"] for m in finding["evidence"]["metrics"] if m["name"] == name), None)
+
+
+@case
+def torchrun_straggler():
+    # 4 gloo ranks on the CPU; rank 2's Dataset sleeps 20 ms more per batch, so the other ranks
+    # wait for it in every gradient all-reduce. analyze names rank 2 as the straggler (top
+    # finding, ~20 ms per step, in its DataLoader) and the others' collective wait (~20 ms per
+    # step); the same job without the sleep has no cross-rank finding above 5 %.
+    # Every rank's Dataset also sleeps 40 ms per batch (--data-ms): four ranks on a CI machine of two
+    # cores are uneven by themselves (rank 0's median step had 1.5 ms more own work than the others',
+    # 8 % of a 13 ms step), and longer steps keep that below 5 %.
+    def job(name, extra):
+        command = [args.python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=4",
+                   "--redirects", "1", "--tee", "1", os.path.join(TORCH_SAMPLES, "ddp_gloo.py"), "--device", "cpu",
+                   "--steps", "30", "--width", "128", "--data-ms", "40"] + list(extra)
+        result, db = record(name, command, timeout=240)
+        check(result.returncode == 0, "%s: torchrun job of 4 ranks exits 0 (got %d)" % (name, result.returncode))
+        return db
+
+    db = job("straggler", ["--straggler-rank", "2", "--straggler-ms", "20"])
+    report = analyze_json(db)
+    ranks = report.get("ranks", [])
+    check([r["rank"] for r in ranks] == [0, 1, 2, 3], "ranks section lists ranks 0-3: %s" % [r.get("rank") for r in ranks])
+    check(all(r["steps"] >= 25 and r["device"] is None and r["gpu_utilization"] is None for r in ranks),
+          "each rank has its steps, no device, no GPU utilization")
+    print("     ranks: %s" % [{k: r[k] for k in ("rank", "step_ms_median", "collective_ms_per_step", "data_ms_per_step",
+                                                 "compute_ms_per_step")} for r in ranks])
+    findings = report.get("findings", [])
+    print("     findings: %s" % [(f["id"], f["saving_ms_per_step"], f["saving_pct"]) for f in findings])
+    top = findings[0] if findings else {}
+    check(top.get("id") == "straggler", "straggler is the top finding")
+    extra = metric(top, "extra_ms_per_step") or 0
+    check(metric(top, "straggler_rank") == 2 and 14 <= extra <= 28,
+          "it names rank 2 with ~20 ms per step (%.1f ms)" % extra)
+    where = top.get("evidence", {}).get("top", [])
+    check(where and "DataLoader" in where[0]["name"] and 16 <= where[0]["total_ms"] / where[0]["count"] <= 26,
+          "its extra time is in its DataLoader (~20 ms per step over the others'): %s" % where[:1])
+    wait = next((f for f in findings if f["id"] == "collective-wait"), {})
+    others = metric(wait, "others_wait_ms_per_step") if wait else 0
+    check(others is not None and 14 <= others <= 30, "the other ranks wait ~20 ms per step in collectives (%.1f ms)" % (others or 0))
+    rank2 = analyze_json(db, "--rank", "2")
+    check(rank2.get("summary", {}).get("pid") == ranks[2]["pid"] if len(ranks) == 4 else False,
+          "--rank 2 analyses rank 2's process")
+
+    db = job("even", [])
+    report = analyze_json(db)
+    cross = [(f["id"], f["saving_pct"]) for f in report.get("findings", []) if f["id"] in ("straggler", "collective-wait")]
+    check(len(report.get("ranks", [])) == 4 and all(pct <= 5 for _, pct in cross),
+          "without the sleep no cross-rank finding above 5 %%: %s" % cross)
+
+
 @case
 def torchrun_gloo_sampled():
     # record --sample with two ranks: each process keeps its own schedule, switches at its own

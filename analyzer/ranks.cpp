@@ -1,0 +1,160 @@
+// Every rank of a distributed job, summarized, and the cross-rank findings.
+#include "analyzer/ranks.h"
+
+#include <algorithm>
+
+#include "analyzer/rules/cross_rank.h"
+#include "analyzer/steps.h"
+#include "store/reader.h"
+
+namespace gpuscope::analyzer {
+namespace {
+
+// The longest steps of a rank kept as time ranges.
+constexpr size_t kSlowestSteps = 3;
+
+struct RankedProcess {
+  int64_t pid = 0, rank = 0;
+  std::string host;
+};
+
+// The wait in collectives, as intervals. On the CPU (gloo): collective ops
+// (`c10d::allreduce_`, which enqueues the work) and ranges (`gloo:all_reduce`,
+// which torch opens on the ProcessGroup's worker thread at the enqueue and
+// closes when every rank has contributed) on any thread of the process, less
+// the time the process runs other ops or waits for data: what is left is the
+// training thread blocked until the last rank arrives. Ops that enclose a
+// collective (the autograd hook that launched it) do not count as other ops.
+// On the GPU: NCCL kernel time during which no other kernel, copy or memset of
+// the device runs (the exposed part).
+IntervalSet collective_set(const Context& c) {
+  const Model& m = c.m;
+  std::vector<int8_t> memo((m.strings ? m.strings->size() : 0) + 1, -1);
+  auto collective = [&](uint32_t id) {
+    if (id >= memo.size() - 1) return false;
+    if (memo[id] < 0) memo[id] = is_collective_name(m.str(id)) ? 1 : 0;
+    return memo[id] == 1;
+  };
+  std::vector<Interval> cpu, work;
+  std::vector<bool> encloses(m.ops.size(), false);
+  for (uint32_t i = 0; i < m.ops.size(); ++i) {
+    if (!collective(m.ops[i].name)) continue;
+    cpu.push_back({m.ops[i].start, m.ops[i].end});
+    for (uint32_t p = i < m.op_parent.size() ? m.op_parent[i] : kNone; p != kNone && !encloses[p]; p = m.op_parent[p])
+      encloses[p] = true;
+  }
+  for (const auto& r : m.ranges)
+    if (collective(r.name)) cpu.push_back({r.start, r.end});
+  for (uint32_t i = 0; i < m.ops.size(); ++i)
+    if (!encloses[i] && !collective(m.ops[i].name)) work.push_back({m.ops[i].start, m.ops[i].end});
+  IntervalSet out = IntervalSet::from(std::move(cpu)).subtract(IntervalSet::from(std::move(work)).unite(c.dataloader));
+  if (c.device < 0) return out;
+  const auto dev = static_cast<uint16_t>(c.device);
+  std::vector<Interval> comm, busy;
+  for (const auto& k : m.kernels) {
+    if (k.device != dev) continue;
+    (c.kc(k.name).has(kCommunication) ? comm : busy).push_back({k.start, k.end()});
+  }
+  for (const auto& x : m.copies)
+    if (x.device == dev) busy.push_back({x.start, x.end()});
+  const IntervalSet exposed = IntervalSet::from(std::move(comm)).subtract(IntervalSet::from(std::move(busy)));
+  return out.unite(exposed);
+}
+
+}  // namespace
+
+bool is_collective_name(std::string_view n) {
+  return n.starts_with("c10d::") || n.starts_with("gloo:") || n.starts_with("nccl:") || n.starts_with("mpi:") ||
+         n.starts_with("ucc:");
+}
+
+RankSummary summarize_rank(const Context& c) {
+  RankSummary r;
+  r.pid = c.m.pid;
+  r.device = c.device;
+  r.steps = static_cast<int64_t>(c.steps.size());
+  if (c.steps.empty()) return r;
+  std::vector<double> ms;
+  for (const auto& s : c.steps) ms.push_back(static_cast<double>(s.duration()) / 1e6);
+  r.step_ms_median = median(ms);
+  r.step_ms_p95 = percentile(ms, 95);
+  if (c.device >= 0) {
+    int64_t busy = 0;
+    for (const auto& b : c.step_breakdown) busy += b.kernel + b.memcpy + b.memset + b.communication;
+    r.gpu_utilization = c.step_ns > 0 ? static_cast<double>(busy) / static_cast<double>(c.step_ns) : 0;
+  }
+  // Each moment once, in priority order: collective, data, compute, other.
+  const IntervalSet coll = collective_set(c);
+  const IntervalSet with_data = coll.unite(c.dataloader);
+  const IntervalSet with_compute = with_data.unite(c.gpu_busy).unite(c.op_busy);
+  int64_t t_coll = 0, t_data = 0, t_compute = 0, t_step = 0;
+  std::vector<double> own, wait;
+  for (const auto& s : c.steps) {
+    const int64_t a = coll.covered(s.start, s.end), b = with_data.covered(s.start, s.end),
+                  k = with_compute.covered(s.start, s.end);
+    own.push_back(static_cast<double>(s.duration() - a) / 1e6);
+    wait.push_back(static_cast<double>(a) / 1e6);
+    t_coll += a;
+    t_data += b - a;
+    t_compute += k - b;
+    t_step += s.duration();
+  }
+  const double n = c.n_steps;
+  r.collective_ms_per_step = static_cast<double>(t_coll) / 1e6 / n;
+  r.data_ms_per_step = static_cast<double>(t_data) / 1e6 / n;
+  r.compute_ms_per_step = static_cast<double>(t_compute) / 1e6 / n;
+  r.other_ms_per_step = static_cast<double>(t_step - t_coll - t_data - t_compute) / 1e6 / n;
+  r.own_ms_median = median(own);
+  r.collective_ms_median = median(wait);
+  std::vector<size_t> order(c.steps.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return c.steps[x].duration() > c.steps[y].duration(); });
+  for (size_t i = 0; i < order.size() && i < kSlowestSteps; ++i) {
+    const auto& s = c.steps[order[i]];
+    r.slowest.push_back({s.start, s.end, "step " + std::to_string(s.number) + ", " + std::to_string(s.duration() / 1000) + " us"});
+  }
+  return r;
+}
+
+void analyze_ranks(store::Reader& reader, const Options& options, const Context& analysed, Analysis& a) {
+  std::vector<RankedProcess> procs;
+  {
+    auto st = reader.query("SELECT pid, rank, host FROM process WHERE rank IS NOT NULL ORDER BY rank, pid");
+    while (st.step()) procs.push_back({st.int64(0), st.int64(1), std::string(st.text(2))});
+  }
+  if (procs.size() < 2) return;
+  for (const auto& p : procs) {
+    RankSummary r;
+    if (p.pid == a.summary.pid) {
+      r = summarize_rank(analysed);
+      r.analysed = true;
+    } else {
+      Options opt = options;
+      opt.pid = p.pid;
+      opt.rank.reset();
+      opt.device.reset();
+      opt.progress = false;
+      try {
+        LoadedProcess lp;
+        load_process(reader, opt, lp);
+        Context c = build_context(lp.m, lp.plan, lp.device, [&] { link_model(lp.m); });
+        r = summarize_rank(c);
+      } catch (const std::exception& e) {
+        // A rank with nothing to analyse (it wrote no events, --steps selects
+        // none of its steps) is listed without steps.
+        r.pid = p.pid;
+        a.notes.push_back("rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.pid) + "): " + e.what());
+      }
+    }
+    r.rank = p.rank;
+    r.host = p.host;
+    a.ranks.push_back(std::move(r));
+  }
+  const CrossRankInput in{a.ranks, a};
+  std::vector<Finding> found;
+  for (const CrossRankRule* rule : cross_rank_rules())
+    if (auto f = rule->evaluate(in)) found.push_back(std::move(*f));
+  for (auto& f : found) a.findings.push_back(std::move(f));
+}
+
+}  // namespace gpuscope::analyzer

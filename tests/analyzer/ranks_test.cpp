@@ -1,0 +1,173 @@
+// A distributed job's ranks (analyzer/ranks.cpp) and the cross-rank rules
+// (rules/straggler.cpp, rules/collective_wait.cpp) on synthetic gloo jobs of
+// four ranks in lockstep, where the numbers are known by construction.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "tests/analyzer/sim.h"
+#include "tests/analyzer/test_util.h"
+
+namespace gpuscope::testing {
+namespace {
+
+double metric(const analyzer::Finding& f, const std::string& name) {
+  for (const auto& m : f.evidence.metrics)
+    if (m.name == name) return m.value;
+  ADD_FAILURE() << f.id << " has no metric " << name;
+  return -1;
+}
+
+analyzer::Analysis straggler_job(const std::string& stem, int64_t extra_ns, const analyzer::Options& opt = {}) {
+  const std::string path = temp_db(stem);
+  std::vector<int64_t> extra(4, 0);
+  extra[2] = extra_ns;
+  write_ranks_scenario(extra, path);
+  return analyze_path(path, opt);
+}
+
+TEST(Ranks, EveryRankSummarized) {
+  auto a = straggler_job("ranks-straggler", ms(20));
+  ASSERT_EQ(a.ranks.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    const auto& x = a.ranks[static_cast<size_t>(r)];
+    EXPECT_EQ(x.rank, r);
+    EXPECT_EQ(x.pid, 5000 + r);
+    EXPECT_EQ(x.host, "node0");
+    EXPECT_EQ(x.device, -1);
+    EXPECT_LT(x.gpu_utilization, 0) << "no GPU: utilization unknown";
+    EXPECT_EQ(x.steps, 11) << "12 steps less the warm-up step";
+    // Steps are the same length on every rank: they leave each all-reduce together.
+    EXPECT_NEAR(x.step_ms_median, 36.3, 0.2);
+    EXPECT_NEAR(x.compute_ms_per_step, 15.4, 0.05);  // the linear and optimizer ops
+    // Everyone but rank 2 waits for rank 2's extra 20 ms, plus the transfer.
+    EXPECT_NEAR(x.collective_ms_per_step, r == 2 ? 0.5 : 20.5, 0.1) << "rank " << r;
+    EXPECT_NEAR(x.data_ms_per_step, r == 2 ? 20.3 : 0.3, 0.05) << "rank " << r;
+  }
+}
+
+TEST(Ranks, StragglerIsTheTopFindingAndNamesTheRank) {
+  auto a = straggler_job("ranks-straggler-top", ms(20));
+  ASSERT_FALSE(a.findings.empty());
+  const auto& f = a.findings.front();
+  ASSERT_EQ(f.id, "straggler") << finding_list(a);
+  EXPECT_EQ(metric(f, "straggler_rank"), 2);
+  EXPECT_NEAR(metric(f, "extra_ms_per_step"), 20, 0.1);
+  EXPECT_NEAR(f.saving_ms_per_step, 20, 0.1);
+  EXPECT_NEAR(metric(f, "straggler_data_ms_per_step") - metric(f, "others_data_ms_per_step"), 20, 0.1);
+  ASSERT_FALSE(f.evidence.top.empty());
+  EXPECT_EQ(f.evidence.top.front().name, "loading data (DataLoader)") << "its extra time goes to its DataLoader";
+  EXPECT_NE(f.evidence.summary.find("Rank 2"), std::string::npos) << f.evidence.summary;
+  EXPECT_NE(f.fix.code.find("--rank 2"), std::string::npos);
+  EXPECT_EQ(f.severity, analyzer::Severity::kHigh);
+
+  const analyzer::Finding* w = find(a, "collective-wait");
+  ASSERT_NE(w, nullptr) << finding_list(a);
+  EXPECT_NEAR(metric(*w, "others_wait_ms_per_step"), 20, 0.1);
+  EXPECT_NEAR(w->saving_ms_per_step, 15, 0.1) << "evened out, every rank's step shortens by 20 - 20/4 ms";
+  EXPECT_EQ(metric(*w, "last_arrival_rank"), 2);
+}
+
+TEST(Ranks, EvenJobHasNoCrossRankFinding) {
+  auto a = straggler_job("ranks-even", 0);
+  EXPECT_EQ(find(a, "straggler"), nullptr) << finding_list(a);
+  EXPECT_EQ(find(a, "collective-wait"), nullptr) << finding_list(a);
+  ASSERT_EQ(a.ranks.size(), 4u);
+  for (const auto& r : a.ranks) EXPECT_NEAR(r.collective_ms_per_step, 0.5, 0.1);
+  // A small imbalance (3 % of the step) stays below the thresholds.
+  auto b = straggler_job("ranks-small", us(500));
+  EXPECT_EQ(find(b, "straggler"), nullptr) << finding_list(b);
+  EXPECT_EQ(find(b, "collective-wait"), nullptr) << finding_list(b);
+}
+
+TEST(Ranks, RankOptionAnalysesThatRank) {
+  analyzer::Options opt;
+  opt.rank = 2;
+  auto a = straggler_job("ranks-rank2", ms(20), opt);
+  EXPECT_EQ(a.summary.pid, 5002);
+  ASSERT_EQ(a.ranks.size(), 4u);
+  for (const auto& r : a.ranks) EXPECT_EQ(r.analysed, r.rank == 2);
+  EXPECT_EQ(a.findings.front().id, "straggler") << "cross-rank findings whichever rank is analysed";
+  opt.rank = 7;
+  try {
+    straggler_job("ranks-rank7", ms(20), opt);
+    FAIL() << "rank 7 does not exist";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no process with rank 7 (ranks: 0, 1, 2, 3)"), std::string::npos) << e.what();
+  }
+}
+
+// On GPUs the wait is the NCCL kernel time no other GPU work covers: each rank's
+// all-reduce kernel starts when its own compute ends and ends when the last rank
+// (2, whose DataLoader takes 20 ms longer) has contributed.
+TEST(Ranks, ExposedNcclKernelsAreTheWaitOnGpus) {
+  const std::string path = temp_db("ranks-nccl");
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  for (int r = 0; r < 4; ++r) {
+    Sim::Config cfg;
+    cfg.pid = 6000 + r;
+    cfg.tid = cfg.pid;
+    cfg.rank = r;
+    cfg.world_size = 4;
+    cfg.append = r > 0;
+    Sim s(path, cfg);
+    int64_t t = ms(1);
+    for (int k = 0; k < 10; ++k) {
+      s.cpu(t - s.now());
+      s.step_begin();
+      s.dataloader(us(200) + (r == 2 ? ms(20) : 0));
+      s.op_begin("aten::mm");
+      s.kernel(names::kGemmBf16, ms(10));
+      s.op_end();
+      const int64_t done = t + ms(32);  // after the slowest rank's compute, plus the transfer
+      store::KernelRow nccl;
+      nccl.pid = cfg.pid;
+      nccl.context = 1;
+      nccl.stream = 9;
+      nccl.start = s.gpu_idle_at();
+      nccl.end = done;
+      nccl.name = names::kNccl;
+      nccl.grid_x = nccl.block_x = 1;
+      s.writer().add(nccl);
+      s.cpu(done + us(20) - s.now());  // the step's sync
+      s.op("Optimizer.step#SGD.step", us(100));
+      s.step_end();
+      t = s.now() + us(10);
+    }
+  }
+  auto a = analyze_path(path);
+  ASSERT_EQ(a.ranks.size(), 4u);
+  for (const auto& r : a.ranks) {
+    EXPECT_EQ(r.device, 0);
+    // Compute and NCCL kernels fill the step but for the DataLoader wait.
+    EXPECT_NEAR(r.gpu_utilization, r.rank == 2 ? 0.37 : 0.99, 0.02) << "rank " << r.rank;
+  }
+  EXPECT_NEAR(a.ranks[0].collective_ms_per_step - a.ranks[2].collective_ms_per_step, 20, 0.1);
+  ASSERT_FALSE(a.findings.empty());
+  EXPECT_EQ(a.findings.front().id, "straggler") << finding_list(a);
+  EXPECT_EQ(metric(a.findings.front(), "straggler_rank"), 2);
+  EXPECT_NEAR(metric(a.findings.front(), "extra_ms_per_step"), 20, 0.1);
+}
+
+TEST(Ranks, EveryReportFormatHasTheRanks) {
+  auto a = straggler_job("ranks-formats", ms(20));
+  auto j = nlohmann::json::parse(analyzer::to_json(a));
+  ASSERT_TRUE(j.contains("ranks"));
+  ASSERT_EQ(j["ranks"].size(), 4u);
+  EXPECT_EQ(j["ranks"][2]["rank"], 2);
+  EXPECT_TRUE(j["ranks"][2]["device"].is_null());
+  EXPECT_TRUE(j["ranks"][2]["gpu_utilization"].is_null());
+  EXPECT_NEAR(j["ranks"][0]["collective_ms_per_step"].template get<double>(), 20.5, 0.1);
+  EXPECT_NE(analyzer::to_text(a).find("\nRanks ("), std::string::npos);
+  EXPECT_NE(analyzer::to_markdown(a).find("## Ranks"), std::string::npos);
+  EXPECT_NE(analyzer::to_html(a).find("<h2>Ranks</h2>"), std::string::npos);
+  // One process: no ranks key, reports keep their shape.
+  auto one = analyze_scenario("healthy");
+  EXPECT_TRUE(one.ranks.empty());
+  EXPECT_FALSE(nlohmann::json::parse(analyzer::to_json(one)).contains("ranks"));
+}
+
+}  // namespace
+}  // namespace gpuscope::testing
