@@ -230,7 +230,7 @@ constexpr std::array kTables{
     Table{"kernel", "GPU kernel executions (CUPTI CONCURRENT_KERNEL).", kKernel, "PRIMARY KEY(id)", true},
     Table{"memcpy", "GPU memory copies.", kMemcpy, "PRIMARY KEY(id)", true},
     Table{"memset", "GPU memory sets.", kMemset, "PRIMARY KEY(id)", true},
-    Table{"api_call", "CUDA runtime and driver API calls (no-op queries such as cudaGetDevice are filtered by default).", kApiCall, "PRIMARY KEY(id)", true},
+    Table{"api_call", "CUDA runtime and driver API calls (no-op queries such as cudaGetDevice, error strings and function attribute set-up are filtered by default).", kApiCall, "PRIMARY KEY(id)", true},
     Table{"sync", "Host-side waits on the GPU (CUPTI SYNCHRONIZATION).", kSync, "PRIMARY KEY(id)", true},
     Table{"memory_event", "GPU memory allocations and releases (CUDA and the torch caching allocator).", kMemoryEvent, "PRIMARY KEY(id)", true},
     Table{"graph_launch", "CUDA graph launches, one row per launch.", kGraphLaunch, "PRIMARY KEY(id)", true},

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The advisor checked against fixes measured on real models (GPU machine).
-#   time:    every fix of every model timed without gpuscope (real_models.py --variant all)
+#   time:    every fix of every model timed without gpuscope (real_models.py --variant all;
+#            TIME_VARIANTS="model:v1,v2 ..." times only those variants of the models it names)
 #   record:  the plain variant recorded with gpuscope's default, then analysed (JSON and text)
 #   full:    the same recorded with --full (everything traced), then analysed
 #   sampled: the same recorded with --sample 0.5,0.5, then analysed
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/../../.."
 GS=${GPUSCOPE:-$PWD/.carry/bin/gpuscope}
 OUT=${OUT:-/tmp/gpuscope_gpu_out}/models
 PY=${PYTHON:-python3}
-MODELS=${MODELS:-"resnet50 gpt2 tiny_mlp item_loop cpu_dataset healthy"}
+MODELS=${MODELS:-"resnet50 gpt2 tiny_mlp item_loop cpu_dataset healthy sync_loop"}
 STAGES=${STAGES:-"time record compare"}
 LIMIT=${LIMIT:-150}
 RECORD_ARGS=${RECORD_ARGS:-}
@@ -28,7 +29,13 @@ script=tests/gpu/models/real_models.py
 # Steps per timed block: enough for a few seconds per variant.
 steps_of() { case $1 in cpu_dataset) echo 8 ;; gpt2) echo 10 ;; *) echo 20 ;; esac; }
 # Steps per block when recorded: the control stretch (3 + 8 steps, >= 0.2 s) and enough traced after it.
-record_steps_of() { case $1 in tiny_mlp | item_loop) echo 40 ;; *) echo 8 ;; esac; }
+record_steps_of() { case $1 in tiny_mlp | item_loop | sync_loop) echo 40 ;; *) echo 8 ;; esac; }
+# The variants the time stage runs for model $1: all, or TIME_VARIANTS's list for it.
+time_variants_of() {
+  local mv
+  [ -z "${TIME_VARIANTS:-}" ] && { echo all; return; }
+  for mv in $TIME_VARIANTS; do [ "${mv%%:*}" = "$1" ] && { echo "${mv#*:}"; return; }; done
+}
 # KEEP_DB=1 keeps whole recordings; by default only <model>_small.db (tests/gpu/models/trim.py) stays.
 KEEP_DB=${KEEP_DB:-0}
 
@@ -37,7 +44,9 @@ for stage in $STAGES; do
     t0=$SECONDS
     case $stage in
     time)
-      timeout -k 5 "$LIMIT" "$PY" $script --model "$m" --steps "$(steps_of "$m")" 2> "$OUT/$m.time.err" |
+      variants=$(time_variants_of "$m")
+      [ -n "$variants" ] || continue
+      timeout -k 5 "$LIMIT" "$PY" $script --model "$m" --variant "$variants" --steps "$(steps_of "$m")" 2> "$OUT/$m.time.err" |
         grep --line-buffered '^REAL_MODEL' | tee -a "$OUT/timings.jsonl"
       ;;
     record | full | sampled)
@@ -65,29 +74,40 @@ for stage in $STAGES; do
       done
       ;;
     profile)
-      case $m in tiny_mlp | item_loop) ;; *) continue ;; esac
+      case $m in tiny_mlp | item_loop | sync_loop) ;; *) continue ;; esac
       timeout -k 5 "$LIMIT" "$PY" $script --model "$m" --steps 5 --profile "$OUT/${m}_torch_profiler.json" &&
         gzip -f "$OUT/${m}_torch_profiler.json"
       ;;
     overhead)
-      # Tracing cost (issue 18): the plain variant without gpuscope, recorded in full,
-      # with the default control stretch, and both without ops; alternated.
+      # Tracing cost (issue 18): the plain variant without gpuscope, recorded by default
+      # (control stretch), in full, without ops, and timed under torch.profiler;
+      # OVERHEAD_MODES picks them, each round starting one mode later.
       case " ${OVERHEAD_MODELS:-resnet50 item_loop} " in *" $m "*) ;; *) continue ;; esac
+      read -r -a modes <<< "${OVERHEAD_MODES:-plain default torch_profiler}"
       for round in $(seq "${OVERHEAD_ROUNDS:-1}"); do
-        for mode in plain full default full_noops default_noops; do
+        for i in "${!modes[@]}"; do
+          mode=${modes[$(((i + round - 1) % ${#modes[@]}))]}
+          extra=()
           case $mode in
           plain) cmd=() ;;
+          torch_profiler) cmd=() extra=(--torch-profiler) ;;
           full) cmd=("$GS" record --force --full -o "$OUT/ovh.db" --) ;;
           default) cmd=("$GS" record --force -o "$OUT/ovh.db" --) ;;
           full_noops) cmd=(env GPUSCOPE_TORCH_OPS=0 "$GS" record --force --full -o "$OUT/ovh.db" --) ;;
           default_noops) cmd=(env GPUSCOPE_TORCH_OPS=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
           esac
           line=$(timeout -k 5 "$LIMIT" "${cmd[@]}" "$PY" $script --model "$m" --variant plain \
-            --steps "$(record_steps_of "$m")" --blocks 4 2>/dev/null | grep '^REAL_MODEL' | cut -c12-)
-          echo "{\"overhead\": \"$mode\", \"round\": $round, \"run\": $line}" | tee -a "$OUT/overhead.jsonl"
+            --steps "$(record_steps_of "$m")" --blocks 4 "${extra[@]}" 2>/dev/null | grep '^REAL_MODEL' | cut -c12-)
+          # The recording's own measure: traced against untraced steps of that process.
+          untraced=null
+          if [ "$mode" = default ] && "$GS" analyze "$OUT/ovh.db" --format json --force -o "$OUT/ovh.json" 2>/dev/null; then
+            untraced=$("$PY" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["summary"].get("untraced")))' "$OUT/ovh.json")
+          fi
+          echo "{\"overhead\": \"$mode\", \"round\": $round, \"run\": ${line:-null}, \"untraced\": $untraced}" |
+            tee -a "$OUT/overhead.jsonl"
         done
       done
-      rm -f "$OUT/ovh.db"
+      rm -f "$OUT/ovh.db" "$OUT/ovh.json"
       ;;
     compare) break ;;
     esac

@@ -47,7 +47,7 @@ def load_timings(folder):
     with open(os.path.join(folder, "timings.jsonl")) as f:
         for line in f:
             r = json.loads(line[len("REAL_MODEL "):] if line.startswith("REAL_MODEL ") else line)
-            if "step_ms" in r:
+            if "step_ms" in r and not r.get("torch_profiler"):
                 runs.setdefault(r["model"], {}).setdefault(r["variant"], []).append(r["step_ms"])
     return {m: {v: statistics.mean(t) for v, t in vs.items()} for m, vs in runs.items()}
 

@@ -11,6 +11,8 @@ Models (random weights, synthetic data, no downloads):
   item_loop   8-layer 4096 bf16 MLP that logs every parameter's grad norm with .item()
   cpu_dataset torchvision ResNet-18 fed by a Dataset doing torch CPU ops per sample, num_workers=0
   healthy     a bf16 autocast transformer encoder with fused AdamW: nothing to fix
+  sync_loop   8-layer 4096 bf16 MLP, batch 2048, fused AdamW, that logs the loss and every
+              parameter's grad norm with .item() (17 syncs a step): the syncs are what to fix
 
 Each run prints one line per variant:
   REAL_MODEL {"model": ..., "variant": ..., "step_ms": ..., "blocks_ms": [...]}
@@ -35,6 +37,7 @@ VARIANTS = {
     "item_loop": ["plain", "no_sync", "fused_adamw", "cuda_graphs"],
     "cpu_dataset": ["plain", "workers", "channels_last", "bf16", "cuda_graphs"],
     "healthy": ["plain", "channels_last", "cuda_graphs", "compile"],
+    "sync_loop": ["plain", "no_sync"],
 }
 
 
@@ -188,6 +191,31 @@ def item_loop(variant):
     return step
 
 
+def sync_loop(variant):
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(4096, 4096), nn.ReLU()) for _ in range(8)]).cuda()
+    model = model.to(torch.bfloat16)
+    x = torch.randn(2048, 4096, device="cuda", dtype=torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    history = []
+
+    def step():
+        loss = model(x).float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if variant == "no_sync":
+            # The norms and the loss kept on the GPU; read back once every 100 steps.
+            history.append(torch.stack([loss.detach()] + [p.grad.norm().float() for p in model.parameters()]))
+        else:
+            history.append([loss.item()] + [p.grad.norm().item() for p in model.parameters()])
+        opt.step()
+        if len(history) >= 100:
+            if variant == "no_sync":
+                torch.stack(history).cpu()
+            history.clear()
+
+    return step
+
+
 class CpuHeavyDataset(torch.utils.data.Dataset):
     """Decodes and augments one image per item with torch CPU ops, as a
     torchvision transform pipeline would."""
@@ -270,7 +298,7 @@ def healthy(variant):
 
 
 MODELS = dict(resnet50=resnet50, gpt2=gpt2, tiny_mlp=tiny_mlp, item_loop=item_loop, cpu_dataset=cpu_dataset,
-              healthy=healthy)
+              healthy=healthy, sync_loop=sync_loop)
 
 # ---------------------------------------------------------------- timing
 
@@ -282,12 +310,22 @@ def set_precision(variant):
     torch.backends.cudnn.benchmark = False
 
 
-def measure(model_name, variant, steps, blocks, warmup):
+def measure(model_name, variant, steps, blocks, warmup, torch_profiler=False):
+    """Block means in ms. torch_profiler: the whole timed run inside
+    torch.profiler (CPU and CUDA, record_shapes, profile_memory), as its users
+    run it; the trace is collected after the last block and not saved."""
     set_precision(variant)
     step = MODELS[model_name](variant)
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
+    prof = None
+    if torch_profiler:
+        acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        prof = torch.profiler.profile(activities=acts, record_shapes=True, profile_memory=True)
+        prof.start()
+        step()  # the profiler's start-up out of the timed blocks
+        torch.cuda.synchronize()
     means = []
     for _ in range(blocks):
         t0 = time.perf_counter()
@@ -295,6 +333,8 @@ def measure(model_name, variant, steps, blocks, warmup):
             step()
         torch.cuda.synchronize()
         means.append(1000.0 * (time.perf_counter() - t0) / steps)
+    if prof is not None:
+        prof.stop()
     return means
 
 
@@ -320,7 +360,9 @@ def profile(model_name, steps, path):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", choices=sorted(MODELS), required=True)
-    p.add_argument("--variant", default="all", help="one variant, or all (plain first and last)")
+    p.add_argument("--variant", default="all", help="a variant, several joined by commas, or all (plain first and last)")
+    p.add_argument("--torch-profiler", action="store_true",
+                   help="time the run under torch.profiler (record_shapes, profile_memory): tracing cost beside gpuscope's")
     p.add_argument("--steps", type=int, default=20, help="steps per timed block")
     p.add_argument("--blocks", type=int, default=3)
     p.add_argument("--warmup", type=int, default=5)
@@ -329,16 +371,20 @@ def main():
     if args.profile:
         profile(args.model, args.steps, args.profile)
         return
-    variants = VARIANTS[args.model] + ["plain"] if args.variant == "all" else [args.variant]
+    variants = VARIANTS[args.model] + ["plain"] if args.variant == "all" else args.variant.split(",")
+    unknown = [v for v in variants if v not in VARIANTS[args.model]]
+    if unknown:
+        p.error("%s has no variant %s (it has: %s)" % (args.model, ", ".join(unknown), ", ".join(VARIANTS[args.model])))
     for v in variants:
         t0 = time.time()
         try:
-            means = measure(args.model, v, args.steps, args.blocks, args.warmup)
+            means = measure(args.model, v, args.steps, args.blocks, args.warmup, args.torch_profiler)
         except Exception as e:  # a fix this torch cannot apply is reported, not fatal
             log("variant %s of %s failed: %r" % (v, args.model, e))
             print("REAL_MODEL " + json.dumps(dict(model=args.model, variant=v, error=repr(e)[:300])), flush=True)
             continue
         print("REAL_MODEL " + json.dumps(dict(model=args.model, variant=v, step_ms=statistics.median(means),
+                                              torch_profiler=args.torch_profiler,
                                               blocks_ms=[round(m, 3) for m in means],
                                               seconds=round(time.time() - t0, 1))), flush=True)
         torch.cuda.empty_cache()
