@@ -32,7 +32,7 @@ FIXES = {
     "host-sync": ["no_sync"],
     "dataloader-stall": ["workers"],
     "low-utilization": ["workers"],
-    "pageable-memcpy": ["workers"],
+    "pageable-memcpy": ["workers", "pinned"],
     "fusion": ["compile"],
 }
 # Fixes a finding's advice also names, beside the ones its saving is judged on.

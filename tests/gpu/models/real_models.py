@@ -13,6 +13,10 @@ Models (random weights, synthetic data, no downloads):
   healthy     a bf16 autocast transformer encoder with fused AdamW: nothing to fix
   sync_loop   8-layer 4096 bf16 MLP, batch 2048, fused AdamW, that logs the loss and every
               parameter's grad norm with .item() (17 syncs a step): the syncs are what to fix
+  lightning_cpu a Lightning Trainer fitting a torchvision ResNet-18 fed by the CPU-heavy Dataset
+              in the main process (Lightning drives the loop; steps timed by a callback)
+  pageable_copy a 64 MB batch copied from pageable host memory every step into a 2-layer
+              4096 MLP (fp32): the copy is what to fix
 
 Each run prints one line per variant:
   REAL_MODEL {"model": ..., "variant": ..., "step_ms": ..., "blocks_ms": [...]}
@@ -38,6 +42,8 @@ VARIANTS = {
     "cpu_dataset": ["plain", "workers", "channels_last", "bf16", "cuda_graphs"],
     "healthy": ["plain", "channels_last", "cuda_graphs", "compile"],
     "sync_loop": ["plain", "no_sync"],
+    "lightning_cpu": ["plain", "workers"],
+    "pageable_copy": ["plain", "pinned"],
 }
 
 
@@ -276,6 +282,72 @@ def cpu_dataset(variant):
     return step
 
 
+def pageable_copy(variant):
+    host = torch.randn(4096, 4096)  # 64 MB, pageable as a user's numpy-backed batch is
+    if variant == "pinned":
+        host = host.pin_memory()
+    model = nn.Sequential(nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 4096)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+
+    def step():
+        x = host.to("cuda", non_blocking=variant == "pinned")
+        loss = model(x).pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def lightning_measure(variant, steps, blocks, warmup, torch_profiler):
+    """Block means of a Lightning Trainer.fit: a callback synchronizes and
+    stamps the time after the warm-up and after every block of steps."""
+    try:
+        import lightning as L
+    except ImportError:
+        import pytorch_lightning as L
+    import torchvision
+
+    class Classifier(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = torchvision.models.resnet18(num_classes=100)
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            return F.cross_entropy(self.net(x), y)
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=1e-4)
+
+    stamps = []
+    state = {}
+
+    class BlockTimer(L.Callback):
+        def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+            done = batch_idx + 1
+            if done < warmup or (done - warmup) % steps:
+                return
+            torch.cuda.synchronize()
+            if done == warmup and torch_profiler:
+                acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+                state["prof"] = torch.profiler.profile(activities=acts, record_shapes=True, profile_memory=True)
+                state["prof"].start()
+            stamps.append(time.perf_counter())
+
+    workers = variant == "workers"
+    loader = torch.utils.data.DataLoader(
+        CpuHeavyDataset(), batch_size=64, shuffle=True, num_workers=8 if workers else 0,
+        pin_memory=workers, persistent_workers=workers, drop_last=True)
+    trainer = L.Trainer(accelerator="gpu", devices=1, max_steps=warmup + steps * blocks, logger=False,
+                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                        callbacks=[BlockTimer()])
+    trainer.fit(Classifier(), loader)
+    if "prof" in state:
+        state["prof"].stop()
+    return [1000.0 * (b - a) / steps for a, b in zip(stamps, stamps[1:])]
+
+
 def healthy(variant):
     layer = nn.TransformerEncoderLayer(d_model=1024, nhead=16, dim_feedforward=4096, batch_first=True,
                                        norm_first=True, dropout=0.0)
@@ -298,7 +370,7 @@ def healthy(variant):
 
 
 MODELS = dict(resnet50=resnet50, gpt2=gpt2, tiny_mlp=tiny_mlp, item_loop=item_loop, cpu_dataset=cpu_dataset,
-              healthy=healthy, sync_loop=sync_loop)
+              healthy=healthy, sync_loop=sync_loop, lightning_cpu=None, pageable_copy=pageable_copy)
 
 # ---------------------------------------------------------------- timing
 
@@ -315,6 +387,8 @@ def measure(model_name, variant, steps, blocks, warmup, torch_profiler=False):
     torch.profiler (CPU and CUDA, record_shapes, profile_memory), as its users
     run it; the trace is collected after the last block and not saved."""
     set_precision(variant)
+    if model_name == "lightning_cpu":
+        return lightning_measure(variant, steps, blocks, warmup, torch_profiler)
     step = MODELS[model_name](variant)
     for _ in range(warmup):
         step()

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Tracing cost on real models, from the overhead.jsonl that
+`tests/gpu/models/advisor_models.sh` (stage `overhead`, run by
+bench/models/tracing_cost.sh) writes: one line per run, the modes of a round
+alternated (plain, gpuscope default, torch.profiler, ...).
+
+Per loop and mode it prints the median over rounds of the round's ratio
+(median step of the mode's run / median step of the plain run of the same
+round), with the lowest and highest round, and, for gpuscope's default
+recording, its own measure inside the process: traced against untraced steps
+(`summary.untraced.tracing_cost_pct` of `gpuscope analyze`), which is free of
+the ±20-40 % that whole processes differ by on the GPU machine.
+
+  bench/models/tracing_cost_table.py OUT/models/overhead.jsonl [--json summary.json]
+"""
+import argparse
+import json
+import statistics
+import sys
+
+
+def load(path):
+    runs = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError as e:
+                sys.exit("tracing_cost_table.py: %s:%d: not JSON: %s" % (path, n, e))
+            if r.get("run") and "step_ms" in r["run"]:
+                runs.append(r)
+    return runs
+
+
+def spread(values):
+    return "%+.1f %% (%+.1f … %+.1f, n=%d)" % (statistics.median(values), min(values), max(values), len(values))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("overhead_jsonl")
+    p.add_argument("--json", help="also write the numbers as JSON here")
+    args = p.parse_args()
+    runs = load(args.overhead_jsonl)
+    if not runs:
+        sys.exit("tracing_cost_table.py: %s: no runs with a step time" % args.overhead_jsonl)
+    by = {}  # model -> round -> mode -> step_ms, untraced
+    for r in runs:
+        by.setdefault(r["run"]["model"], {}).setdefault(r["round"], {})[r["overhead"]] = r
+    modes = []
+    for r in runs:
+        if r["overhead"] not in modes and r["overhead"] != "plain":
+            modes.append(r["overhead"])
+    summary = {}
+    print("| loop | plain step (median of rounds) | " + " | ".join(
+        "%s, per-round ratio to plain" % m for m in modes) + " | gpuscope inside the process (traced vs untraced steps) |")
+    print("|---|---:|" + "---:|" * len(modes) + "---:|")
+    for model, rounds in by.items():
+        plain = [rd["plain"]["run"]["step_ms"] for rd in rounds.values() if "plain" in rd]
+        if not plain:
+            continue
+        row = {"plain_ms": statistics.median(plain), "rounds": len(plain)}
+        cells = []
+        for m in modes:
+            ratios = [100.0 * (rd[m]["run"]["step_ms"] / rd["plain"]["run"]["step_ms"] - 1)
+                      for rd in rounds.values() if m in rd and "plain" in rd]
+            row[m] = ratios
+            cells.append(spread(ratios) if ratios else "-")
+        inside = [rd["default"]["untraced"]["tracing_cost_pct"] for rd in rounds.values()
+                  if "default" in rd and rd["default"].get("untraced")
+                  and rd["default"]["untraced"].get("tracing_cost_pct") is not None]
+        row["inside_pct"] = inside
+        print("| %s | %.2f ms | %s | %s |" % (model, row["plain_ms"], " | ".join(cells), spread(inside) if inside else "-"))
+        summary[model] = row
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
