@@ -115,6 +115,9 @@ KernelClass classify_kernel(std::string_view raw) {
   const bool aten_pointwise = has_any(n, elementwise);
   if (aten_pointwise && !has(n, "reduce_kernel")) f |= kElementwise;
   if (!aten_pointwise && has_any(n, matmul) && !has(n, "splitkreduce") && !(f & kCommunication)) f |= kMatmul;
+  static constexpr std::array<std::string_view, 5> not_fusible = {"multi_tensor_apply", "fmha", "flash", "attention",
+                                                                   "sdpa"};
+  if (k.origin == Origin::kAten && !(f & (kMatmul | kCommunication)) && !has_any(n, not_fusible)) f |= kMemoryBound;
   static constexpr std::array<std::string_view, 6> conv = {"conv", "fprop", "dgrad", "wgrad", "winograd", "scudnn"};
   if ((f & kMatmul) && has_any(n, conv)) f |= kConvolution;
 

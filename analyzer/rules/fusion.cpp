@@ -1,4 +1,5 @@
-// fusion: chains of short elementwise kernels that one fused kernel could replace.
+// fusion: chains of memory-bound ATen kernels (pointwise, reductions, norms,
+// casts) that a compiler's fused kernels could replace.
 #include "analyzer/rules/rule_util.h"
 
 #include <array>
@@ -10,14 +11,18 @@ namespace gpuscope::analyzer {
 namespace {
 
 constexpr double kMinSavingPct = 2.0;
-constexpr double kMinChainKernels = 3;
-constexpr double kMaxKernelUs = 1000;  // longer elementwise kernels are rarely left unfused by accident
+// torch.compile on the H200 (tests/gpu/models): eager -> compiled saved 47 % of the
+// memory-bound ATen kernel time of a bf16 transformer encoder and 39 % of GPT-2's (fp32).
+constexpr double kCompileSpeedup = 1.8;
+constexpr double kMinChainKernels = 2;
+constexpr double kMaxKernelUs = 1000;  // longer kernels are rarely left unfused by accident
 constexpr double kMaxChainGapUs = 100;  // kernels further apart are not one chain
 
 constexpr Threshold kThresholds[] = {
     {"kMinSavingPct", kMinSavingPct, "%", "estimated saving, share of step time, to report"},
-    {"kMinChainKernels", kMinChainKernels, "kernels", "consecutive elementwise kernels on one stream that make a chain"},
-    {"kMaxKernelUs", kMaxKernelUs, "us", "longest elementwise kernel counted as short"},
+    {"kCompileSpeedup", kCompileSpeedup, "x", "assumed speedup of compiled (fused) code over eager memory-bound kernels"},
+    {"kMinChainKernels", kMinChainKernels, "kernels", "consecutive memory-bound kernels on one stream that make a chain"},
+    {"kMaxKernelUs", kMaxKernelUs, "us", "longest memory-bound kernel counted in a chain"},
     {"kMaxChainGapUs", kMaxChainGapUs, "us", "largest gap between two kernels of one chain"},
 };
 
@@ -46,12 +51,14 @@ std::vector<std::string_view> tensor_shapes(std::string_view text) {
 
 extern const Rule kFusionRule = {
     "fusion",
-    "Chains of small elementwise kernels could be fused",
-    "Runs of at least kMinChainKernels consecutive ATen elementwise kernels (vectorized_elementwise_kernel, "
-    "elementwise_kernel, unrolled_elementwise_kernel) on one stream, each at most kMaxKernelUs long and at most "
-    "kMaxChainGapUs apart, whose ops share an input tensor shape with the previous one (when shapes were recorded).",
-    "Per chain, its kernel time minus its longest kernel: a fused kernel reads the inputs and writes the "
-    "output once, so it costs about as much as the widest single kernel of the chain.",
+    "Chains of memory-bound kernels could be fused",
+    "Runs of at least kMinChainKernels consecutive memory-bound ATen kernels (pointwise, reductions, norms, "
+    "softmax, casts and copies; not GEMMs, attention, collectives or the optimizer's multi-tensor kernels) on one "
+    "stream, each at most kMaxKernelUs long and at most kMaxChainGapUs apart, whose ops share an input tensor "
+    "shape with the previous one (when shapes were recorded).",
+    "The time of every memory-bound ATen kernel x (1 - 1/kCompileSpeedup): TorchInductor fuses them with their "
+    "neighbours, so each tensor is read and written fewer times. The factor is measured (torch.compile on two "
+    "transformers, H200); chain counts are evidence of where the fusion happens.",
     kThresholds,
     evaluate,
 };
@@ -109,13 +116,20 @@ std::optional<Finding> evaluate(const RuleInput& in) {
     return false;
   };
 
+  int64_t memory_bound = 0;
   for (const auto& stream_kernels : c.kernels_by_stream) {
     const auto& list = stream_kernels.second;  // a plain reference: lambdas may capture it (C++20 clang 14)
+    for (uint32_t k : list) {
+      const KernelRec& kr = c.m.kernels[k];
+      if (!c.kc(kr.name).has(kMemoryBound) || c.step_of(kr.start) < 0) continue;
+      memory_bound += kr.dur;
+      per_step[static_cast<size_t>(c.step_of(kr.start))] += kr.dur;
+    }
     size_t i = 0;
     while (i < list.size()) {
       auto short_ew = [&](size_t j) {
         const KernelRec& k = c.m.kernels[list[j]];
-        return c.kc(k.name).has(kElementwise) && k.dur <= max_dur;
+        return c.kc(k.name).has(kMemoryBound) && k.dur <= max_dur;
       };
       if (!short_ew(i)) {
         ++i;
@@ -141,7 +155,6 @@ std::optional<Finding> evaluate(const RuleInput& in) {
           }
         }
         const double s = static_cast<double>(total - longest);
-        saving += s;
         ++chains;
         chained += static_cast<int64_t>(n);
         chain_time += total;
@@ -150,9 +163,8 @@ std::optional<Finding> evaluate(const RuleInput& in) {
         acc.count += 1;
         acc.time += total;
         const KernelRec& first = c.m.kernels[list[i]];
-        if (int st = c.step_of(first.start); st >= 0) per_step[static_cast<size_t>(st)] += total - longest;
         if (best.size() < 3 || s > best.back().saving) {
-          best.push_back({s, {first.start, c.m.kernels[list[j - 1]].end(), std::to_string(n) + "-kernel elementwise chain"}});
+          best.push_back({s, {first.start, c.m.kernels[list[j - 1]].end(), std::to_string(n) + "-kernel memory-bound chain"}});
           std::sort(best.begin(), best.end(), [](const Best& a, const Best& b) { return a.saving > b.saving; });
           if (best.size() > 3) best.pop_back();
         }
@@ -160,13 +172,17 @@ std::optional<Finding> evaluate(const RuleInput& in) {
       i = j;
     }
   }
+  saving = static_cast<double>(memory_bound) * (1 - 1 / kCompileSpeedup);
   if (chains == 0 || c.pct_of_step(static_cast<int64_t>(saving)) < kMinSavingPct) return std::nullopt;
   Finding f = make_finding(kFusionRule, c, saving);
-  f.evidence.summary = num(static_cast<double>(chains) / c.n_steps, 1) + " chains per step of " +
-                       num(static_cast<double>(chained) / static_cast<double>(chains), 1) +
-                       " elementwise kernels on average take " + ms(c.ms_per_step(chain_time)) +
-                       " per step; fused, each chain would cost about its longest kernel.";
+  f.evidence.summary = "Memory-bound ATen kernels (pointwise, norms, reductions, casts) take " +
+                       ms(c.ms_per_step(memory_bound)) + " per step, " + num(static_cast<double>(chains) / c.n_steps, 1) +
+                       " chains of " + num(static_cast<double>(chained) / static_cast<double>(chains), 1) +
+                       " kernels on average among them; compiled, such code runs about " + num(kCompileSpeedup, 1) +
+                       "x faster.";
   f.evidence.metrics = {
+      {"memory_bound_ms_per_step", c.ms_per_step(memory_bound), "ms"},
+      {"assumed_speedup", kCompileSpeedup, "x"},
       {"chains_per_step", static_cast<double>(chains) / c.n_steps, "count"},
       {"chained_kernels_per_step", static_cast<double>(chained) / c.n_steps, "count"},
       {"chain_kernel_ms_per_step", c.ms_per_step(chain_time), "ms"},
@@ -185,10 +201,12 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   }
   f.evidence.top = sig.top(5);
   for (const auto& b : best) f.evidence.ranges.push_back(b.range);
+  for (int64_t& t : per_step) t = static_cast<int64_t>(static_cast<double>(t) * (1 - 1 / kCompileSpeedup));
   auto worst = worst_steps(c, per_step, 2, "saved by fusing");
   f.evidence.ranges.insert(f.evidence.ranges.end(), worst.begin(), worst.end());
   f.fix.text = "Compile the model (or the hot function) with torch.compile: TorchInductor fuses chains of "
-               "pointwise ops into one Triton kernel that reads its inputs and writes its output once.";
+               "pointwise ops, norms and reductions into Triton kernels that read their inputs and write their "
+               "output once.";
   f.fix.code =
       "model = torch.compile(model)\n"
       "\n"

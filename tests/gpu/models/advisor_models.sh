@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../../.."
 GS=${GPUSCOPE:-$PWD/.carry/bin/gpuscope}
 OUT=${OUT:-/tmp/gpuscope_gpu_out}/models
 PY=${PYTHON:-python3}
-MODELS=${MODELS:-"resnet50 gpt2 tiny_mlp item_loop cpu_dataset healthy sync_loop"}
+MODELS=${MODELS:-"resnet50 gpt2 tiny_mlp item_loop cpu_dataset transformer healthy sync_loop"}
 STAGES=${STAGES:-"time record compare"}
 LIMIT=${LIMIT:-150}
 RECORD_ARGS=${RECORD_ARGS:-}
@@ -27,7 +27,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 script=tests/gpu/models/real_models.py
 # Steps per timed block: enough for a few seconds per variant.
-steps_of() { case $1 in cpu_dataset | lightning_cpu) echo 8 ;; gpt2) echo 10 ;; *) echo 20 ;; esac; }
+steps_of() { case $1 in cpu_dataset | lightning_cpu) echo 8 ;; gpt2 | healthy) echo 10 ;; *) echo 20 ;; esac; }
 # Steps per block when recorded: the control stretch (3 + 8 steps, >= 0.2 s) and enough traced after it.
 record_steps_of() { case $1 in tiny_mlp | item_loop | sync_loop) echo 40 ;; *) echo 8 ;; esac; }
 # The variants the time stage runs for model $1: all, or TIME_VARIANTS's list for it.
