@@ -2,7 +2,8 @@
 # The advisor checked against fixes measured on real models (GPU machine).
 #   time:    every fix of every model timed without gpuscope (real_models.py --variant all;
 #            TIME_VARIANTS="model:v1,v2 ..." times only those variants of the models it names)
-#   record:  the plain variant recorded with gpuscope's default, then analysed (JSON and text)
+#   record:  the plain variant recorded with gpuscope's default, then analysed (JSON and text);
+#            RECORD_MODELS limits this and the next two stages to some of MODELS
 #   full:    the same recorded with --full (everything traced), then analysed
 #   sampled: the same recorded with --sample 0.5,0.5, then analysed
 #   fixes:   the fixed variants in FIX_RECORDS ("model:variant ...") recorded with --full, for calibration
@@ -50,6 +51,7 @@ for stage in $STAGES; do
         grep --line-buffered '^REAL_MODEL' | tee -a "$OUT/timings.jsonl"
       ;;
     record | full | sampled)
+      case " ${RECORD_MODELS:-$MODELS} " in *" $m "*) ;; *) continue ;; esac
       db=$OUT/$m.db flag=$RECORD_ARGS
       [ "$stage" = full ] && db=$OUT/${m}_full.db flag="--full $RECORD_ARGS"
       [ "$stage" = sampled ] && db=$OUT/${m}_sampled.db flag="--sample 0.5,0.5 $RECORD_ARGS"
