@@ -97,12 +97,20 @@ for stage in $STAGES; do
           default) cmd=("$GS" record --force -o "$OUT/ovh.db" --) ;;
           full_noops) cmd=(env GPUSCOPE_TORCH_OPS=0 "$GS" record --force --full -o "$OUT/ovh.db" --) ;;
           default_noops) cmd=(env GPUSCOPE_TORCH_OPS=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
+          # Ablations of the default recording (each one source or feature off); the
+          # recording's traced/untraced measure gives each one's cost inside its process.
+          no_memory) cmd=(env GPUSCOPE_TORCH_MEMORY=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
+          no_shapes) cmd=(env GPUSCOPE_TORCH_SHAPES=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
+          no_api) cmd=(env GPUSCOPE_RUNTIME_API=0 GPUSCOPE_DRIVER_API=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
+          no_driver_api) cmd=(env GPUSCOPE_DRIVER_API=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
+          no_flush) cmd=(env GPUSCOPE_PERIODIC_FLUSH=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
+          *) echo "advisor_models.sh: unknown overhead mode $mode" >&2; continue ;;
           esac
           line=$(timeout -k 5 "$LIMIT" "${cmd[@]}" "$PY" $script --model "$m" --variant plain \
             --steps "$(record_steps_of "$m")" --blocks 4 "${extra[@]}" 2>/dev/null | grep '^REAL_MODEL' | cut -c12-)
           # The recording's own measure: traced against untraced steps of that process.
           untraced=null
-          if [ "$mode" = default ] && "$GS" analyze "$OUT/ovh.db" --format json --force -o "$OUT/ovh.json" 2>/dev/null; then
+          if [ -n "${cmd[*]}" ] && "$GS" analyze "$OUT/ovh.db" --format json --force -o "$OUT/ovh.json" 2>/dev/null; then
             untraced=$("$PY" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["summary"].get("untraced")))' "$OUT/ovh.json")
           fi
           echo "{\"overhead\": \"$mode\", \"round\": $round, \"run\": ${line:-null}, \"untraced\": $untraced}" |

@@ -43,13 +43,22 @@ def main():
     last_untraced = max((i for i, s in enumerate(steps) if not traced(s)), default=2)
     keep = min(len(steps) - 1, last_untraced + args.traced_steps)
     cutoff = steps[keep][2]
-    # The GPU runs behind the CPU: events are kept up to three steps later, so
-    # the kept steps' kernels are whole.
-    events_cutoff = steps[min(len(steps) - 1, keep + 3)][2]
-    for t in EVENT_TABLES:
-        db.execute("delete from %s where start > ?" % t, (events_cutoff,))
-    for t in POINT_TABLES:
-        db.execute("delete from %s where ts > ?" % t, (events_cutoff,))
+    # The GPU runs behind the CPU, by many steps in a GPU-bound job: CPU-side
+    # events are kept up to three steps later, GPU work by its launch (the
+    # API call with its correlation id) up to that point, so the kept steps'
+    # kernels are whole. With fewer steps left, nothing is cut (trimming a trimmed file).
+    if keep + 3 < len(steps):
+        events_cutoff = steps[keep + 3][2]
+        for t in ["api_call", "sync", "range", "op"]:
+            db.execute("delete from %s where start > ?" % t, (events_cutoff,))
+        for t in ["kernel", "memcpy", "memset", "graph_launch"]:
+            db.execute("delete from %s where start > ? and (correlation is null or correlation = 0 or "
+                       "not exists (select 1 from api_call a where a.pid = %s.pid and a.correlation = %s.correlation))"
+                       % (t, t, t), (events_cutoff,))
+        last_gpu = db.execute("select max(e) from (select max(\"end\") e from kernel union all "
+                              "select max(\"end\") from memcpy union all select max(\"end\") from memset)").fetchone()[0]
+        for t in POINT_TABLES:
+            db.execute("delete from %s where ts > ?" % t, (max(events_cutoff, last_gpu or 0),))
     db.execute("delete from step where start > ?", (cutoff,))
     first_untraced = min((i for i, s in enumerate(steps) if not traced(s)), default=None)
     if args.drop_warmup and first_untraced is not None:
