@@ -118,6 +118,8 @@ KernelClass classify_kernel(std::string_view raw) {
   static constexpr std::array<std::string_view, 5> not_fusible = {"multi_tensor_apply", "fmha", "flash", "attention",
                                                                    "sdpa"};
   if (k.origin == Origin::kAten && !(f & (kMatmul | kCommunication)) && !has_any(n, not_fusible)) f |= kMemoryBound;
+  // cuDNN's batch norm (NCHW training): torch.compile decomposes it into fused reductions.
+  if (k.origin == Origin::kCudnn && has(n, "cudnn::bn_")) f |= kMemoryBound;
   static constexpr std::array<std::string_view, 6> conv = {"conv", "fprop", "dgrad", "wgrad", "winograd", "scudnn"};
   if ((f & kMatmul) && has_any(n, conv)) f |= kConvolution;
 

@@ -22,8 +22,9 @@ enum KernelFlag : uint16_t {
   kLayoutTranspose = 1 << 7,   // cuDNN NCHW <-> NHWC conversion
   kConvolution = 1 << 8,
   kCommunication = 1 << 9,     // NCCL
-  kMemoryBound = 1 << 10,      // ATen's pointwise, reduction, norm, softmax and copy kernels: what a compiler
-                               // fuses (not GEMMs, attention, collectives or the optimizer's multi-tensor kernels)
+  kMemoryBound = 1 << 10,      // ATen's pointwise, reduction, norm, softmax and copy kernels and cuDNN's batch
+                               // norm: what a compiler fuses (not GEMMs, attention, collectives or the
+                               // optimizer's multi-tensor kernels)
 };
 
 struct KernelClass {

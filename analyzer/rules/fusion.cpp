@@ -10,9 +10,12 @@
 namespace gpuscope::analyzer {
 namespace {
 
-constexpr double kMinSavingPct = 2.0;
+// Below 5 % the estimate is not to be trusted: on MLPs whose memory-bound work is one
+// activation between GEMMs (tests/gpu/models healthy, sync_loop) torch.compile saved
+// nothing while the model below gives 4-5 %.
+constexpr double kMinSavingPct = 5.0;
 // torch.compile on the H200 (tests/gpu/models): eager -> compiled saved 47 % of the
-// memory-bound ATen kernel time of a bf16 transformer encoder and 39 % of GPT-2's (fp32).
+// memory-bound kernel time of a bf16 transformer encoder and 39 % of GPT-2's (fp32).
 constexpr double kCompileSpeedup = 1.8;
 constexpr double kMinChainKernels = 2;
 constexpr double kMaxKernelUs = 1000;  // longer kernels are rarely left unfused by accident
@@ -56,7 +59,7 @@ extern const Rule kFusionRule = {
     "softmax, casts and copies; not GEMMs, attention, collectives or the optimizer's multi-tensor kernels) on one "
     "stream, each at most kMaxKernelUs long and at most kMaxChainGapUs apart, whose ops share an input tensor "
     "shape with the previous one (when shapes were recorded).",
-    "The time of every memory-bound ATen kernel x (1 - 1/kCompileSpeedup): TorchInductor fuses them with their "
+    "The time of every memory-bound kernel x (1 - 1/kCompileSpeedup): TorchInductor fuses them with their "
     "neighbours, so each tensor is read and written fewer times. The factor is measured (torch.compile on two "
     "transformers, H200); chain counts are evidence of where the fusion happens.",
     kThresholds,

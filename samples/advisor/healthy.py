@@ -28,13 +28,18 @@ class Batches(torch.utils.data.Dataset):
 
 
 def main():
-    args, device = common.finish(common.parser(__doc__.splitlines()[0], cpu_steps=5, cuda_steps=40).parse_args())
+    p = common.parser(__doc__.splitlines()[0], cpu_steps=5, cuda_steps=40)
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the model (a control: measures what compiling would save here)")
+    args, device = common.finish(p.parse_args())
     cuda = device.type == "cuda"
     batch, width, layers, features, classes = (8192, 4096, 8, 256, 1000) if cuda else (64, 128, 3, 32, 10)
     mods = [nn.Linear(features, width), nn.GELU()]
     for _ in range(layers - 1):
         mods += [nn.Linear(width, width), nn.GELU()]
     model = nn.Sequential(*mods, nn.Linear(width, classes)).to(device)
+    if args.compile and common.compile_available(device):
+        model = torch.compile(model)
     opt = common.optimizer(model.parameters(), device)
     loader = torch.utils.data.DataLoader(
         Batches(4, batch, features, classes), batch_size=None, shuffle=False,
