@@ -21,7 +21,6 @@ int64_t median(std::vector<int64_t>& v) {
 
 // The step an event began in: the last step of its pid that started at or before it.
 int64_t step_of(const std::vector<std::pair<int64_t, int64_t>>* steps, int64_t start) {
-  if (!steps) return -1;
   auto it = std::upper_bound(steps->begin(), steps->end(), std::pair<int64_t, int64_t>{start, INT64_MAX});
   return it == steps->begin() ? -1 : std::prev(it)->second;
 }
@@ -84,12 +83,14 @@ FileCollectives key_collectives(std::vector<CollectiveEvent> events,
   std::map<std::tuple<int64_t, Source, std::string>, int64_t> total;
   std::map<std::tuple<int64_t, Source, std::string, int64_t>, int64_t> in_step;
   for (const CollectiveEvent& e : events) {
-    auto s = steps.find(e.pid);
-    const int64_t step = step_of(s == steps.end() ? nullptr : &s->second, e.start);
     const size_t src = static_cast<size_t>(e.source);
     const int64_t nth = total[{e.pid, e.source, e.name}]++;
-    const int64_t nth_in_step = in_step[{e.pid, e.source, e.name, step}]++;
     out.by_order[src][{-1, e.name, nth}].push_back(e.end);
+    // A process without steps is matched by order only.
+    auto s = steps.find(e.pid);
+    if (s == steps.end() || s->second.empty()) continue;
+    const int64_t step = step_of(&s->second, e.start);
+    const int64_t nth_in_step = in_step[{e.pid, e.source, e.name, step}]++;
     out.by_step[src][{step, e.name, nth_in_step}].push_back(e.end);
   }
   return out;

@@ -30,8 +30,9 @@ std::optional<Source> kernel_source(std::string_view name);
 std::optional<Source> cpu_source(std::string_view name);
 
 // One collective on one rank: `nth` occurrence of `name` (table-qualified, e.g.
-// "range:gloo:all_reduce") within step `step` (the step it began in; -1 before
-// the first step; with `by_step` off, always -1 and `nth` counts from the start).
+// "range:gloo:all_reduce") within step `step` (the step it began in, -1 before
+// the first step); keyed by order, `step` is always -1 and `nth` counts from
+// the start.
 struct CollectiveKey {
   int64_t step = -1;
   std::string name;
@@ -47,7 +48,8 @@ struct CollectiveEvent {
   int64_t start = 0, end = 0;
 };
 
-// A file's collectives: per source and key, the end on each rank that has it.
+// A file's collectives: per source and key, the end on each rank that has it
+// (by_step: only ranks with steps).
 struct FileCollectives {
   using Ends = std::map<CollectiveKey, std::vector<int64_t>>;
   std::array<Ends, kSources> by_step, by_order;
