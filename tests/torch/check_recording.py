@@ -255,6 +255,9 @@ def torchrun_gloo():
     check(all(r[1] == 2 for r in ranks), "both tagged with world size 2")
     check(all(r[2] > 0 for r in ranks), "both ranks have ops")
     check(all(r[3] == 7 for r in ranks), "both ranks have 7 steps (2 warmup + 5)")
+    job_key = q1(db, "SELECT value FROM meta WHERE key = 'job_key'") or ""
+    check("TORCHELASTIC_RUN_ID=" in job_key and "MASTER_PORT=" in job_key,
+          "meta job_key names the job's rendezvous (gpuscope merge checks it): %r" % job_key)
 
 
 

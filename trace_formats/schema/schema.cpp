@@ -15,7 +15,7 @@ constexpr ColumnType P = ColumnType::kPid;
 // Every timestamp column holds nanoseconds since meta.origin_ns on the
 // recording's one clock (CLOCK_MONOTONIC of the recording host).
 constexpr std::array kMeta{
-    Column{"key", T, "Setting name, e.g. `schema_version`, `origin_ns`, `origin_utc_ns`, `host`, `gpuscope_version`, `trace`."},
+    Column{"key", T, "Setting name, e.g. `schema_version`, `origin_ns`, `origin_utc_ns`, `host`, `gpuscope_version`, `trace`; `job_key`: what the processes of one distributed job share (TORCHELASTIC_RUN_ID, MASTER_ADDR, MASTER_PORT, SLURM_JOB_ID as the first rank saw them); in a `gpuscope merge` output `merge.files` and per input N (0 is the reference clock) `merge.N.file`, `.host`, `.ranks`, `.offset_ns` (added to its times), `.aligned_on`, `.residual_ns`, `.max_deviation_ns`, `.collectives` and `.pids` (renumbered pids, `old:new,...`), with `host` the hosts' names joined by commas."},
     Column{"value", T, "Setting value, as text."},
 };
 constexpr std::array kEnum{
