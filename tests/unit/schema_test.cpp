@@ -42,7 +42,9 @@ TEST(Schema, TimeStringAndPidColumnsAreDeclaredAsSuch) {
       EXPECT_EQ(c.type == schema::ColumnType::kTime, says_time);
       EXPECT_EQ(c.type == schema::ColumnType::kStringId, says_string);
       EXPECT_EQ(c.type == schema::ColumnType::kPid, says_pid);
-      if (c.name == "start" || c.name == "end" || c.name == "ts") EXPECT_EQ(c.type, schema::ColumnType::kTime);
+      if (c.name == "start" || c.name == "end" || c.name == "ts") {
+        EXPECT_EQ(c.type, schema::ColumnType::kTime);
+      }
       times += c.type == schema::ColumnType::kTime;
     }
   }
