@@ -49,6 +49,32 @@ std::optional<Alignment> align_on(const FileCollectives::Ends& ref, const FileCo
   return al;
 }
 
+// NCCL kernels, each placed at its launch on the CPU (the API call of its
+// correlation): the GPU may run a step's last collective while the CPU is in
+// the next step already, further on some ranks than on others.
+void read_nccl_kernels(store::Reader& reader,
+                       const std::unordered_map<int64_t, std::pair<Source, std::string>>& names,
+                       std::vector<CollectiveEvent>& events) {
+  if (names.empty()) return;
+  const size_t first = events.size();
+  std::unordered_map<int64_t, std::unordered_map<int64_t, size_t>> by_correlation;  // pid -> correlation -> event
+  store::Statement st = reader.query("SELECT pid, name_id, start, \"end\", correlation FROM kernel");
+  while (st.step()) {
+    auto it = names.find(st.int64(1));
+    if (it == names.end()) continue;
+    if (!st.is_null(4) && st.int64(4) != 0) by_correlation[st.int64(0)][st.int64(4)] = events.size();
+    events.push_back({st.int64(0), it->second.first, "kernel:" + it->second.second, st.int64(2), st.int64(3)});
+  }
+  if (events.size() == first || by_correlation.empty()) return;
+  store::Statement calls = reader.query("SELECT pid, correlation, start FROM api_call WHERE correlation != 0");
+  while (calls.step()) {
+    auto p = by_correlation.find(calls.int64(0));
+    if (p == by_correlation.end()) continue;
+    auto c = p->second.find(calls.int64(1));
+    if (c != p->second.end()) events[c->second].start = calls.int64(2);
+  }
+}
+
 }  // namespace
 
 const char* source_name(Source s) {
@@ -120,9 +146,9 @@ FileCollectives read_collectives(store::Reader& reader) {
       events.push_back({st.int64(0), it->second.first, prefix + it->second.second, st.int64(2), st.int64(3)});
     }
   };
-  read("kernel", kernel_names, "kernel:");
   read("op", cpu_names, "op:");
   read("range", cpu_names, "range:");
+  read_nccl_kernels(reader, kernel_names, events);
 
   std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> steps;
   store::Statement st = reader.query("SELECT pid, start, number FROM step ORDER BY pid, start");

@@ -45,7 +45,8 @@ struct CollectiveEvent {
   int64_t pid = 0;
   Source source = Source::kWork;
   std::string name;
-  int64_t start = 0, end = 0;
+  int64_t start = 0;  // when the rank began it on the CPU (a kernel: its launch), which orders and places it in a step
+  int64_t end = 0;
 };
 
 // A file's collectives: per source and key, the end on each rank that has it

@@ -142,8 +142,9 @@ int64_t data_rows(Input& in) {
 
 void write_meta(store::Writer& w, Input& reference, const std::vector<Input>& inputs, const Result& r) {
   store::Statement st = reference.reader->query("SELECT key, value FROM meta");
+  // A merged reference's own merge.* keys described its inputs, not these.
   while (st.step())
-    if (st.text(0) != "schema_version") w.set_meta(st.text(0), st.text(1));
+    if (st.text(0) != "schema_version" && !st.text(0).starts_with("merge.")) w.set_meta(st.text(0), st.text(1));
   std::string hosts;
   std::set<std::string> seen;
   for (const Input& in : inputs)
@@ -197,6 +198,7 @@ std::string describe(const FileReport& f) {
 Result merge_recordings(const std::vector<std::string>& paths, const std::string& output, const Options& options) {
   if (paths.size() < 2)
     throw Error("merge: needs two recordings or more, one per node (got " + std::to_string(paths.size()) + ")");
+  if (output == "-") throw Error("merge: -o -: the merged recording is a database file, not a stream");
   check_outputs({output}, paths, options.force);
   std::vector<Input> inputs;
   for (const std::string& p : paths) inputs.push_back(open_input(p));

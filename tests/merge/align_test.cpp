@@ -6,8 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <vector>
+
+#include "store/reader.h"
+#include "store/writer.h"
+#include "tests/unit/temp_db.h"
 
 namespace gpuscope::merge {
 namespace {
@@ -98,6 +103,53 @@ TEST(Align, NothingSharedIsNoAlignment) {
   EXPECT_FALSE(align(keyed(node({1}, 0, 5, 0, "gloo:all_reduce")), keyed(node({2}, 0, 5, 0, "gloo:broadcast"))));
   EXPECT_FALSE(align(keyed(node({1}, 0, 5)), keyed(Node{})));
   EXPECT_EQ(keyed(Node{}).events, 0u);
+}
+
+// A node whose GPU runs behind its CPU: rank `lagging`'s all-reduce kernel of
+// step s starts after the CPU began step s+1. The kernel is placed in the step
+// whose CPU launched it, so the same collective is matched on every rank.
+std::string nccl_node(const std::string& name, std::vector<int64_t> pids, int64_t clock_offset, int64_t lagging) {
+  const std::string path = gpuscope::testing::fresh_temp_db(name);
+  store::Writer w(path);
+  w.begin();
+  for (int64_t pid : pids) {
+    store::ProcessRow p;
+    p.pid = pid;
+    p.rank = pid % 10;
+    w.put(p);
+    for (int s = 0; s < 10; ++s) {
+      const int64_t t0 = s * 20 * kMs + clock_offset;
+      w.add(store::StepRow{.pid = pid, .number = s, .start = t0, .end = t0 + 20 * kMs});
+      store::ApiCallRow launch;
+      launch.pid = pid, launch.tid = pid, launch.name = "cudaLaunchKernel";
+      launch.start = t0 + 15 * kMs, launch.end = launch.start + 5000, launch.correlation = 100 + s;
+      w.add(launch);
+      store::KernelRow k;
+      k.pid = pid, k.correlation = launch.correlation, k.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+      k.start = t0 + (pid == lagging ? 23 : 16) * kMs;
+      k.end = t0 + 25 * kMs;  // every rank leaves the all-reduce together
+      w.add(k);
+    }
+  }
+  w.commit();
+  return path;
+}
+
+TEST(Align, NcclKernelsArePlacedInTheStepThatLaunchedThem) {
+  const std::string a = nccl_node("align_nccl_a", {10, 11}, 0, /*lagging=*/11);
+  const std::string b = nccl_node("align_nccl_b", {22, 23}, 2'000'000'000, /*lagging=*/-1);
+  {
+    store::Reader ra(a), rb(b);
+    const auto al = align(read_collectives(ra), read_collectives(rb));
+    ASSERT_TRUE(al);
+    EXPECT_EQ(al->source, Source::kNcclKernel);
+    EXPECT_TRUE(al->by_step);
+    EXPECT_EQ(al->collectives, 10u);
+    EXPECT_EQ(al->offset_ns, -2'000'000'000);
+    EXPECT_EQ(al->max_deviation_ns, 0);
+  }
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
 }
 
 TEST(Align, NamesOfCollectives) {
