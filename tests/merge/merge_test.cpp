@@ -7,11 +7,11 @@
 // the launcher, ranks 2-3), the second one's clock moved by +3.217 s in every
 // time column the schema declares. merge must take that offset back out.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -62,7 +62,8 @@ void keep_pids(const std::string& db, const std::vector<int64_t>& keep, int64_t 
       const std::string q = "\"" + std::string(col.name) + "\"";
       if (col.type == schema::ColumnType::kPid && col.name == "pid")
         c.exec("DELETE FROM \"" + std::string(t.name) + "\" WHERE " + q + " NOT IN " + in_list(keep));
-      if (col.type == schema::ColumnType::kTime) set += (set.empty() ? "" : ", ") + q + "=" + q + "+" + std::to_string(shift);
+      if (col.type == schema::ColumnType::kTime)
+        set += (set.empty() ? "" : ", ") + q + "=" + q + "+" + std::to_string(shift);
     }
     if (shift && !set.empty()) c.exec("UPDATE \"" + std::string(t.name) + "\" SET " + set);
   }
@@ -140,7 +141,8 @@ TEST(Merge, RecoversTheClockOffsetAndKeepsTheRanks) {
   int time_columns = 0;
   auto sum = [&](store::Connection& db, const std::string& table, const std::string& col,
                  const std::vector<int64_t>& pids, const char* what) {
-    return db.query_int(std::string("SELECT ") + what + "(" + col + ") FROM " + table + " WHERE pid IN " + in_list(pids))
+    return db
+        .query_int(std::string("SELECT ") + what + "(" + col + ") FROM " + table + " WHERE pid IN " + in_list(pids))
         .value_or(0);
   };
   for (const schema::Table& t : schema::tables()) {
@@ -171,8 +173,9 @@ TEST(Merge, RenumbersAPidBothNodesHold) {
       for (const schema::Column& col : t.columns)
         if (col.type == schema::ColumnType::kPid)
           for (size_t i = 0; i < n.pids1.size(); ++i)
-            c.exec("UPDATE \"" + std::string(t.name) + "\" SET \"" + std::string(col.name) + "\"=" +
-                   std::to_string(n.ranks01[i]) + " WHERE \"" + std::string(col.name) + "\"=" + std::to_string(n.pids1[i]));
+            c.exec("UPDATE \"" + std::string(t.name) + "\" SET \"" + std::string(col.name) +
+                   "\"=" + std::to_string(n.ranks01[i]) + " WHERE \"" + std::string(col.name) +
+                   "\"=" + std::to_string(n.pids1[i]));
   }
   const auto r = n.merge();
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -190,8 +193,8 @@ TEST(Merge, RefusesFilesOfAnotherJob) {
   expect_refused(n, n.merge(), n.node1, "another job than " + n.node0 + " (job_key");
   // The same node twice: its ranks are in both.
   fs::copy_file(n.node0, n.dir.file("other.db"));
-  expect_refused(n, gpuscope("merge " + n.node0 + " " + n.dir.file("other.db") + " -o " + n.job), n.dir.file("other.db"),
-                 "rank 0 is also in " + n.node0);
+  expect_refused(n, gpuscope("merge " + n.node0 + " " + n.dir.file("other.db") + " -o " + n.job),
+                 n.dir.file("other.db"), "rank 0 is also in " + n.node0);
 }
 
 TEST(Merge, RefusesWhatIsNotARecording) {
@@ -203,8 +206,8 @@ TEST(Merge, RefusesWhatIsNotARecording) {
     store::Connection c(n.dir.file("other.db"), Mode::kCreate);
     c.exec("CREATE TABLE t(x)");
   }
-  expect_refused(n, gpuscope("merge " + n.dir.file("other.db") + " " + n.node1 + " -o " + n.job), n.dir.file("other.db"),
-                 "not a gpuscope recording");
+  expect_refused(n, gpuscope("merge " + n.dir.file("other.db") + " " + n.node1 + " -o " + n.job),
+                 n.dir.file("other.db"), "not a gpuscope recording");
 }
 
 TEST(Merge, RefusesNodesWithoutASharedCollective) {
