@@ -21,6 +21,22 @@ int64_t env_int(const char* name) {
   return *end ? store::kNull : x;
 }
 
+// torchrun gives every worker of a job the same run id (--rdzv-id, "none" by
+// default) and the same rendezvous store (MASTER_ADDR:MASTER_PORT, a free port
+// per --standalone job); SLURM_JOB_ID separates jobs on fixed ports.
+std::string job_key_from_environment() {
+  std::string key;
+  for (const char* name : {"TORCHELASTIC_RUN_ID", "MASTER_ADDR", "MASTER_PORT", "SLURM_JOB_ID"}) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) continue;
+    if (!key.empty()) key += ' ';
+    key += std::string(name) + "=" + v;
+  }
+  // MASTER_ADDR alone, or SLURM_JOB_ID alone, is set in shells that start no job.
+  const bool job = std::getenv("WORLD_SIZE") != nullptr;
+  return job ? key : std::string();
+}
+
 }  // namespace
 
 ProcessInfo read_process_info() {
@@ -47,6 +63,7 @@ ProcessInfo read_process_info() {
   r.rank = env_int("RANK");
   r.local_rank = env_int("LOCAL_RANK");
   r.world_size = env_int("WORLD_SIZE");
+  info.job_key = job_key_from_environment();
   return info;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "store/rows.h"
 
@@ -9,9 +10,13 @@ namespace gpuscope::collector {
 struct ProcessInfo {
   store::ProcessRow row;  // start/end filled by the writer
   uint64_t start_ns = 0;  // monotonic
+  // What all processes of one distributed job share and another job's do not
+  // (the launcher's rendezvous), stored as meta `job_key` so that `gpuscope
+  // merge` refuses files of different jobs; empty outside such a job.
+  std::string job_key;
 };
 
-// pid, parent, host, executable, command line, UTC start, ranks from the environment.
+// pid, parent, host, executable, command line, UTC start, ranks and job key from the environment.
 ProcessInfo read_process_info();
 
 }  // namespace gpuscope::collector

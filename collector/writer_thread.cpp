@@ -191,6 +191,7 @@ bool open_database(State& s) {
     s.writer->meta_default("origin_utc_ns", std::to_string(s.process.row.start_utc_ns));
     s.writer->meta_default("host", s.process.row.host);
     s.writer->meta_default("source", "gpuscope collector");
+    if (!s.process.job_key.empty()) s.writer->meta_default("job_key", s.process.job_key);
     s.writer->commit();
     s.sink = std::make_unique<RowSink>(*s.writer);
     s.sink->pid = s.process.row.pid;

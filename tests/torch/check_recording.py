@@ -255,6 +255,9 @@ def torchrun_gloo():
     check(all(r[1] == 2 for r in ranks), "both tagged with world size 2")
     check(all(r[2] > 0 for r in ranks), "both ranks have ops")
     check(all(r[3] == 7 for r in ranks), "both ranks have 7 steps (2 warmup + 5)")
+    job_key = q1(db, "SELECT value FROM meta WHERE key = 'job_key'") or ""
+    check("TORCHELASTIC_RUN_ID=" in job_key and "MASTER_PORT=" in job_key,
+          "meta job_key names the job's rendezvous (gpuscope merge checks it): %r" % job_key)
 
 
 
@@ -315,6 +318,58 @@ def torchrun_straggler():
     cross = [(f["id"], f["saving_pct"]) for f in report.get("findings", []) if f["id"] in ("straggler", "collective-wait")]
     check(len(report.get("ranks", [])) == 4 and all(pct <= 5 for _, pct in cross),
           "without the sleep no cross-rank finding above 5 %%: %s" % cross)
+
+
+@case
+def torchrun_two_nodes_merge():
+    # A job of two "nodes" (torchrun --nnodes 2 on this one host, two ranks each), each node
+    # recorded by its own `gpuscope record -o node%q{NODE}.db`, as on a cluster. Both clocks are
+    # this host's, so the true offset between the files is the difference of their meta
+    # origin_ns: `gpuscope merge` must find it from the collectives alone.
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    nodes = []
+    for node in (0, 1):
+        command = [args.gpuscope, "record", "--full", "-o", os.path.join(TMP, "node%q{NODE}.db"), "--",
+                   args.python, "-m", "torch.distributed.run", "--nnodes=2", "--node_rank=%d" % node,
+                   "--nproc_per_node=2", "--master_addr=127.0.0.1", "--master_port=%d" % port,
+                   "--redirects", "1", "--tee", "1", os.path.join(TORCH_SAMPLES, "ddp_gloo.py"), "--device", "cpu",
+                   "--steps", "30", "--width", "64", "--data-ms", "5"]
+        nodes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                      env=dict(os.environ, NODE=str(node)), cwd=TMP))
+        time.sleep(1.0)  # the nodes' recordings start at different times, so their origins differ
+    for node, proc in enumerate(nodes):
+        try:
+            out, _ = proc.communicate(timeout=150)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out = ""
+        if not check(proc.returncode == 0, "node %d's job exits 0 (got %s)" % (node, proc.returncode)):
+            sys.stdout.write(out[-3000:])
+            return
+    dbs = [os.path.join(TMP, "node%d.db" % n) for n in (0, 1)]
+    keys = [q1(db, "SELECT value FROM meta WHERE key = 'job_key'") for db in dbs]
+    check(keys[0] and keys[0] == keys[1] and ("MASTER_PORT=%d" % port) in keys[0],
+          "both nodes' files carry the job's key: %s" % keys)
+    job = os.path.join(TMP, "job.db")
+    merged = subprocess.run([args.gpuscope, "merge", dbs[0], dbs[1], "-o", job], capture_output=True, text=True)
+    print("     " + merged.stderr.strip().replace("\n", "\n     "))
+    if not check(merged.returncode == 0, "merge exits 0"):
+        return
+    origins = [int(q1(db, "SELECT value FROM meta WHERE key = 'origin_ns'")) for db in dbs]
+    offset = int(q1(job, "SELECT value FROM meta WHERE key = 'merge.1.offset_ns'"))
+    error_us = (offset - (origins[1] - origins[0])) / 1e3
+    # The gtest on the stored recording holds the 50 us of issue 19; a live job on a loaded CI
+    # machine of two cores is given more.
+    check(abs(error_us) <= 200, "merge finds the offset between the nodes' clocks (%.3f s) to %.1f us"
+          % ((origins[1] - origins[0]) / 1e9, error_us))
+    report = analyze_json(job)
+    check([r["rank"] for r in report.get("ranks", [])] == [0, 1, 2, 3],
+          "the merged file's ranks section lists ranks 0-3 of both nodes")
+    refused = subprocess.run([args.gpuscope, "merge", dbs[0], dbs[1], "-o", job], capture_output=True, text=True)
+    check(refused.returncode == 2 and refused.stderr.count("\n") == 1, "an existing output is refused in one line")
 
 
 @case

@@ -28,6 +28,29 @@ TEST(Schema, DocsPageMatchesTheCode) {
   }
 }
 
+// Tools that rewrite recordings (`gpuscope merge` shifts times, renumbers
+// strings and pids) find those columns by their declared type: a column whose
+// doc says it holds such a value must be declared so, and the other way round.
+TEST(Schema, TimeStringAndPidColumnsAreDeclaredAsSuch) {
+  int times = 0;
+  for (const schema::Table& t : schema::tables()) {
+    for (const schema::Column& c : t.columns) {
+      SCOPED_TRACE(std::string(t.name) + "." + std::string(c.name));
+      const bool says_time = c.doc.find("ns since origin") != std::string_view::npos;
+      const bool says_string = c.doc.find("(string.id)") != std::string_view::npos;
+      const bool says_pid = c.name == "pid" || c.name.ends_with("_pid");
+      EXPECT_EQ(c.type == schema::ColumnType::kTime, says_time);
+      EXPECT_EQ(c.type == schema::ColumnType::kStringId, says_string);
+      EXPECT_EQ(c.type == schema::ColumnType::kPid, says_pid);
+      if (c.name == "start" || c.name == "end" || c.name == "ts") {
+        EXPECT_EQ(c.type, schema::ColumnType::kTime);
+      }
+      times += c.type == schema::ColumnType::kTime;
+    }
+  }
+  EXPECT_GE(times, 23);
+}
+
 TEST(Schema, EveryRowStructMatchesItsTable) {
   std::string path = temp_db("rows");
   store::Writer w(path);

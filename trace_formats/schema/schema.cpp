@@ -8,11 +8,14 @@ namespace {
 constexpr ColumnType I = ColumnType::kInteger;
 constexpr ColumnType R = ColumnType::kReal;
 constexpr ColumnType T = ColumnType::kText;
+constexpr ColumnType TS = ColumnType::kTime;
+constexpr ColumnType S = ColumnType::kStringId;
+constexpr ColumnType P = ColumnType::kPid;
 
 // Every timestamp column holds nanoseconds since meta.origin_ns on the
 // recording's one clock (CLOCK_MONOTONIC of the recording host).
 constexpr std::array kMeta{
-    Column{"key", T, "Setting name, e.g. `schema_version`, `origin_ns`, `origin_utc_ns`, `host`, `gpuscope_version`, `trace`."},
+    Column{"key", T, "Setting name, e.g. `schema_version`, `origin_ns`, `origin_utc_ns`, `host`, `gpuscope_version`, `trace`; `job_key`: what the processes of one distributed job share (TORCHELASTIC_RUN_ID, MASTER_ADDR, MASTER_PORT, SLURM_JOB_ID as the first rank saw them); in a `gpuscope merge` output `merge.files` and per input N (0 is the reference clock) `merge.N.file`, `.host`, `.ranks`, `.offset_ns` (added to its times), `.aligned_on`, `.residual_ns`, `.max_deviation_ns`, `.collectives` and `.pids` (renumbered pids, `old:new,...`), with `host` the hosts' names joined by commas."},
     Column{"value", T, "Setting value, as text."},
 };
 constexpr std::array kEnum{
@@ -25,21 +28,21 @@ constexpr std::array kString{
     Column{"value", T, "The string, bytes as recorded (kernel names may hold any byte)."},
 };
 constexpr std::array kProcess{
-    Column{"pid", I, "Operating-system process id."},
-    Column{"parent_pid", I, "Parent process id."},
+    Column{"pid", P, "Operating-system process id."},
+    Column{"parent_pid", P, "Parent process id."},
     Column{"host", T, "Host name."},
     Column{"exe", T, "Executable path."},
     Column{"cmdline", T, "Command line, arguments separated by spaces."},
     Column{"start_utc_ns", I, "Process start (collector init) in ns since the Unix epoch, UTC."},
-    Column{"start", I, "Collector init, ns since origin."},
-    Column{"end", I, "Last flush, ns since origin; updated at every flush."},
+    Column{"start", TS, "Collector init, ns since origin."},
+    Column{"end", TS, "Last flush, ns since origin; updated at every flush."},
     Column{"rank", I, "RANK from the environment, NULL if unset."},
     Column{"local_rank", I, "LOCAL_RANK from the environment, NULL if unset."},
     Column{"world_size", I, "WORLD_SIZE from the environment, NULL if unset."},
     Column{"cupti_status", T, "`ok`, or why GPU activity was not recorded (no GPU, no CUPTI, CUPTI taken by another tool)."},
 };
 constexpr std::array kThread{
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"tid", I, "Operating-system thread id."},
     Column{"name", T, "Thread name (/proc comm), may be NULL."},
 };
@@ -56,14 +59,14 @@ constexpr std::array kDevice{
 };
 constexpr std::array kKernel{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process that launched it."},
+    Column{"pid", P, "Process that launched it."},
     Column{"device", I, "Device ordinal."},
     Column{"context", I, "CUDA context id."},
     Column{"stream", I, "CUDA stream id."},
     Column{"correlation", I, "Correlation id, equal to the launching `api_call.correlation` of the same pid."},
-    Column{"start", I, "Start, ns since origin."},
-    Column{"end", I, "End, ns since origin."},
-    Column{"name_id", I, "Demangled kernel name (string.id)."},
+    Column{"start", TS, "Start, ns since origin."},
+    Column{"end", TS, "End, ns since origin."},
+    Column{"name_id", S, "Demangled kernel name (string.id)."},
     Column{"grid_x", I, "Grid size, x."},
     Column{"grid_y", I, "Grid size, y."},
     Column{"grid_z", I, "Grid size, z."},
@@ -78,13 +81,13 @@ constexpr std::array kKernel{
 };
 constexpr std::array kMemcpy{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"device", I, "Device ordinal."},
     Column{"context", I, "CUDA context id."},
     Column{"stream", I, "CUDA stream id."},
     Column{"correlation", I, "Correlation id of the API call."},
-    Column{"start", I, "Start, ns since origin."},
-    Column{"end", I, "End, ns since origin."},
+    Column{"start", TS, "Start, ns since origin."},
+    Column{"end", TS, "End, ns since origin."},
     Column{"copy_kind", I, "Direction (enum `copy_kind`)."},
     Column{"src_kind", I, "Source memory kind (enum `mem_kind`)."},
     Column{"dst_kind", I, "Destination memory kind (enum `mem_kind`)."},
@@ -95,13 +98,13 @@ constexpr std::array kMemcpy{
 };
 constexpr std::array kMemset{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"device", I, "Device ordinal."},
     Column{"context", I, "CUDA context id."},
     Column{"stream", I, "CUDA stream id."},
     Column{"correlation", I, "Correlation id of the API call."},
-    Column{"start", I, "Start, ns since origin."},
-    Column{"end", I, "End, ns since origin."},
+    Column{"start", TS, "Start, ns since origin."},
+    Column{"end", TS, "End, ns since origin."},
     Column{"bytes", I, "Bytes set."},
     Column{"value", I, "Value written."},
     Column{"mem_kind", I, "Memory kind (enum `mem_kind`)."},
@@ -109,33 +112,33 @@ constexpr std::array kMemset{
 };
 constexpr std::array kApiCall{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"tid", I, "Calling thread."},
     Column{"domain", I, "Runtime or driver (enum `api_domain`)."},
     Column{"cbid", I, "CUPTI callback id within the domain."},
-    Column{"name_id", I, "Function name, e.g. `cudaLaunchKernel` (string.id)."},
-    Column{"start", I, "Entry, ns since origin."},
-    Column{"end", I, "Return, ns since origin."},
+    Column{"name_id", S, "Function name, e.g. `cudaLaunchKernel` (string.id)."},
+    Column{"start", TS, "Entry, ns since origin."},
+    Column{"end", TS, "Return, ns since origin."},
     Column{"correlation", I, "Correlation id; GPU activity of the same pid with this id was caused by this call."},
     Column{"return_code", I, "cudaError_t / CUresult returned."},
 };
 constexpr std::array kSync{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"tid", I, "Waiting thread, when known (else NULL)."},
     Column{"type", I, "What was waited on (enum `sync_type`)."},
     Column{"context", I, "CUDA context id."},
     Column{"stream", I, "Stream waited on, else NULL."},
     Column{"event", I, "CUDA event id waited on, else NULL."},
-    Column{"start", I, "Start of the wait, ns since origin."},
-    Column{"end", I, "End of the wait, ns since origin."},
+    Column{"start", TS, "Start of the wait, ns since origin."},
+    Column{"end", TS, "End of the wait, ns since origin."},
     Column{"correlation", I, "Correlation id of the API call that waited."},
 };
 constexpr std::array kMemoryEvent{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"device", I, "Device ordinal."},
-    Column{"ts", I, "Time, ns since origin."},
+    Column{"ts", TS, "Time, ns since origin."},
     Column{"op", I, "Allocation or release (enum `memory_op`)."},
     Column{"source", I, "Who reported it (enum `memory_source`)."},
     Column{"mem_kind", I, "Memory kind (enum `mem_kind`)."},
@@ -148,74 +151,74 @@ constexpr std::array kMemoryEvent{
 };
 constexpr std::array kGraphLaunch{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"device", I, "Device ordinal."},
     Column{"context", I, "CUDA context id."},
     Column{"stream", I, "CUDA stream id."},
     Column{"graph_id", I, "CUDA graph id."},
     Column{"correlation", I, "Correlation id of the launching API call."},
-    Column{"start", I, "Start of the first node, ns since origin."},
-    Column{"end", I, "End of the last node, ns since origin."},
+    Column{"start", TS, "Start of the first node, ns since origin."},
+    Column{"end", TS, "End of the last node, ns since origin."},
 };
 constexpr std::array kRange{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"tid", I, "Thread that opened the range."},
     Column{"source", I, "Who produced it (enum `range_source`)."},
     Column{"kind", I, "Push/pop, start/end or mark (enum `range_kind`)."},
-    Column{"domain_id", I, "NVTX domain name (string.id), NULL for the default domain."},
-    Column{"name_id", I, "Range name (string.id)."},
-    Column{"start", I, "Start, ns since origin."},
-    Column{"end", I, "End, ns since origin; equal to start for marks; NULL if never closed."},
+    Column{"domain_id", S, "NVTX domain name (string.id), NULL for the default domain."},
+    Column{"name_id", S, "Range name (string.id)."},
+    Column{"start", TS, "Start, ns since origin."},
+    Column{"end", TS, "End, ns since origin; equal to start for marks; NULL if never closed."},
     Column{"depth", I, "Nesting depth on its thread for push/pop ranges (0 = outermost), else NULL."},
     Column{"color", I, "ARGB color when given, else NULL."},
     Column{"category", I, "NVTX category when given, else NULL."},
 };
 constexpr std::array kOp{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"tid", I, "Thread."},
-    Column{"name_id", I, "Op name, e.g. `aten::addmm` (string.id)."},
-    Column{"start", I, "Start, ns since origin."},
-    Column{"end", I, "End, ns since origin."},
+    Column{"name_id", S, "Op name, e.g. `aten::addmm` (string.id)."},
+    Column{"start", TS, "Start, ns since origin."},
+    Column{"end", TS, "End, ns since origin."},
     Column{"depth", I, "Nesting depth among ops on its thread (0 = top level)."},
     Column{"seq_nr", I, "Autograd sequence number (links forward and backward), NULL if none."},
     Column{"backward", I, "1 for autograd backward functions, else 0."},
     Column{"scope", I, "RecordFunction scope (0 function, 1 backward function, 2 TorchScript, 3 kernel function, 4 custom class, 5 build feature, 6 user scope)."},
-    Column{"shapes_id", I, "Input shapes as JSON, e.g. `[[32,128],[128]]` (string.id), NULL if not recorded."},
-    Column{"dtypes_id", I, "Input dtypes as JSON, e.g. `[\"float\",\"float\"]` (string.id), NULL if not recorded."},
+    Column{"shapes_id", S, "Input shapes as JSON, e.g. `[[32,128],[128]]` (string.id), NULL if not recorded."},
+    Column{"dtypes_id", S, "Input dtypes as JSON, e.g. `[\"float\",\"float\"]` (string.id), NULL if not recorded."},
     Column{"external_id", I, "Id of the op for external_correlation: the API calls made while it was the innermost op on its thread."},
 };
 constexpr std::array kExternalCorrelation{
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"correlation", I, "CUPTI correlation id of an API call (api_call.correlation)."},
     Column{"external_id", I, "Id of the op or range that was open when the call was made (op.external_id)."},
 };
 constexpr std::array kStep{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"number", I, "Step number, from 0 (or as ProfilerStep#N says)."},
-    Column{"start", I, "Start, ns since origin."},
-    Column{"end", I, "End, ns since origin."},
+    Column{"start", TS, "Start, ns since origin."},
+    Column{"end", TS, "End, ns since origin."},
     Column{"source", I, "How the boundary was found (enum `step_source`)."},
 };
 constexpr std::array kCounter{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process that sampled it."},
+    Column{"pid", P, "Process that sampled it."},
     Column{"device", I, "Device ordinal, NULL for host counters."},
-    Column{"name_id", I, "Counter name, e.g. `gpu_memory_used`, `nvml_sm_util_pct`, `nvml_power_w` (string.id)."},
-    Column{"ts", I, "Sample time, ns since origin."},
+    Column{"name_id", S, "Counter name, e.g. `gpu_memory_used`, `nvml_sm_util_pct`, `nvml_power_w` (string.id)."},
+    Column{"ts", TS, "Sample time, ns since origin."},
     Column{"value", R, "Value in the unit the name says."},
 };
 constexpr std::array kCollectorStat{
-    Column{"pid", I, "Process id."},
+    Column{"pid", P, "Process id."},
     Column{"key", T, "Statistic, e.g. `records_kernel`, `dropped_cupti`, `buffers_used`, `flushes`."},
     Column{"value", I, "Value, updated at every flush."},
 };
 constexpr std::array kMessage{
     Column{"id", I, "Row key."},
-    Column{"pid", I, "Process id."},
-    Column{"ts", I, "Time, ns since origin."},
+    Column{"pid", P, "Process id."},
+    Column{"ts", TS, "Time, ns since origin."},
     Column{"severity", I, "Enum `severity`."},
     Column{"text", T, "What happened, one line."},
 };
@@ -275,7 +278,10 @@ constexpr std::array kEnums{
 
 std::string_view type_name(ColumnType t) {
   switch (t) {
-    case ColumnType::kInteger: return "INTEGER";
+    case ColumnType::kInteger:
+    case ColumnType::kTime:
+    case ColumnType::kStringId:
+    case ColumnType::kPid: return "INTEGER";
     case ColumnType::kReal: return "REAL";
     case ColumnType::kText: return "TEXT";
   }

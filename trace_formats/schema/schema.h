@@ -13,7 +13,18 @@ namespace gpuscope::schema {
 // Bump when a table or column changes meaning. Readers refuse newer versions.
 inline constexpr int kVersion = 1;
 
-enum class ColumnType { kInteger, kReal, kText };
+// The storage type, and for integers what they hold, so that tools that
+// rewrite recordings (`gpuscope merge`) find every time, string-id and pid
+// column here instead of in a list of their own. kTime, kStringId and kPid are
+// INTEGER in SQL; tests/unit/schema_test.cpp checks each against its doc.
+enum class ColumnType {
+  kInteger,
+  kReal,
+  kText,
+  kTime,      // ns since meta.origin_ns on the recording's clock
+  kStringId,  // string.id
+  kPid,       // an operating-system process id
+};
 
 struct Column {
   std::string_view name;
