@@ -163,7 +163,11 @@ int run_record(RecordOptions& opt) {
   // CUPTI external correlation around every op.
   if (!settings::is_set(Id::kTorchExternalIds)) env.emplace_back(settings::name(Id::kTorchExternalIds), "0");
   if (!sample.empty()) env.emplace_back(settings::name(Id::kSampleMs), sample);
-  if (opt.full) env.emplace_back(settings::name(Id::kControlSteps), "0");
+  if (opt.full) {
+    env.emplace_back(settings::name(Id::kControlSteps), "0");
+    // Everything traced: the allocator's events in every step too, unless the user said otherwise.
+    if (!settings::is_set(Id::kTorchMemorySteps)) env.emplace_back(settings::name(Id::kTorchMemorySteps), "0");
+  }
 
   struct sigaction sa {};
   sa.sa_sigaction = forward_signal;

@@ -7,9 +7,10 @@ alternated (plain, gpuscope default, torch.profiler, ...).
 Per loop and mode it prints the median over rounds of the round's ratio
 (median step of the mode's run / median step of the plain run of the same
 round), with the lowest and highest round, and, for gpuscope's default
-recording, its own measure inside the process: traced against untraced steps
-(`summary.untraced.tracing_cost_pct` of `gpuscope analyze`), which is free of
-the ±20-40 % that whole processes differ by on the GPU machine.
+recording (and each ablation of it: no_memory, no_shapes, default_noops, no_api,
+...), its own measure inside the process: traced against untraced steps
+(`summary.untraced.tracing_cost_pct` of `gpuscope analyze`, "inside"), which is
+free of the ±20-40 % that whole processes differ by on the GPU machine.
 
   bench/models/tracing_cost_table.py OUT/models/overhead.jsonl [--json summary.json]
 """
@@ -56,8 +57,8 @@ def main():
             modes.append(r["overhead"])
     summary = {}
     print("| loop | plain step (median of rounds) | " + " | ".join(
-        "%s, per-round ratio to plain" % m for m in modes) + " | gpuscope inside the process (traced vs untraced steps) |")
-    print("|---|---:|" + "---:|" * len(modes) + "---:|")
+        "%s: per-round ratio to plain; inside the process" % m for m in modes) + " |")
+    print("|---|---:|" + "---:|" * len(modes))
     for model, rounds in by.items():
         plain = [rd["plain"]["run"]["step_ms"] for rd in rounds.values() if "plain" in rd]
         if not plain:
@@ -67,13 +68,14 @@ def main():
         for m in modes:
             ratios = [100.0 * (rd[m]["run"]["step_ms"] / rd["plain"]["run"]["step_ms"] - 1)
                       for rd in rounds.values() if m in rd and "plain" in rd]
-            row[m] = ratios
-            cells.append(spread(ratios) if ratios else "-")
-        inside = [rd["default"]["untraced"]["tracing_cost_pct"] for rd in rounds.values()
-                  if "default" in rd and rd["default"].get("untraced")
-                  and rd["default"]["untraced"].get("tracing_cost_pct") is not None]
-        row["inside_pct"] = inside
-        print("| %s | %.2f ms | %s | %s |" % (model, row["plain_ms"], " | ".join(cells), spread(inside) if inside else "-"))
+            inside = [rd[m]["untraced"]["tracing_cost_pct"] for rd in rounds.values()
+                      if m in rd and rd[m].get("untraced") and rd[m]["untraced"].get("tracing_cost_pct") is not None]
+            row[m] = {"ratio_pct": ratios, "inside_pct": inside}
+            cell = spread(ratios) if ratios else "-"
+            if inside:
+                cell += "; inside " + spread(inside)
+            cells.append(cell)
+        print("| %s | %.2f ms | %s |" % (model, row["plain_ms"], " | ".join(cells)))
         summary[model] = row
     if args.json:
         with open(args.json, "w") as f:

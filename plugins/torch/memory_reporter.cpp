@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <atomic>
 #include <cstring>
 #include <memory>
 
@@ -73,16 +74,36 @@ class Reporter final : public prof::ProfilerStateBase {
 
 bool g_on = false;
 std::shared_ptr<Reporter> g_reporter;
+uint32_t g_steps_per_stretch = 2;    // 0: every step
+uint32_t g_steps_left = 2;           // under the ops switch lock
+std::atomic<bool> g_active{true};    // read by every top-level op start
 
 }  // namespace
 
 void memory_reporter_init() {
   g_on = settings::flag(settings::Id::kTorchMemory, true);
   if (g_on) g_reporter = std::make_shared<Reporter>(settings::flag(settings::Id::kTorchCpuMemory, false));
+  if (const char* v = settings::text(settings::Id::kTorchMemorySteps)) {
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(v, &end, 10);
+    if (end != v && *end == 0 && n < 1000000) g_steps_per_stretch = static_cast<uint32_t>(n);
+  }
+  g_steps_left = g_steps_per_stretch;
+  g_active.store(true, std::memory_order_relaxed);
+}
+
+void memory_reporter_stretch_started() {
+  g_steps_left = g_steps_per_stretch;
+  g_active.store(true, std::memory_order_relaxed);
+}
+
+void memory_reporter_step_ended() {
+  if (g_steps_per_stretch == 0 || g_steps_left == 0) return;
+  if (--g_steps_left == 0) g_active.store(false, std::memory_order_relaxed);
 }
 
 void memory_reporter_enter(MemoryScope& scope) {
-  if (!g_on) return;
+  if (!g_on || !g_active.load(std::memory_order_relaxed)) return;
   std::shared_ptr<c10::ThreadLocalDebugInfo> current = c10::ThreadLocalDebugInfo::current();
   if (scope.cached_node && current == scope.cached_parent) {
     // A node is immutable (kind, info, parent), so installing the one made

@@ -115,6 +115,11 @@ void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
   // Sampled tracing: the collector decides here whether the next steps are
   // traced and, when that changes, switches the op callback through
   // gpuscope_plugin_set_traced (set_ops_traced).
+  {
+    // Counted before the schedule can start a stretch, which restarts the count.
+    std::lock_guard lock(g_ops_switch);
+    memory_reporter_step_ended();
+  }
   h->step_boundary(end);
   on_step_for_ab();
 }
@@ -300,6 +305,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 void set_ops_traced(bool on) {
   if (!g_options.ops || !g_handle) return;
   std::lock_guard lock(g_ops_switch);
+  if (on && !g_ops_wanted) memory_reporter_stretch_started();
   g_ops_wanted = on;
   apply_ops_state();
 }

@@ -399,7 +399,8 @@ def torchrun_gloo_sampled():
 def control_stretch():
     # record's default: steps 4-11 untraced (ops off), at least 0.2 s, then traced again;
     # every step recorded; analyze reports the untraced step time and what tracing cost.
-    result, db = record("control", train_mlp(0, ["--steps", "30", "--sleep-ms", "1"]), control=True)
+    result, db = record("control", train_mlp(0, ["--steps", "30", "--sleep-ms", "1"]), control=True,
+                        env={"GPUSCOPE_TORCH_CPU_MEMORY": "1"})
     check(result.returncode == 0, "job exits 0 (got %d)" % result.returncode)
     steps = q(db, "SELECT number, start, \"end\" FROM step ORDER BY start")
     check(len(steps) == 30, "every step recorded (%d)" % len(steps))
@@ -410,6 +411,14 @@ def control_stretch():
     untraced = pattern[3:].split("x")[0]
     check(pattern.startswith("xxx.") and len(untraced) >= 8 and pattern.endswith("xxxx"),
           "ops in the 3 warm-up steps, none in 8 or more after them, then ops again: %s" % pattern)
+    # The allocator's events: the first 2 steps of each traced stretch only (GPUSCOPE_TORCH_MEMORY_STEPS).
+    with_memory = [q1(db, "SELECT count(*) FROM memory_event WHERE source = 2 AND ts >= ? AND ts < ?", s, e) > 0
+                   for _, s, e in steps]
+    memory = "".join("m" if m else "." for m in with_memory)
+    resumed = pattern.index("x", 3)
+    check(memory[:2] == "mm" and memory[2:resumed] == "." * (resumed - 2)
+          and memory[resumed:resumed + 2] == "mm" and set(memory[resumed + 2:]) == {"."},
+          "allocator events in the first 2 steps of each stretch only: %s (ops %s)" % (memory, pattern))
     out = subprocess.run([args.gpuscope, "analyze", db, "--format", "json"], capture_output=True, text=True)
     check(out.returncode == 0, "analyze exits 0: %s" % out.stderr[-300:])
     if out.returncode == 0:
@@ -417,8 +426,12 @@ def control_stretch():
         # No CUPTI here, so no drain: the untraced steps' CPU bounds stand in.
         check(untraced["method"] == "cpu_steps" and untraced["step_ms"] > 0 and untraced["tracing_cost_pct"] is not None,
               "the report has the untraced step and the tracing cost: %s" % untraced)
-    result, db = record("full", train_mlp(0, ["--steps", "12", "--sleep-ms", "0"]))
+    result, db = record("full", train_mlp(0, ["--steps", "12", "--sleep-ms", "0"]), env={"GPUSCOPE_TORCH_CPU_MEMORY": "1"})
     check(q1(db, "SELECT count(*) FROM range WHERE source = 7") == 0, "--full: no traced stretches, every step traced")
+    steps = q(db, "SELECT number, start, \"end\" FROM step ORDER BY start")
+    quiet = [n for n, s, e in steps
+             if q1(db, "SELECT count(*) FROM memory_event WHERE source = 2 AND ts >= ? AND ts < ?", s, e) == 0]
+    check(steps and not quiet, "--full: allocator events in every step (none in %s)" % quiet)
 
 
 @case

@@ -42,6 +42,8 @@ namespace gpuscope::settings {
   X(kTorchShapes, "GPUSCOPE_TORCH_SHAPES", "1", "0: no op input shapes or dtypes")                                 \
   X(kTorchMemory, "GPUSCOPE_TORCH_MEMORY", "1", "0: no allocator memory")                                          \
   X(kTorchCpuMemory, "GPUSCOPE_TORCH_CPU_MEMORY", "0", "1: the CPU allocator's memory too")                        \
+  X(kTorchMemorySteps, "GPUSCOPE_TORCH_MEMORY_STEPS", "2 (record --full: 0)",                                        \
+    "allocator memory in the first N steps of each traced stretch; 0: in every traced step")                      \
   X(kTorchExternalIds, "GPUSCOPE_TORCH_EXTERNAL_IDS", "0 under record, else 1",                                     \
     "1: ops linked to kernels through CUPTI external correlation (slower) instead of by thread and time")          \
   X(kTorchAbSteps, "GPUSCOPE_TORCH_AB_STEPS", "off",                                                                \
