@@ -61,9 +61,7 @@ def main():
     print("|---|---:|" + "---:|" * len(modes))
     for model, rounds in by.items():
         plain = [rd["plain"]["run"]["step_ms"] for rd in rounds.values() if "plain" in rd]
-        if not plain:
-            continue
-        row = {"plain_ms": statistics.median(plain), "rounds": len(plain)}
+        row = {"plain_ms": statistics.median(plain) if plain else None, "rounds": len(rounds)}
         cells = []
         for m in modes:
             ratios = [100.0 * (rd[m]["run"]["step_ms"] / rd["plain"]["run"]["step_ms"] - 1)
@@ -75,7 +73,7 @@ def main():
             if inside:
                 cell += "; inside " + spread(inside)
             cells.append(cell)
-        print("| %s | %.2f ms | %s |" % (model, row["plain_ms"], " | ".join(cells)))
+        print("| %s | %s | %s |" % (model, "%.2f ms" % row["plain_ms"] if plain else "-", " | ".join(cells)))
         summary[model] = row
     if args.json:
         with open(args.json, "w") as f:
