@@ -4,6 +4,9 @@
 //   empty      a global callback that does nothing (what torch itself costs)
 //   inputs     the same, asking for inputs (torch then boxes every op's arguments)
 //   plugin     the plugin's callbacks, host emit functions doing nothing
+//   no_memory  the same once GPUSCOPE_TORCH_MEMORY_STEPS's steps are used up: the
+//              allocator hook (a PROFILER_STATE debug-info node per top-level op,
+//              and with GPUSCOPE_TORCH_CPU_MEMORY=1 a report per allocation) off
 // All callbacks are registered once and switched on one at a time; variants
 // alternate round by round and the report takes medians of per-round
 // differences, so a busy machine blurs them alike.
@@ -29,6 +32,7 @@
 
 #include "common/settings.h"
 #include "gpuscope/plugin.h"
+#include "memory_reporter.h"
 #include "op_callbacks.h"
 
 extern "C" int gpuscope_plugin_init(const gpuscope_host_api* host);
@@ -97,21 +101,34 @@ int main(int argc, char** argv) {
   at::Tensor x = at::ones({4}), y = at::ones({4});
 
   if (gpuscope_plugin_init(&kHost) != 0) return 1;
-  at::CallbackHandle handles[4] = {
+  namespace tp = gpuscope::torch_plugin;
+  constexpr int kVariants = 5;
+  const at::CallbackHandle plugin = tp::registered_callback_handle();
+  at::CallbackHandle handles[kVariants] = {
       0, at::addGlobalCallback(at::RecordFunctionCallback(empty_start, empty_end)),
-      at::addGlobalCallback(at::RecordFunctionCallback(empty_start, empty_end).needsInputs(true)),
-      gpuscope::torch_plugin::registered_callback_handle()};
-  const char* names[4] = {"none", "empty", "inputs", "plugin"};
-  for (int v = 1; v < 4; ++v) at::disableCallback(handles[v]);
+      at::addGlobalCallback(at::RecordFunctionCallback(empty_start, empty_end).needsInputs(true)), plugin, plugin};
+  const char* names[kVariants] = {"none", "empty", "inputs", "plugin", "no_memory"};
+  for (int v = 1; v < kVariants; ++v) at::disableCallback(handles[v]);
   ns_per_op(x, y, ops);  // warm up
 
-  std::vector<double> t[4];
+  // The allocator hook goes off once the steps GPUSCOPE_TORCH_MEMORY_STEPS allows are
+  // counted, and back on when a stretch starts (what the collector's schedule does).
+  auto memory_hook = [](bool on) {
+    if (on) {
+      tp::memory_reporter_stretch_started();
+    } else {
+      for (int i = 0; i < 1000; ++i) tp::memory_reporter_step_ended();
+    }
+  };
+  std::vector<double> t[kVariants];
   for (int r = 0; r < rounds; ++r) {
-    for (int k = 0; k < 4; ++k) {
-      int v = r % 2 ? 3 - k : k;
+    for (int k = 0; k < kVariants; ++k) {
+      int v = r % 2 ? kVariants - 1 - k : k;
+      if (v == 4) memory_hook(false);
       if (handles[v]) at::reenableCallback(handles[v]);
       t[v].push_back(ns_per_op(x, y, ops));
       if (handles[v]) at::disableCallback(handles[v]);
+      if (v == 4) memory_hook(true);
     }
   }
   auto diff = [&](int a, int b) {
@@ -120,12 +137,14 @@ int main(int argc, char** argv) {
     return median(d);
   };
   const char* shapes = gpuscope::settings::raw(gpuscope::settings::Id::kTorchShapes);
-  std::printf("at::add of 4 floats, %d rounds of %d ops, medians (shapes %s)\n", rounds, ops,
-              shapes ? shapes : "on");
-  for (int v = 0; v < 4; ++v) std::printf("  %-7s %7.1f ns/op\n", names[v], median(t[v]));
+  const char* cpu_memory = gpuscope::settings::raw(gpuscope::settings::Id::kTorchCpuMemory);
+  std::printf("at::add of 4 floats, %d rounds of %d ops, medians (shapes %s, CPU memory %s)\n", rounds, ops,
+              shapes ? shapes : "on", cpu_memory ? cpu_memory : "0");
+  for (int v = 0; v < kVariants; ++v) std::printf("  %-9s %7.1f ns/op\n", names[v], median(t[v]));
   std::printf("  torch runs a callback:        %+7.1f ns/op (empty - none)\n", diff(1, 0));
   std::printf("  torch boxes the inputs:       %+7.1f ns/op (inputs - empty)\n", diff(2, 1));
   std::printf("  the plugin's own work:        %+7.1f ns/op (plugin - inputs)\n", diff(3, 2));
+  std::printf("  the allocator hook:           %+7.1f ns/op (plugin - no_memory)\n", diff(3, 4));
   std::printf("  plugin in all:                %+7.1f ns/op (plugin - none)\n", diff(3, 0));
   return g_sink == 0;
 }
