@@ -38,7 +38,7 @@ struct CuptiApi {
   int (*driver_version)() = nullptr;
 };
 
-// Loads libcupti (one already in the process first, then GPUSCOPE_CUPTI, the
+// Loads libcupti (open_cupti in cupti_locate.h: one already in the process, then GPUSCOPE_CUPTI, the
 // library path and the CUDA install). On failure returns false and says why.
 bool load_cupti(CuptiApi& api, std::string& why);
 

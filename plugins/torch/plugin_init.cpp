@@ -145,6 +145,12 @@ extern "C" __attribute__((visibility("default"))) void gpuscope_plugin_set_trace
   }
 }
 
+// The torch this plugin was built for, the version its init compares: `gpuscope
+// doctor` loads the plugin into the user's python and asks.
+extern "C" __attribute__((visibility("default"))) const char* gpuscope_plugin_built_for(void) {
+  return GPUSCOPE_TORCH_BUILT_FOR;
+}
+
 extern "C" __attribute__((visibility("default"))) void gpuscope_plugin_shutdown(void) {
   gpuscope::torch_plugin::finish();
 }

@@ -91,6 +91,10 @@ typedef void (*gpuscope_plugin_shutdown_fn)(void);
  * thread) whenever sampled tracing switches, and once after init with the
  * current state; 0 means record only steps and ranges until called with 1. */
 typedef void (*gpuscope_plugin_set_traced_fn)(int traced);
+/* Optional export gpuscope_plugin_built_for: the version of the library the
+ * plugin extends that it was built against (torch: TORCH_VERSION), which
+ * `gpuscope doctor` compares with the one the user's python runs. */
+typedef const char* (*gpuscope_plugin_built_for_fn)(void);
 
 #ifdef __cplusplus
 }
