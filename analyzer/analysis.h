@@ -17,6 +17,8 @@ namespace gpuscope::analyzer {
 
 // The JSON report's version (docs/report-json.md); bump when a field changes meaning.
 inline constexpr const char* kReportSchema = "gpuscope-report/1";
+// `gpuscope cluster`'s JSON report: analyze's `ranks` and findings objects.
+inline constexpr const char* kCrossRankReportSchema = "gpuscope-cluster/1";
 
 struct Options {
   std::optional<int64_t> first_step, last_step;  // --steps A-B, by step number, inclusive
@@ -244,6 +246,11 @@ std::string to_text(const Analysis& a);
 std::string to_json(const Analysis& a);
 std::string to_markdown(const Analysis& a);
 std::string to_html(const Analysis& a);
+// The cross-rank report alone (ranks rank table, cross-rank findings, notes),
+// from analyzer/ranks.h's cross_rank_report; a.summary.recording names the inputs.
+std::string to_cross_rank_text(const Analysis& a);
+std::string to_cross_rank_json(const Analysis& a);
+std::string to_cross_rank_markdown(const Analysis& a);
 
 // The rules, for docs/rules.md and `gpuscope analyze --list-rules`.
 struct ThresholdDoc {

@@ -18,6 +18,7 @@
 
 namespace gpuscope::store {
 class Reader;
+class Connection;
 }
 
 namespace gpuscope::analyzer {
@@ -191,6 +192,20 @@ struct LoadOptions {
   std::optional<int64_t> pid, device;
   bool progress = false;
 };
+
+// How load_header picks the process without --pid: the first criterion (tier)
+// any process has a value for (1 the collector's kernel record count, 2 kernel
+// time, 3 steps, 4 ranges, 5 ops, 6 API calls; 0 kernel time on --device; 7
+// none), then the largest value; of equal values the first row, in table order
+// for tier 1 and by pid for the others. `gpuscope cluster` repeats the choice
+// over many files from these numbers.
+struct PidChoice {
+  int64_t pid = 0;
+  int tier = 7;
+  int64_t value = 0;
+  int64_t row = 0;  // its row among the tier's rows
+};
+PidChoice choose_default_pid(store::Connection& db, const std::vector<int64_t>& pids, std::optional<int64_t> device);
 
 // Opens the process-level view: picks the pid, reads devices, strings, ranges
 // and step rows. Throws Error naming the file when there is nothing to analyse.

@@ -45,30 +45,40 @@ std::vector<std::pair<int64_t, int64_t>> pid_totals(store::Connection& db, const
   return out;
 }
 
-int64_t pick_largest(const std::vector<std::pair<int64_t, int64_t>>& totals) {
-  int64_t best = -1, best_v = -1;
-  for (auto [pid, v] : totals)
-    if (v > best_v) best = pid, best_v = v;
-  return best;
-}
-
 int64_t choose_pid(store::Connection& db, const std::vector<int64_t>& pids, const LoadOptions& opt) {
   if (pids.size() == 1) return pids[0];
-  if (opt.device) {
-    auto t = pid_totals(db, "SELECT pid, sum(\"end\" - start) FROM kernel WHERE device=" + std::to_string(*opt.device) +
-                                " GROUP BY pid");
-    if (!t.empty()) return pick_largest(t);
-  }
-  auto t = pid_totals(db, "SELECT pid, value FROM collector_stat WHERE key='records_kernel' AND value > 0");
-  if (t.empty()) t = pid_totals(db, "SELECT pid, sum(\"end\" - start) FROM kernel GROUP BY pid");
-  if (t.empty()) t = pid_totals(db, "SELECT pid, count(*) FROM step GROUP BY pid");
-  if (t.empty()) t = pid_totals(db, "SELECT pid, count(*) FROM range GROUP BY pid");
-  if (t.empty()) t = pid_totals(db, "SELECT pid, count(*) FROM op GROUP BY pid");
-  if (t.empty()) t = pid_totals(db, "SELECT pid, count(*) FROM api_call GROUP BY pid");
-  return t.empty() ? pids.front() : pick_largest(t);
+  return choose_default_pid(db, pids, opt.device).pid;
 }
 
 }  // namespace
+
+PidChoice choose_default_pid(store::Connection& db, const std::vector<int64_t>& pids, std::optional<int64_t> device) {
+  std::vector<std::string> tiers = {
+      "SELECT pid, value FROM collector_stat WHERE key='records_kernel' AND value > 0",
+      "SELECT pid, sum(\"end\" - start) FROM kernel GROUP BY pid",
+      "SELECT pid, count(*) FROM step GROUP BY pid",
+      "SELECT pid, count(*) FROM range GROUP BY pid",
+      "SELECT pid, count(*) FROM op GROUP BY pid",
+      "SELECT pid, count(*) FROM api_call GROUP BY pid",
+  };
+  if (device)
+    tiers.insert(tiers.begin(),
+                 "SELECT pid, sum(\"end\" - start) FROM kernel WHERE device=" + std::to_string(*device) + " GROUP BY pid");
+  const int first_tier = device ? 0 : 1;
+  for (size_t i = 0; i < tiers.size(); ++i) {
+    const auto t = pid_totals(db, tiers[i]);
+    if (t.empty()) continue;
+    PidChoice c;
+    c.tier = first_tier + static_cast<int>(i);
+    c.value = -1;
+    for (size_t row = 0; row < t.size(); ++row)
+      if (t[row].second > c.value) c.pid = t[row].first, c.value = t[row].second, c.row = static_cast<int64_t>(row);
+    return c;
+  }
+  PidChoice none;
+  none.pid = pids.empty() ? 0 : pids.front();
+  return none;
+}
 
 void trim_events_after(Model& m, int64_t end) {
   auto cut = [end](auto& v) {

@@ -5,6 +5,8 @@
 
 #include "analyzer/rules/cross_rank.h"
 #include "analyzer/steps.h"
+#include "analyzer/untraced.h"
+#include "common/error.h"
 #include "store/reader.h"
 
 namespace gpuscope::analyzer {
@@ -116,12 +118,76 @@ RankSummary summarize_rank(const Context& c) {
   return r;
 }
 
-void analyze_ranks(store::Reader& reader, const Options& options, const Context& analysed, Analysis& a) {
+namespace {
+
+std::vector<RankedProcess> ranked_processes(store::Reader& reader) {
   std::vector<RankedProcess> procs;
-  {
-    auto st = reader.query("SELECT pid, rank, host FROM process WHERE rank IS NOT NULL ORDER BY rank, pid");
-    while (st.step()) procs.push_back({st.int64(0), st.int64(1), std::string(st.text(2))});
+  auto st = reader.query("SELECT pid, rank, host FROM process WHERE rank IS NOT NULL ORDER BY rank, pid");
+  while (st.step()) procs.push_back({st.int64(0), st.int64(1), std::string(st.text(2))});
+  return procs;
+}
+
+// Another process than the analysed one, loaded and summarized on its own.
+RankPass::Process summarize_process(store::Reader& reader, const Options& options, int64_t pid) {
+  Options opt = options;
+  opt.pid = pid;
+  opt.rank.reset();
+  opt.device.reset();
+  opt.progress = false;
+  RankPass::Process out;
+  try {
+    LoadedProcess lp;
+    load_process(reader, opt, lp);
+    Context c = build_context(lp.m, lp.plan, lp.device, [&] { link_model(lp.m); });
+    out.summary = summarize_rank(c);
+    // The step times analyze's summary would have (fill_summary, measure_untraced).
+    Analysis as_analysed;
+    Summary& s = as_analysed.summary;
+    if (!c.steps.empty()) {
+      double sum = 0;
+      for (const auto& st : c.steps) sum += static_cast<double>(st.duration()) / 1e6;
+      s.step_ms_mean = sum / static_cast<double>(c.steps.size());
+    }
+    s.step_source = lp.plan.source;
+    measure_untraced(as_analysed, lp.plan, lp.m.imported);
+    out.step_ms_mean = s.step_ms_mean;
+    out.untraced_step_ms = s.untraced_step_ms;
+  } catch (const std::exception& e) {
+    // A rank with nothing to analyse (it wrote no events, --steps selects
+    // none of its steps) is listed without steps.
+    out.summary = RankSummary{};
+    out.summary.pid = pid;
+    out.error = e.what();
   }
+  return out;
+}
+
+std::string rank_note(const RankSummary& r, const std::string& error) {
+  return "rank " + std::to_string(r.rank) + " (pid " + std::to_string(r.pid) + "): " + error;
+}
+
+void add_cross_rank_findings(Analysis& a) {
+  const CrossRankInput in{a.ranks, a};
+  std::vector<Finding> found;
+  for (const CrossRankRule* rule : cross_rank_rules())
+    if (auto f = rule->evaluate(in)) found.push_back(std::move(*f));
+  for (auto& f : found) a.findings.push_back(std::move(f));
+}
+
+// Whether `c` (of a later file) is analyze's pick over `best` in the merged
+// file: the lower tier, then the larger value; of equal values the first row,
+// which for the collector's counts (tier 1, rows in file order) is the earlier
+// file's and for the others (grouped by pid) the smaller pid's.
+bool picked_over(const PidChoice& c, const PidChoice& best) {
+  if (c.tier != best.tier) return c.tier < best.tier;
+  if (c.value != best.value) return c.value > best.value;
+  return c.tier != 1 && c.pid < best.pid;
+}
+
+}  // namespace
+
+void analyze_ranks(store::Reader& reader, const Options& options, const Context& analysed, Analysis& a) {
+  const std::vector<RankedProcess> procs = ranked_processes(reader);
   if (procs.size() < 2) return;
   for (const auto& p : procs) {
     RankSummary r;
@@ -129,32 +195,73 @@ void analyze_ranks(store::Reader& reader, const Options& options, const Context&
       r = summarize_rank(analysed);
       r.analysed = true;
     } else {
-      Options opt = options;
-      opt.pid = p.pid;
-      opt.rank.reset();
-      opt.device.reset();
-      opt.progress = false;
-      try {
-        LoadedProcess lp;
-        load_process(reader, opt, lp);
-        Context c = build_context(lp.m, lp.plan, lp.device, [&] { link_model(lp.m); });
-        r = summarize_rank(c);
-      } catch (const std::exception& e) {
-        // A rank with nothing to analyse (it wrote no events, --steps selects
-        // none of its steps) is listed without steps.
-        r.pid = p.pid;
-        a.notes.push_back("rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.pid) + "): " + e.what());
-      }
+      RankPass::Process other = summarize_process(reader, options, p.pid);
+      r = std::move(other.summary);
+      r.rank = p.rank;
+      if (!other.error.empty()) a.notes.push_back(rank_note(r, other.error));
     }
     r.rank = p.rank;
     r.host = p.host;
     a.ranks.push_back(std::move(r));
   }
-  const CrossRankInput in{a.ranks, a};
-  std::vector<Finding> found;
-  for (const CrossRankRule* rule : cross_rank_rules())
-    if (auto f = rule->evaluate(in)) found.push_back(std::move(*f));
-  for (auto& f : found) a.findings.push_back(std::move(f));
+  add_cross_rank_findings(a);
+}
+
+RankPass rank_pass(store::Reader& reader, const Options& options) {
+  RankPass pass;
+  for (const auto& p : ranked_processes(reader)) {
+    RankPass::Process r = summarize_process(reader, options, p.pid);
+    r.summary.rank = p.rank;
+    r.summary.host = p.host;
+    pass.ranks.push_back(std::move(r));
+  }
+  std::vector<int64_t> pids;
+  {
+    auto st = reader.query("SELECT pid FROM process ORDER BY pid");
+    while (st.step()) pids.push_back(st.int64(0));
+  }
+  pass.choice = choose_default_pid(reader.db(), pids, std::nullopt);
+  const bool ranked = std::any_of(pass.ranks.begin(), pass.ranks.end(),
+                                  [&](const RankPass::Process& r) { return r.summary.pid == pass.choice.pid; });
+  if (!ranked) {
+    pass.chosen = summarize_process(reader, options, pass.choice.pid);
+    pass.chosen.summary.rank = -1;
+  }
+  return pass;
+}
+
+Analysis cross_rank_report(const std::vector<RankPass>& passes) {
+  const RankPass* best = nullptr;
+  for (const RankPass& p : passes)
+    if (!best || picked_over(p.choice, best->choice)) best = &p;
+  Analysis a;
+  size_t total = 0;
+  for (const RankPass& p : passes) total += p.ranks.size();
+  if (total < 2)
+    throw Error("a cross-rank report needs at least two ranks (got " + std::to_string(total) + ")");
+  const RankPass::Process* chosen = &best->chosen;
+  for (const RankPass::Process& r : best->ranks)
+    if (r.summary.pid == best->choice.pid) chosen = &r;
+  if (!chosen->error.empty()) throw Error(chosen->error);
+
+  std::vector<const RankPass::Process*> all;
+  for (const RankPass& p : passes)
+    for (const RankPass::Process& r : p.ranks) all.push_back(&r);
+  std::stable_sort(all.begin(), all.end(), [](const auto* x, const auto* y) {
+    return x->summary.rank != y->summary.rank ? x->summary.rank < y->summary.rank : x->summary.pid < y->summary.pid;
+  });
+  for (const RankPass::Process* r : all) {
+    a.ranks.push_back(r->summary);
+    a.ranks.back().analysed = r == chosen;
+    if (!r->error.empty()) a.notes.push_back(rank_note(r->summary, r->error));
+  }
+  Summary& s = a.summary;
+  s.pid = chosen->summary.pid;
+  s.step_ms_mean = s.traced_step_ms = chosen->step_ms_mean;
+  s.untraced_step_ms = chosen->untraced_step_ms;
+  add_cross_rank_findings(a);
+  judge_against_untraced(a);
+  return a;
 }
 
 }  // namespace gpuscope::analyzer

@@ -116,6 +116,16 @@ std::string untraced_line(const Analysis& a) {
          " %; savings are judged against the untraced step";
 }
 
+std::string cross_rank_scope_line(const Analysis& a) {
+  const Summary& s = a.summary;
+  std::string who = "process " + std::to_string(s.pid);
+  for (const auto& r : a.ranks)
+    if (r.analysed) who = "rank " + std::to_string(r.rank) + " (pid " + std::to_string(s.pid) + ")";
+  return std::to_string(a.ranks.size()) + " ranks; savings are a share of the step of " + who + ", " +
+         (s.untraced_step_ms > 0 ? fixed(s.untraced_step_ms, 3) + " ms untraced (" + fixed(s.traced_step_ms, 3) + " ms traced)"
+                                 : fixed(s.traced_step_ms, 3) + " ms traced (untraced step unknown)");
+}
+
 std::string scope_line(const Analysis& a) {
   const Summary& s = a.summary;
   std::string line = "process " + std::to_string(s.pid);

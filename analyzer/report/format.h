@@ -31,5 +31,8 @@ std::string scope_line(const Analysis& a);
 // untraced steps), traced 39.866 ms: tracing cost +22.7 %; savings are judged
 // against the untraced step", or why it is unknown.
 std::string untraced_line(const Analysis& a);
+// The cross-rank report's scope (`gpuscope cluster`): the ranks, and the step
+// the savings are a share of, the one of the process analyze would detail.
+std::string cross_rank_scope_line(const Analysis& a);
 
 }  // namespace gpuscope::analyzer::report

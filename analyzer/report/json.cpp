@@ -99,7 +99,44 @@ json finding_json(const Finding& f) {
   };
 }
 
+json ranks_json(const std::vector<RankSummary>& ranks) {
+  json out = json::array();
+  for (const auto& r : ranks)
+    out.push_back({{"rank", r.rank},
+                   {"host", r.host},
+                   {"pid", r.pid},
+                   {"device", r.device >= 0 ? json(r.device) : json(nullptr)},
+                   {"steps", r.steps},
+                   {"step_ms_median", ms3(r.step_ms_median)},
+                   {"step_ms_p95", ms3(r.step_ms_p95)},
+                   {"gpu_utilization", r.gpu_utilization >= 0 ? json(round_to(r.gpu_utilization, 4)) : json(nullptr)},
+                   {"collective_ms_per_step", ms3(r.collective_ms_per_step)},
+                   {"data_ms_per_step", ms3(r.data_ms_per_step)},
+                   {"compute_ms_per_step", ms3(r.compute_ms_per_step)},
+                   {"other_ms_per_step", ms3(r.other_ms_per_step)},
+                   {"own_ms_median", ms3(r.own_ms_median)},
+                   {"collective_ms_median", ms3(r.collective_ms_median)},
+                   {"analysed", r.analysed}});
+  return out;
+}
+
 }  // namespace
+
+std::string to_cross_rank_json(const Analysis& a) {
+  const Summary& s = a.summary;
+  json j;
+  j["schema"] = kCrossRankReportSchema;
+  j["recording"] = s.recording;
+  j["step"] = {{"pid", s.pid},
+               {"traced_step_ms", ms3(s.traced_step_ms)},
+               {"untraced_step_ms", s.untraced_step_ms > 0 ? json(ms3(s.untraced_step_ms)) : json(nullptr)}};
+  j["ranks"] = ranks_json(a.ranks);
+  json findings = json::array();
+  for (const auto& f : a.findings) findings.push_back(finding_json(f));
+  j["findings"] = findings;
+  j["notes"] = a.notes;
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
 
 std::string to_json(const Analysis& a) {
   const double n = std::max<double>(1, static_cast<double>(a.summary.steps));
@@ -163,26 +200,7 @@ std::string to_json(const Analysis& a) {
                  {"timeline_columns", {"ts_ns", "allocated", "reserved", "device_used"}}, {"timeline", timeline}};
 
   // Distributed jobs only, so reports of one process keep their shape.
-  if (!a.ranks.empty()) {
-    json ranks = json::array();
-    for (const auto& r : a.ranks)
-      ranks.push_back({{"rank", r.rank},
-                       {"host", r.host},
-                       {"pid", r.pid},
-                       {"device", r.device >= 0 ? json(r.device) : json(nullptr)},
-                       {"steps", r.steps},
-                       {"step_ms_median", ms3(r.step_ms_median)},
-                       {"step_ms_p95", ms3(r.step_ms_p95)},
-                       {"gpu_utilization", r.gpu_utilization >= 0 ? json(round_to(r.gpu_utilization, 4)) : json(nullptr)},
-                       {"collective_ms_per_step", ms3(r.collective_ms_per_step)},
-                       {"data_ms_per_step", ms3(r.data_ms_per_step)},
-                       {"compute_ms_per_step", ms3(r.compute_ms_per_step)},
-                       {"other_ms_per_step", ms3(r.other_ms_per_step)},
-                       {"own_ms_median", ms3(r.own_ms_median)},
-                       {"collective_ms_median", ms3(r.collective_ms_median)},
-                       {"analysed", r.analysed}});
-    j["ranks"] = ranks;
-  }
+  if (!a.ranks.empty()) j["ranks"] = ranks_json(a.ranks);
 
   json findings = json::array();
   for (const auto& f : a.findings) findings.push_back(finding_json(f));

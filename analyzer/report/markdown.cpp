@@ -97,10 +97,10 @@ void tables(std::string& o, const Analysis& a) {
   }
 }
 
-void ranks(std::string& o, const Analysis& a) {
+void ranks(std::string& o, const Analysis& a, const char* marked = "The analysed rank is in bold; pick another with `--rank N`.") {
   if (a.ranks.empty()) return;
-  o += "## Ranks\n\nMean per step; each moment counted once: waiting in collectives, loading data, computing, other. "
-       "The analysed rank is in bold; pick another with `--rank N`.\n\n"
+  o += std::string("## Ranks\n\nMean per step; each moment counted once: waiting in collectives, loading data, computing, other. ") +
+       marked + "\n\n"
        "| rank | host | pid | device | steps | median ms | p95 ms | GPU util | collective ms | data ms | compute ms |\n"
        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : a.ranks) {
@@ -114,10 +114,11 @@ void ranks(std::string& o, const Analysis& a) {
   o += "\n";
 }
 
-void findings(std::string& o, const Analysis& a) {
+void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
   o += "## Findings\n\n";
   if (a.findings.empty()) {
-    o += a.summary.device < 0 ? "None: no GPU activity to analyse.\n\n" : "None: no rule found a saving worth reporting.\n\n";
+    o += none ? std::string("None: ") + none + ".\n\n"
+        : a.summary.device < 0 ? "None: no GPU activity to analyse.\n\n" : "None: no rule found a saving worth reporting.\n\n";
     return;
   }
   o += "| # | rule | severity | saving ms/step | saving % |\n|---:|---|---|---:|---:|\n";
@@ -164,6 +165,19 @@ std::string to_markdown(const Analysis& a) {
   ranks(o, a);
   findings(o, a);
   tables(o, a);
+  if (!a.notes.empty()) {
+    o += "## Notes\n\n";
+    for (const auto& n : a.notes) o += "- " + md_escape(n) + "\n";
+    o += "\n";
+  }
+  return o;
+}
+
+std::string to_cross_rank_markdown(const Analysis& a) {
+  std::string o = "# gpuscope cluster: " + md_escape(a.summary.recording) + "\n\n" +
+                  md_escape(report::cross_rank_scope_line(a)) + "\n\n";
+  ranks(o, a, "In bold: the rank `gpuscope analyze` details by default; savings are a share of its step.");
+  findings(o, a, "no cross-rank finding worth reporting");
   if (!a.notes.empty()) {
     o += "## Notes\n\n";
     for (const auto& n : a.notes) o += "- " + md_escape(n) + "\n";

@@ -11,6 +11,10 @@ namespace {
 
 using namespace report;
 
+// Said of the marked rank in the ranks table.
+constexpr const char* kAnalysedRank = "the rank analysed in detail; pick another with --rank N";
+constexpr const char* kStepRank = "the rank analyze details by default: savings are a share of its step";
+
 std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
 std::string lpad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
 
@@ -128,7 +132,7 @@ void memory(std::string& o, const Analysis& a) {
        std::to_string(m.failed_allocs) + " failed)\n";
 }
 
-void ranks(std::string& o, const Analysis& a) {
+void ranks(std::string& o, const Analysis& a, const char* marked = kAnalysedRank) {
   if (a.ranks.empty()) return;
   section(o, "Ranks (mean per step: waiting in collectives, loading data, computing, other)");
   o += "  rank  host             pid      device  steps  median ms   p95 ms   GPU util  collective  data ms  compute ms\n";
@@ -138,7 +142,7 @@ void ranks(std::string& o, const Analysis& a) {
          lpad(std::to_string(r.steps), 7) + lpad(fixed(r.step_ms_median, 3), 11) + lpad(fixed(r.step_ms_p95, 3), 9) +
          lpad(r.gpu_utilization >= 0 ? percent(r.gpu_utilization) : "-", 11) + lpad(fixed(r.collective_ms_per_step, 3), 12) +
          lpad(fixed(r.data_ms_per_step, 3), 9) + lpad(fixed(r.compute_ms_per_step, 3), 12) + "\n";
-  o += "  (* the rank analysed in detail; pick another with --rank N)\n";
+  o += std::string("  (* ") + marked + ")\n";
 }
 
 void indent_code(std::string& o, const std::string& code) {
@@ -151,10 +155,11 @@ void indent_code(std::string& o, const std::string& code) {
   }
 }
 
-void findings(std::string& o, const Analysis& a) {
+void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
   section(o, "Findings (ranked by estimated saving per step)");
   if (a.findings.empty()) {
-    o += a.summary.device < 0 ? "  none: no GPU activity to analyse\n" : "  none: no rule found a saving worth reporting\n";
+    o += none ? std::string("  none: ") + none + "\n"
+        : a.summary.device < 0 ? "  none: no GPU activity to analyse\n" : "  none: no rule found a saving worth reporting\n";
     return;
   }
   int i = 0;
@@ -191,6 +196,17 @@ std::string to_text(const Analysis& a) {
   memory(o, a);
   ranks(o, a);
   findings(o, a);
+  if (!a.notes.empty()) {
+    section(o, "Notes");
+    for (const auto& n : a.notes) o += "  - " + plain(n) + "\n";
+  }
+  return o;
+}
+
+std::string to_cross_rank_text(const Analysis& a) {
+  std::string o = "gpuscope cluster: " + plain(a.summary.recording) + "\n" + plain(report::cross_rank_scope_line(a)) + "\n";
+  ranks(o, a, kStepRank);
+  findings(o, a, "no cross-rank finding worth reporting");
   if (!a.notes.empty()) {
     section(o, "Notes");
     for (const auto& n : a.notes) o += "  - " + plain(n) + "\n";

@@ -51,7 +51,11 @@ namespace gpuscope::settings {
   X(kTorchAbIdle, "GPUSCOPE_TORCH_AB_IDLE", "0",                                                                    \
     "benchmark: 1: in the AB_STEPS off blocks the op callback stays on and returns at once")                       \
   X(kCollector, "GPUSCOPE_COLLECTOR", "next to gpuscope, or ../lib", "record: path of libgpuscope_collector.so")   \
-  X(kAnalyzeTiming, "GPUSCOPE_ANALYZE_TIMING", "unset", "set: analyze prints its phase timings on stderr")
+  X(kAnalyzeTiming, "GPUSCOPE_ANALYZE_TIMING", "unset", "set: analyze prints its phase timings on stderr")   \
+  X(kPython, "GPUSCOPE_PYTHON", "/usr/bin/python3",                                                                 \
+    "cluster: the Python that runs the Dask driver (needs python3-distributed)")                                  \
+  X(kClusterDriver, "GPUSCOPE_CLUSTER_DRIVER", "next to gpuscope, ../share/gpuscope, or the source tree",             \
+    "cluster: path of gpuscope_cluster.py, the Dask driver")
 
 enum class Id : int {
 #define GPUSCOPE_SETTING_ID(id, name, default_value, meaning) id,
