@@ -23,7 +23,7 @@ const std::string kTable = "trace_formats/common/settings.h";
 
 // Folders of the product (the collector, the plugin, the CLI, the offline
 // libraries and the viewer); bench/ and tests/ keep their own switches.
-const char* const kFolders[] = {"collector", "cli", "plugins", "trace_formats", "analyzer", "regress", "gui"};
+const char* const kFolders[] = {"collector", "cli", "plugins", "trace_formats", "analyzer", "regress", "merge", "cluster", "gui"};
 
 // getenv with a variable name, not a literal: only where the name is not ours
 // to know (RANK and the like; %q{VAR} of output names; the viewer's display check).
