@@ -3,7 +3,7 @@
 # Used by scripts/demo.sh, scripts/test.sh and .ci/run, so the list lives in one place.
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config git ca-certificates python3 sqlite3
+  build-essential cmake pkg-config git ca-certificates python3 sqlite3 python3-distributed
   libsqlite3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libsimdjson-dev
   libprotobuf-dev protobuf-compiler zlib1g-dev libzstd-dev zstd
   libtorch-dev python3-torch
