@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 
 NOT_INSTALLED = "python3-distributed is not installed: apt-get install python3-distributed"
 
@@ -62,8 +63,10 @@ def main():
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
         fail(NOT_INSTALLED + " (for %s)" % sys.executable)
-    # Dask's own log lines would interleave with gpuscope's messages.
+    # Dask's own log lines and warnings (another process holds the HTTP port
+    # 8787: it takes another) would interleave with gpuscope's messages.
     logging.getLogger("distributed").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"distributed(\.|$)")
 
     n = len(args.recordings)
     cluster = None
