@@ -127,7 +127,7 @@ std::vector<RankedProcess> ranked_processes(store::Reader& reader) {
   return procs;
 }
 
-// Another process than the analysed one, loaded and summarized on its own.
+// A process loaded and summarized on its own (every rank analyze does not detail).
 RankPass::Process summarize_process(store::Reader& reader, const Options& options, int64_t pid) {
   Options opt = options;
   opt.pid = pid;
