@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "analyzer/ranks.h"
 #include "common/error.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
@@ -167,6 +168,54 @@ TEST(Ranks, EveryReportFormatHasTheRanks) {
   auto one = analyze_scenario("healthy");
   EXPECT_TRUE(one.ranks.empty());
   EXPECT_FALSE(nlohmann::json::parse(analyzer::to_json(one)).contains("ranks"));
+}
+
+// gpuscope cluster's reduce: the passes of several files give analyze's report
+// of the file holding them all, and the process whose step the savings are a
+// share of is the one analyze would pick in the merged file.
+analyzer::RankPass pass_of(int64_t first_pid, int ranks, int tier, int64_t value, int64_t chosen_pid) {
+  analyzer::RankPass p;
+  for (int i = 0; i < ranks; ++i) {
+    analyzer::RankPass::Process r;
+    r.summary.pid = first_pid + i;
+    r.summary.rank = first_pid - 1000 + i;
+    r.summary.steps = 10;
+    r.summary.own_ms_median = r.summary.pid == 1002 ? 30 : 10;  // rank 2 the straggler
+    r.summary.collective_ms_median = r.summary.pid == 1002 ? 0.5 : 20.5;
+    r.step_ms_mean = static_cast<double>(r.summary.pid) / 10;  // tells which process was picked
+    p.ranks.push_back(r);
+  }
+  p.choice = {chosen_pid, tier, value, 0};
+  return p;
+}
+
+TEST(Ranks, CrossRankReportPicksTheProcessAnalyzeWould) {
+  auto picked = [](std::vector<analyzer::RankPass> passes) {
+    const analyzer::Analysis a = analyzer::cross_rank_report(passes);
+    int64_t marked = -1;
+    for (const auto& r : a.ranks)
+      if (r.analysed) marked = r.pid;
+    EXPECT_EQ(marked, a.summary.pid);
+    EXPECT_EQ(a.summary.step_ms_mean, static_cast<double>(a.summary.pid) / 10);
+    return a.summary.pid;
+  };
+  // The lowest tier, then the largest value.
+  EXPECT_EQ(picked({pass_of(1000, 2, 2, 50, 1001), pass_of(1002, 2, 1, 10, 1002)}), 1002);
+  EXPECT_EQ(picked({pass_of(1000, 2, 1, 10, 1001), pass_of(1002, 2, 1, 20, 1003)}), 1003);
+  // Ties: the collector's counts (tier 1) keep the file order, the others go by pid.
+  EXPECT_EQ(picked({pass_of(1002, 2, 1, 10, 1003), pass_of(1000, 2, 1, 10, 1000)}), 1003);
+  EXPECT_EQ(picked({pass_of(1002, 2, 2, 10, 1003), pass_of(1000, 2, 2, 10, 1000)}), 1000);
+  const analyzer::Analysis a = analyzer::cross_rank_report({pass_of(1000, 2, 1, 10, 1000), pass_of(1002, 2, 1, 10, 1002)});
+  ASSERT_EQ(a.ranks.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(a.ranks[i].rank, static_cast<int64_t>(i));
+  ASSERT_NE(find(a, "straggler"), nullptr) << finding_list(a);
+  EXPECT_EQ(metric(*find(a, "straggler"), "straggler_rank"), 2);
+  EXPECT_NEAR(find(a, "straggler")->saving_pct, 100 * 20 / 100.0, 1e-9) << "a share of pid 1000's 100 ms step";
+  // The picked process with nothing to analyse fails the report, as analyze fails.
+  auto broken = pass_of(1000, 2, 1, 10, 1000);
+  broken.ranks[0].error = "r.db: process 1000 has no timed events to analyse";
+  EXPECT_THROW(analyzer::cross_rank_report({broken, pass_of(1002, 2, 1, 5, 1002)}), Error);
+  EXPECT_THROW(analyzer::cross_rank_report({pass_of(1000, 1, 1, 5, 1000)}), Error) << "one rank";
 }
 
 }  // namespace
