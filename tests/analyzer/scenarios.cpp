@@ -361,16 +361,7 @@ void write_ranks(const std::string& path, const std::vector<int64_t>& extra_data
       s.op("c10d::allreduce_", enqueue);
       // Everyone arrived when the slowest rank enqueued; the transfer follows.
       const int64_t done = t + data + slowest + compute + enqueue + us(4) + transfer;
-      store::RangeRow w;
-      w.pid = cfg.pid;
-      w.tid = cfg.pid + 100;
-      w.source = 2;
-      w.kind = 1;
-      w.name = "gloo:all_reduce";
-      w.start = at + us(10);
-      w.end = done;
-      w.depth = 0;
-      s.writer().add(w);
+      s.range(2, "gloo:all_reduce", at + us(10), done, 0, cfg.pid + 100);  // the gloo worker thread
       s.cpu(done - s.now());
       s.op("Optimizer.step#SGD.step", optimizer);
       s.step_end();

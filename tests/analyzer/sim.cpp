@@ -61,10 +61,10 @@ void Sim::op_end() {
   w_.add(r);
 }
 
-void Sim::range(int64_t source, std::string_view name, int64_t start, int64_t end, int64_t depth) {
+void Sim::range(int64_t source, std::string_view name, int64_t start, int64_t end, int64_t depth, int64_t tid) {
   store::RangeRow r;
   r.pid = cfg.pid;
-  r.tid = cfg.tid;
+  r.tid = tid == store::kNull ? cfg.tid : tid;
   r.source = source;
   r.kind = 1;
   r.name = name;

@@ -87,7 +87,9 @@ class Sim {
     op_end();
   }
   void dataloader(int64_t ns);
-  void range(int64_t source, std::string_view name, int64_t start, int64_t end, int64_t depth = 0);
+  // On this process's thread, or on `tid` (a collective library's worker thread, say).
+  void range(int64_t source, std::string_view name, int64_t start, int64_t end, int64_t depth = 0,
+             int64_t tid = store::kNull);
 
   // GPU work, queued on `stream`. Returns the correlation id.
   int64_t kernel(std::string_view name, int64_t dur, int64_t stream = 7, int64_t grid = 1024, int64_t block = 256);
