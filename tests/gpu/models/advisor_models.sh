@@ -81,36 +81,39 @@ for stage in $STAGES; do
         gzip -f "$OUT/${m}_torch_profiler.json"
       ;;
     overhead)
-      # Tracing cost (issue 18): the plain variant without gpuscope, recorded by default
-      # (control stretch), in full, without ops, and timed under torch.profiler;
-      # OVERHEAD_MODES picks them, each round starting one mode later.
+      # Tracing cost (issue 18): OVERHEAD_MODES of the plain variant, alternated, each
+      # round starting one mode later.
       case " ${OVERHEAD_MODELS:-resnet50 item_loop} " in *" $m "*) ;; *) continue ;; esac
       read -r -a modes <<< "${OVERHEAD_MODES:-plain default torch_profiler}"
       for round in $(seq "${OVERHEAD_ROUNDS:-1}"); do
         for i in "${!modes[@]}"; do
           mode=${modes[$(((i + round - 1) % ${#modes[@]}))]}
-          extra=()
+          # A mode is the plain run (nothing), torch.profiler, or gpuscope record with
+          # some options and environment; the ablations take one source or feature
+          # out, and the recording's traced/untraced measure gives its cost inside the process.
+          extra=() flags=() envs=() traced=1
           case $mode in
-          plain) cmd=() ;;
-          torch_profiler) cmd=() extra=(--torch-profiler) ;;
-          full) cmd=("$GS" record --force --full -o "$OUT/ovh.db" --) ;;
-          default) cmd=("$GS" record --force -o "$OUT/ovh.db" --) ;;
-          full_noops) cmd=(env GPUSCOPE_TORCH_OPS=0 "$GS" record --force --full -o "$OUT/ovh.db" --) ;;
-          default_noops) cmd=(env GPUSCOPE_TORCH_OPS=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
-          # Ablations of the default recording (each one source or feature off); the
-          # recording's traced/untraced measure gives each one's cost inside its process.
-          no_memory) cmd=(env GPUSCOPE_TORCH_MEMORY=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
-          no_shapes) cmd=(env GPUSCOPE_TORCH_SHAPES=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
-          no_api) cmd=(env GPUSCOPE_RUNTIME_API=0 GPUSCOPE_DRIVER_API=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
-          no_driver_api) cmd=(env GPUSCOPE_DRIVER_API=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
-          no_flush) cmd=(env GPUSCOPE_PERIODIC_FLUSH=0 "$GS" record --force -o "$OUT/ovh.db" --) ;;
+          plain) traced=0 ;;
+          torch_profiler) traced=0 extra=(--torch-profiler) ;;
+          default) ;;
+          full) flags=(--full) ;;
+          full_noops) flags=(--full) envs=(GPUSCOPE_TORCH_OPS=0) ;;
+          default_noops) envs=(GPUSCOPE_TORCH_OPS=0) ;;
+          no_memory) envs=(GPUSCOPE_TORCH_MEMORY=0) ;;
+          no_shapes) envs=(GPUSCOPE_TORCH_SHAPES=0) ;;
+          no_api) envs=(GPUSCOPE_RUNTIME_API=0 GPUSCOPE_DRIVER_API=0) ;;
+          no_driver_api) envs=(GPUSCOPE_DRIVER_API=0) ;;
+          no_flush) envs=(GPUSCOPE_PERIODIC_FLUSH=0) ;;
           *) echo "advisor_models.sh: unknown overhead mode $mode" >&2; continue ;;
           esac
+          cmd=()
+          rm -f "$OUT/ovh.db" "$OUT/ovh.json"
+          [ "$traced" = 1 ] && cmd=(env "${envs[@]}" "$GS" record --force "${flags[@]}" -o "$OUT/ovh.db" --)
           line=$(timeout -k 5 "$LIMIT" "${cmd[@]}" "$PY" $script --model "$m" --variant plain \
             --steps "$(record_steps_of "$m")" --blocks 4 "${extra[@]}" 2>/dev/null | grep '^REAL_MODEL' | cut -c12-)
           # The recording's own measure: traced against untraced steps of that process.
           untraced=null
-          if [ -n "${cmd[*]}" ] && "$GS" analyze "$OUT/ovh.db" --format json --force -o "$OUT/ovh.json" 2>/dev/null; then
+          if [ "$traced" = 1 ] && "$GS" analyze "$OUT/ovh.db" --format json --force -o "$OUT/ovh.json" 2>/dev/null; then
             untraced=$("$PY" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["summary"].get("untraced")))' "$OUT/ovh.json")
           fi
           echo "{\"overhead\": \"$mode\", \"round\": $round, \"run\": ${line:-null}, \"untraced\": $untraced}" |
