@@ -79,7 +79,6 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   const Context& c = in.ctx;
   const auto max_dur = static_cast<int64_t>(kMaxKernelUs * 1000);
   const auto max_gap = static_cast<int64_t>(kMaxChainGapUs * 1000);
-  double saving = 0;
   int64_t chains = 0, chained = 0, chain_time = 0;
   // Chains are counted by the ids of their first ops (or kernels) and named at the end:
   // a long run can hold hundreds of thousands of chains.
@@ -131,9 +130,10 @@ std::optional<Finding> evaluate(const RuleInput& in) {
     const auto& list = stream_kernels.second;  // a plain reference: lambdas may capture it (C++20 clang 14)
     for (uint32_t k : list) {
       const KernelRec& kr = c.m.kernels[k];
-      if (!c.kc(kr.name).has(kMemoryBound) || c.step_of(kr.start) < 0) continue;
+      const int step = c.kc(kr.name).has(kMemoryBound) ? c.step_of(kr.start) : -1;
+      if (step < 0) continue;
       memory_bound += kr.dur;
-      per_step[static_cast<size_t>(c.step_of(kr.start))] += kr.dur;
+      per_step[static_cast<size_t>(step)] += kr.dur;
     }
     size_t i = 0;
     while (i < list.size()) {
@@ -182,7 +182,7 @@ std::optional<Finding> evaluate(const RuleInput& in) {
       i = j;
     }
   }
-  saving = static_cast<double>(memory_bound) * (1 - 1 / kCompileSpeedup);
+  const double saving = static_cast<double>(memory_bound) * (1 - 1 / kCompileSpeedup);
   if (chains == 0 || static_cast<double>(chain_time) < kMinChainedShare * static_cast<double>(memory_bound) ||
       c.pct_of_step(static_cast<int64_t>(saving)) < kMinSavingPct)
     return std::nullopt;

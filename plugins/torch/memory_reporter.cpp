@@ -3,9 +3,9 @@
 #include <c10/core/Allocator.h>
 #include <torch/csrc/profiler/orchestration/observer.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <atomic>
 #include <cstring>
 #include <memory>
 
