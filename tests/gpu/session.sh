@@ -6,7 +6,7 @@
 # says so.
 #
 # Steps: any run_all.sh stage (plugin, known_work, compare_cb, compare_mlp,
-# nvml, multi_proc, recordings, overhead), bisect, plugin_check,
+# nvml, multi_proc, recordings, overhead), bisect, plugin_check, doctor,
 # advisor:RULE[,RULE...], diff, injection, models (tests/gpu/models/advisor_models.sh:
 # MODELS, STAGES).
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
@@ -37,6 +37,10 @@ for step in "$@"; do
       bash tests/gpu/advisor_check.sh $(r=${step#advisor:}; [ "$r" = all ] || echo "${r//,/ }")
     ;;
   models) OUT=$OUT/r LIMIT=${MODELS_LIMIT:-150} timeout -k 5 $left bash tests/gpu/models/advisor_models.sh ;;
+  doctor)
+    mkdir -p "$OUT/r/doctor"
+    timeout -k 5 $left .carry/bin/gpuscope doctor --python python3 > "$OUT/r/doctor/doctor.txt" 2>&1
+    echo "doctor rc=$?" | tee -a "$OUT/r/doctor/doctor.txt"; cat "$OUT/r/doctor/doctor.txt" ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
   *) OUT=$OUT/r timeout -k 5 $left bash tests/gpu/run_all.sh "$step" ;;
