@@ -49,7 +49,7 @@ void run(const DoctorArgs& a) {
 
   const std::vector<Check> checks = {
       check_driver(driver),
-      check_cupti(probe_cupti(), driver, py),
+      check_cupti(probe_cupti(py), driver, py),
       check_other_profiler(probe_environment()),
       check_collector(collector),
       check_torch_plugin(py, plugin, collector),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/doctor/probes.h"
 #include "common/atomic_file.h"
 
 namespace gpuscope::cli {
@@ -29,6 +30,19 @@ int run_viewer(const ViewOptions& o) {
     std::fprintf(stderr,
                  "gpuscope view: the viewer (gpuscope-view) was not built; it needs Qt6 Widgets "
                  "(configure with -DGPUSCOPE_WITH_GUI=ON)\n");
+    return 2;
+  }
+  // Without its Qt libraries the loader would stop the viewer with a message
+  // about one of them; name them all, and what to do, in one line.
+  const doctor::ViewerProbe probe = doctor::probe_viewer(viewer);
+  if (!probe.missing.empty()) {
+    std::string libs;
+    for (const auto& m : probe.missing) libs += (libs.empty() ? "" : ", ") + m;
+    std::fprintf(stderr,
+                 "gpuscope view: %s cannot start: this machine lacks %s (Ubuntu/Debian: apt-get install "
+                 "libqt6widgets6 libqt6opengl6), or open the recording on a machine with Qt 6, or use "
+                 "`gpuscope export` for Perfetto\n",
+                 viewer.c_str(), libs.c_str());
     return 2;
   }
   std::vector<std::string> args{viewer};

@@ -51,6 +51,7 @@ struct PythonProbe {
   std::string torch_version;   // torch.__version__; empty: no torch
   std::string torch_error;     // "ModuleNotFoundError: ..." when import torch failed
   std::string torch_cupti;     // the libcupti torch loaded into the process, if any
+  std::string nvidia_dir;      // its pip wheels' CUDA (site-packages/nvidia), if any
   bool plugin_tried = false;   // the plugin file was handed to it
   std::string plugin_error;    // ctypes could not load the plugin into that torch
   bool plugin_says = false;    // the plugin exports gpuscope_plugin_built_for

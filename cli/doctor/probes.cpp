@@ -38,6 +38,13 @@ except Exception as e:
     sys.exit(0)
 say("torch_version", torch.__version__)
 try:
+    import importlib.util
+    spec = importlib.util.find_spec("nvidia")
+    if spec is not None and spec.submodule_search_locations:
+        say("nvidia_dir", list(spec.submodule_search_locations)[0])
+except Exception:
+    pass
+try:
     with open("/proc/self/maps") as maps:
         for line in maps:
             path = line.split()[-1]
@@ -108,9 +115,13 @@ DriverProbe probe_driver(const char* library) {
   return d;
 }
 
-CuptiProbe probe_cupti() {
+CuptiProbe probe_cupti(const PythonProbe& py) {
   CuptiProbe c;
-  void* lib = collector::open_cupti();
+  // The job's torch loads CUDA from its wheels: search them as the collector
+  // searches the folders of the CUDA libraries loaded in the job.
+  std::vector<std::string> dirs;
+  if (!py.nvidia_dir.empty()) dirs.push_back(py.nvidia_dir + "/cuda_cupti/lib");
+  void* lib = collector::open_cupti(dirs);
   if (!lib) return c;
   c.found = true;
   link_map* map = nullptr;
@@ -150,6 +161,7 @@ void parse_python_answer(const std::string& out, PythonProbe& py) {
     if (key == "torch_version") py.torch_version = value;
     else if (key == "torch_error") py.torch_error = value;
     else if (key == "cupti") py.torch_cupti = value;
+    else if (key == "nvidia_dir") py.nvidia_dir = value;
     else if (key == "plugin_error") py.plugin_error = value;
     else if (key == "plugin_built_for") py.plugin_says = true, py.plugin_built_for = value;
   }

@@ -14,7 +14,7 @@ namespace gpuscope::doctor {
 // `library`: the soname, or a fake's path in tests.
 DriverProbe probe_driver(const char* library = "libcuda.so.1");
 // The libcupti the collector would load (collector/cupti_locate.h).
-CuptiProbe probe_cupti();
+CuptiProbe probe_cupti(const PythonProbe& py);
 Environment probe_environment();
 // GPUSCOPE_TORCH_PLUGIN, else libgpuscope_torch.so next to the collector.
 PluginProbe probe_plugin(const CollectorProbe& collector);

@@ -2,10 +2,13 @@
 // tests, a fake NVML, a fake `torch` module for the real python3 with fake
 // plugins, and a viewer whose library the loader cannot find.
 #include "cli/doctor/probes.h"
+#include "collector/cupti_locate.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <filesystem>
 
 #include "tests/cli/cli_test_util.h"
@@ -62,13 +65,58 @@ TEST(DoctorProbes, DriverFake) {
 
 TEST(DoctorProbes, CuptiThroughTheCollectorsSearch) {
   ScopedEnv cupti("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH);
-  CuptiProbe c = probe_cupti();
+  CuptiProbe c = probe_cupti(PythonProbe{});
   ASSERT_TRUE(c.found);
   EXPECT_EQ(c.path, FAKE_CUPTI_PATH);
   EXPECT_EQ(c.result, 0);
   EXPECT_EQ(c.api_version, 130000u);
 }
 #endif
+
+// The search order of collector/cupti_locate.h: GPUSCOPE_CUPTI, then the CUDA
+// the job loaded (a pip wheel's nvidia/*/lib, a toolkit's lib64 and its
+// extras/CUPTI), the caller's folders, conda, sonames, the CUDA installs.
+TEST(CuptiSearch, WheelFoldersOfTheLoadedRuntimeComeFirst) {
+  TempDir dir;
+  const std::string nvidia = dir.file("site/nvidia");
+  for (const char* pkg : {"cu13", "cublas", "cuda_cupti"})
+    std::filesystem::create_directories(nvidia + "/" + pkg + "/lib");
+  collector::CuptiSearch s;
+  s.env_path = "/opt/my/libcupti.so";
+  s.loaded = {"/usr/lib/libc.so.6", nvidia + "/cu13/lib/libcudart.so.13", "/opt/cuda-12.8/lib64/libcublas.so.12"};
+  s.conda_prefix = "/conda";
+  s.cuda_roots = {"/usr/local/cuda", "/usr/local/cuda-13.0"};
+  const auto c = collector::cupti_candidates(s);
+  auto at = [&](const std::string& path) {
+    auto it = std::find(c.begin(), c.end(), path);
+    EXPECT_NE(it, c.end()) << path << " not searched";
+    return it - c.begin();
+  };
+  EXPECT_EQ(c.front(), "/opt/my/libcupti.so");
+  EXPECT_EQ(at(nvidia + "/cuda_cupti/lib/libcupti.so.13"), 1);
+  EXPECT_LT(at(nvidia + "/cu13/lib/libcupti.so.13"), at("/opt/cuda-12.8/lib64/libcupti.so.13"));
+  EXPECT_LT(at("/opt/cuda-12.8/lib64/libcupti.so.13"), at("/opt/cuda-12.8/extras/CUPTI/lib64/libcupti.so.13"));
+  EXPECT_LT(at("/opt/cuda-12.8/extras/CUPTI/lib64/libcupti.so.13"), at("/conda/lib/libcupti.so.13"));
+  EXPECT_LT(at("/conda/lib/libcupti.so.13"), at("libcupti.so.13"));
+  EXPECT_LT(at("libcupti.so.13"), at("/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"));
+  EXPECT_LT(at("/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"),
+            at("/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti.so.13"));
+  // libc is no CUDA library: nothing searched beside it; nothing twice.
+  EXPECT_EQ(std::count_if(c.begin(), c.end(), [](const auto& p) { return p.rfind("/usr/lib/", 0) == 0; }), 0);
+  EXPECT_EQ(std::set<std::string>(c.begin(), c.end()).size(), c.size());
+}
+
+TEST(CuptiSearch, DoctorAddsThePythonsWheels) {
+  TempDir dir;
+  const std::string nvidia = dir.file("site/nvidia");
+  std::filesystem::create_directories(nvidia + "/cu13/lib");
+  collector::CuptiSearch s;
+  s.extra_dirs = {nvidia + "/cuda_cupti/lib"};
+  const auto c = collector::cupti_candidates(s);
+  EXPECT_NE(std::find(c.begin(), c.end(), nvidia + "/cu13/lib/libcupti.so.13"), c.end());
+  EXPECT_LT(std::find(c.begin(), c.end(), nvidia + "/cu13/lib/libcupti.so.13"),
+            std::find(c.begin(), c.end(), "libcupti.so.13"));
+}
 
 TEST(DoctorProbes, NvmlFakeOkAndFailing) {
   NvmlProbe n = probe_nvml(FAKE_NVML_PATH);
