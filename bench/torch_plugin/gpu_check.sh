@@ -31,7 +31,7 @@ find_package(Torch REQUIRED)
 set(P $SRC/plugins/torch)
 add_library(core OBJECT \${P}/build_info.cpp \${P}/input_format.cpp \${P}/memory_reporter.cpp
             \${P}/op_callbacks.cpp \${P}/range_names.cpp \${P}/step_tracker.cpp)
-target_include_directories(core PUBLIC \${P} $SRC/plugins/include)
+target_include_directories(core PUBLIC \${P} $SRC/plugins/include $SRC/trace_formats)
 target_link_libraries(core PUBLIC torch)
 set_target_properties(core PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden
                       VISIBILITY_INLINES_HIDDEN ON)

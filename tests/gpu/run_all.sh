@@ -50,7 +50,13 @@ plugin)
     for f in libgpuscope_torch.so libtorch_trainer callback_cost; do
       strip -o "$OUT/gpu_build/$f" /tmp/gpuscope_plugin_build/build/$f
     done
-    python3 -c 'import torch; print(torch.__version__)' > "$OUT/gpu_build/libgpuscope_torch.so.torch"
+    # A failed build must not pass for a plugin of this torch in the next stages.
+    if [ -s "$OUT/gpu_build/libgpuscope_torch.so" ]; then
+      python3 -c 'import torch; print(torch.__version__)' > "$OUT/gpu_build/libgpuscope_torch.so.torch"
+    else
+      echo "PLUGIN BUILD FAILED: torch ops will not be recorded"
+      rm -f .carry/lib/libgpuscope_torch.so .carry/lib/libgpuscope_torch.so.torch
+    fi
   else
     mkdir -p "$OUT/gpu_build"
   fi
