@@ -142,7 +142,7 @@ struct IdleInputs {
     // after another, each a tiny copy and a wait.
     auto w = std::lower_bound(waits_by_start.begin(), waits_by_start.end(), g.start,
                               [](const Wait& x, int64_t t) { return x.start < t; });
-    if (w != waits_by_start.end() && w->start < g.end) {
+    if (w != waits_by_start.end() && w->start < g.end && len <= (w->end - w->start) + kWaitGapSlackNs) {
       g.blocker = w->api;
       return w->allocator ? IdleCause::kAllocator : IdleCause::kHostSync;
     }

@@ -33,6 +33,11 @@ inline constexpr int64_t kLaunchGapPerLaunchNs = 50'000;
 // CPU work worth moving elsewhere (a Dataset, preprocessing) comes in longer
 // pieces, and CUDA graphs remove the short ones.
 inline constexpr int64_t kDispatchGapNs = 1'000'000;
+// A wait that starts inside a gap names the gap's cause only when the gap is at
+// most the wait plus this much CPU time around it: one .item() after another.
+// A long gap that merely holds a short cudaFree or sync (model set-up, a slow
+// Dataset) has another cause.
+inline constexpr int64_t kWaitGapSlackNs = 1'000'000;
 
 struct Gap {
   int64_t start = 0, end = 0;

@@ -155,5 +155,32 @@ TEST(IdleAttribution, LaunchOverheadAndDataLoader) {
   EXPECT_EQ(a.idle.idle_ns, us(1000) - us(10 * 10 + 40));
 }
 
+// A long stretch of CPU work (model set-up, a slow Dataset) that holds one
+// short cudaFree is not the allocator's: the wait explains its own length and
+// the CPU time around it, no more (kWaitGapSlackNs). A gap of back-to-back
+// round trips still is.
+TEST(IdleAttribution, ShortWaitInsideALongGapDoesNotNameIt) {
+  const std::string path = temp_db("short_wait_long_gap");
+  {
+    Raw r(path);
+    r.step(0, 0, ms(20));
+    r.kernel(0, us(100));
+    // 19.8 ms of CPU work outside any op, with a 50 us cudaFree in it.
+    r.api(ms(5), ms(5) + us(50), "cudaFree", 2);
+    r.api(ms(19.9), ms(19.9) + us(5), "cudaLaunchKernel", 3);
+    r.kernel(ms(19.95), ms(20), names::kGemmBf16, 3);
+    // Step 1: a 300 us gap that a 200 us synchronize inside it explains.
+    r.step(1, ms(20), ms(21));
+    r.kernel(ms(20), ms(20.3));
+    r.api(ms(20.35), ms(20.55), "cudaDeviceSynchronize", 4);
+    r.api(ms(20.58), ms(20.59), "cudaLaunchKernel", 5);
+    r.kernel(ms(20.6), ms(21), names::kGemmBf16, 5);
+  }
+  auto a = analyze_path(path);
+  EXPECT_EQ(idle(a, IdleCause::kAllocator), 0);
+  EXPECT_EQ(idle(a, IdleCause::kHostSync), us(300));
+  EXPECT_EQ(a.idle.idle_ns, ms(19.85) + us(300));
+}
+
 }  // namespace
 }  // namespace gpuscope::testing
