@@ -21,11 +21,13 @@ mkdir -p "$OUT/r"
 t0=$SECONDS
 # The release archive is what travels (the device takes 64 MiB in all): its
 # gpuscope and collector become .carry/bin and .carry/lib, where the steps look.
-archive=$(ls .carry/gpuscope-*-linux-x86_64.tar.gz 2>/dev/null | head -1)
+archive=$(ls .carry/gpuscope-*-linux-x86_64.tar.gz 2>/dev/null)
+archive=${archive%%$'\n'*}
 if [ -n "$archive" ]; then
   mkdir -p .carry/bin .carry/lib
-  tar -xzf "$archive" -C /tmp && top=$(tar -tzf "$archive" | head -1 | cut -d/ -f1) &&
-    cp /tmp/"$top"/bin/gpuscope* .carry/bin/ && cp /tmp/"$top"/lib/gpuscope/libgpuscope_collector.so .carry/lib/ &&
+  unpacked=$(mktemp -d /tmp/gpuscope_release.XXXXXX)
+  tar -xzf "$archive" -C "$unpacked" && top=$(ls -d "$unpacked"/gpuscope-*) &&
+    cp "$top"/bin/gpuscope* .carry/bin/ && cp "$top"/lib/gpuscope/libgpuscope_collector.so .carry/lib/ &&
     echo "=== .carry/bin and .carry/lib from $archive"
 fi
 
