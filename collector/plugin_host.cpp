@@ -1,10 +1,12 @@
-// Finds plugins next to the collector and loads each once the library it
+// Finds plugins (GPUSCOPE_TORCH_PLUGIN, the per-torch-version cache of `gpuscope
+// setup torch`, next to the collector) and loads each once the library it
 // extends is in the process. Python imports torch long after start-up, so a
 // small watcher thread polls for the library (dlopen RTLD_NOLOAD) instead of
 // interposing dlopen, which would change whose RUNPATH the loader searches.
 #include "collector/plugin_host.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,12 +16,14 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "collector/clock.h"
 #include "collector/collector.h"
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
 #include "collector/schedule.h"
+#include "common/plugin_cache.h"
 #include "common/settings.h"
 #include "gpuscope/plugin.h"
 
@@ -31,11 +35,12 @@ struct PluginSpec {
   const char* file;     // plugin file next to the collector
   settings::Id env;     // overrides the plugin path
   const char* source;   // --trace source that enables it
+  bool torch_cache;     // also built per torch version by `gpuscope setup torch`
   std::atomic<bool> done{false};
 };
 
 PluginSpec g_plugins[] = {
-    {"libtorch_cpu.so", "libgpuscope_torch.so", settings::Id::kTorchPlugin, "torch"},
+    {"libtorch_cpu.so", "libgpuscope_torch.so", settings::Id::kTorchPlugin, "torch", true},
 };
 
 std::mutex g_load_mutex;
@@ -129,10 +134,33 @@ bool wanted(const PluginSpec& spec) {
   return !trace || std::strstr(trace, spec.source) != nullptr;
 }
 
+// The plugin to load: the environment's, else the one `gpuscope setup torch`
+// built for the version of the torch in the process, else the one next to the
+// collector.
+std::vector<std::string> loaded_objects() {
+  std::vector<std::string> out;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        if (info->dlpi_name && info->dlpi_name[0] == '/')
+          static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &out);
+  return out;
+}
+
+std::string plugin_path(const PluginSpec& spec) {
+  if (const char* env = settings::text(spec.env)) return env;
+  if (spec.torch_cache) {
+    const std::string cached = plugin_cache::torch_plugin_path(plugin_cache::torch_version_of_process(loaded_objects()));
+    if (!cached.empty() && access(cached.c_str(), R_OK) == 0) return cached;
+  }
+  return collector_dir() + "/" + spec.file;
+}
+
 void load(PluginSpec& spec) {
   spec.done.store(true);
-  const char* env = settings::text(spec.env);
-  std::string path = env ? env : collector_dir() + "/" + spec.file;
+  std::string path = plugin_path(spec);
   if (access(path.c_str(), R_OK) != 0) return;  // not built for this install: nothing to say
   ensure_started();
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

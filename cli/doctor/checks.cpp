@@ -140,7 +140,8 @@ Check check_torch_plugin(const PythonProbe& py, const PluginProbe& plugin, const
   if (plugin.path.empty())
     return fail("torch", torch + ", but no torch plugin: " + collector.error,
                 "install gpuscope with its lib/ folder, or set GPUSCOPE_TORCH_PLUGIN");
-  const std::string build_fix = "build the plugin against this torch as " + std::string(kPluginDocs) + " shows";
+  const std::string build_fix = "run `gpuscope setup torch" + std::string(py.given ? " --python " + py.python : "") +
+                                "` (it builds the plugin for this torch; " + kPluginDocs + ")";
   if (!plugin.exists)
     return fail("torch", torch + ", but no plugin at " + plugin.path + ": ops are not recorded", build_fix);
   if (!py.plugin_error.empty())
@@ -151,7 +152,8 @@ Check check_torch_plugin(const PythonProbe& py, const PluginProbe& plugin, const
   // The check the plugin makes when the collector loads it.
   if (!torch_plugin::same_torch_release(py.plugin_built_for, py.torch_version))
     return fail("torch", torch_plugin::version_mismatch_message(py.plugin_built_for, py.torch_version),
-                "rebuild " + plugin.path + " against torch " + py.torch_version + " (" + kPluginDocs + ")");
+                "run `gpuscope setup torch" + std::string(py.given ? " --python " + py.python : "") +
+                    "` to build one for torch " + py.torch_version + " (" + kPluginDocs + ")");
   return ok("torch", torch + ", plugin " + plugin.path + " built for " + py.plugin_built_for);
 }
 

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "collector/cupti_locate.h"
+#include "common/plugin_cache.h"
 #include "common/settings.h"
 
 extern char** environ;
@@ -140,10 +141,13 @@ Environment probe_environment() {
   return env;
 }
 
-PluginProbe probe_plugin(const CollectorProbe& collector) {
+PluginProbe probe_plugin(const CollectorProbe& collector, const std::string& torch_version) {
   PluginProbe p;
+  const std::string cached = plugin_cache::torch_plugin_path(torch_version);
   if (const char* env = settings::text(settings::Id::kTorchPlugin)) {
     p.path = env;
+  } else if (!cached.empty() && access(cached.c_str(), R_OK) == 0) {
+    p.path = cached;
   } else if (!collector.path.empty()) {
     const auto slash = collector.path.rfind('/');
     p.path = (slash == std::string::npos ? std::string(".") : collector.path.substr(0, slash)) + "/libgpuscope_torch.so";

@@ -16,8 +16,9 @@ DriverProbe probe_driver(const char* library = "libcuda.so.1");
 // The libcupti the collector would load (collector/cupti_locate.h).
 CuptiProbe probe_cupti(const PythonProbe& py);
 Environment probe_environment();
-// GPUSCOPE_TORCH_PLUGIN, else libgpuscope_torch.so next to the collector.
-PluginProbe probe_plugin(const CollectorProbe& collector);
+// The collector's order: GPUSCOPE_TORCH_PLUGIN, the cache of `gpuscope setup
+// torch` for this torch version (when built), next to the collector.
+PluginProbe probe_plugin(const CollectorProbe& collector, const std::string& torch_version = "");
 // Runs `python -c kPythonScript [plugin]`: torch's version, the libcupti it
 // loads, and whether the plugin loads into it and for which torch it was
 // built. `python` is a resolved path; empty means none was found.

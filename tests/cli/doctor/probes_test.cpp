@@ -141,6 +141,25 @@ TEST(DoctorProbes, PluginNextToTheCollectorOrFromTheEnvironment) {
   EXPECT_TRUE(p.exists);
 }
 
+// The collector's order: GPUSCOPE_TORCH_PLUGIN, the cache of `gpuscope setup
+// torch` for the job's torch version, next to the collector.
+TEST(DoctorProbes, PluginFromTheCacheOfThisTorchVersion) {
+  TempDir dir;
+  ScopedEnv cache("GPUSCOPE_CACHE_DIR", dir.path().c_str());
+  std::filesystem::create_directories(dir.file("torch/2.11.0+cu130"));
+  write_file(dir.file("torch/2.11.0+cu130/libgpuscope_torch.so"), "built by setup torch");
+  const CollectorProbe collector{"/opt/gpuscope/lib/libgpuscope_collector.so", ""};
+  PluginProbe p = probe_plugin(collector, "2.11.0+cu130");
+  EXPECT_EQ(p.path, dir.file("torch/2.11.0+cu130/libgpuscope_torch.so"));
+  EXPECT_TRUE(p.exists);
+  // Another torch (an upgrade not set up yet): back to the collector's folder.
+  p = probe_plugin(collector, "2.12.0+cu130");
+  EXPECT_EQ(p.path, "/opt/gpuscope/lib/libgpuscope_torch.so");
+  EXPECT_FALSE(p.exists);
+  ScopedEnv env("GPUSCOPE_TORCH_PLUGIN", FAKE_PLUGIN_PATH);
+  EXPECT_EQ(probe_plugin(collector, "2.11.0+cu130").path, FAKE_PLUGIN_PATH);
+}
+
 TEST(DoctorProbes, PythonWithTorchLoadsThePlugin) {
   TempDir dir;
   ScopedEnv path("PYTHONPATH", fake_torch(dir, "__version__ = '2.11.0+cu130'\n"));
