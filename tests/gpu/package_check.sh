@@ -31,7 +31,15 @@ step() {  # step NAME command...: output to $R/NAME.txt, rc line
   tail -12 "$R/$name.txt"
   [ $rc = 0 ] || status=1
 }
-step doctor "$G" doctor --python "$(command -v "$PY")"
+# Before `setup torch` doctor must fail on the plugin alone (and say to run it).
+"$G" doctor --python "$(command -v "$PY")" > "$R/doctor_before.txt" 2>&1
+fails=$(grep -c "^FAIL" "$R/doctor_before.txt")
+if [ "$fails" = 1 ] && grep -q "^FAIL torch: .*run \`gpuscope setup torch" "$R/doctor_before.txt"; then
+  echo "doctor_before: fails on the missing plugin only, and says to run setup torch" | tee -a "$R/check.txt"
+else
+  echo "doctor_before: FAIL ($fails failed checks)" | tee -a "$R/check.txt"; status=1
+fi
+tail -8 "$R/doctor_before.txt"
 step setup "$G" setup torch --python "$(command -v "$PY")"
 step setup_again "$G" setup torch --python "$(command -v "$PY")"
 step doctor_after "$G" doctor --python "$(command -v "$PY")"

@@ -87,6 +87,14 @@ dpkg-deb -c "$deb" > "$WORK/deb.txt"
 for f in ./usr/bin/gpuscope ./usr/lib/gpuscope/libgpuscope_collector.so ./usr/share/gpuscope/torch-plugin/; do
   if grep -q " $f" "$WORK/deb.txt"; then echo "ok   .deb has $f"; else echo "FAIL .deb lacks $f"; failed=1; fi
 done
+# Its gpuscope runs from where dpkg would put it (unpacked, not installed).
+dpkg-deb -x "$deb" "$WORK/debroot"
+check ".deb's gpuscope analyzes the archive's recording" env LD_LIBRARY_PATH= "$WORK/debroot/usr/bin/gpuscope" analyze "$WORK/job/run.db" -o "$WORK/deb_report.txt"
+check ".deb's gpuscope finds its collector in /usr/lib/gpuscope" bash -c "env LD_LIBRARY_PATH= '$WORK/debroot/usr/bin/gpuscope' doctor --format json | grep -q 'debroot/usr/lib/gpuscope/libgpuscope_collector.so'"
 dpkg-deb -f "$deb" Depends | grep -q "libc6 (>= 2.35)" && echo "ok   .deb depends on libc6 >= 2.35" ||
-  { echo "FAIL .deb Depends: $(dpkg-deb -f "$deb" Depends)"; failed=1; }
+  { echo "FAIL .deb Depends: $(# Its gpuscope runs from where dpkg would put it (unpacked, not installed).
+dpkg-deb -x "$deb" "$WORK/debroot"
+check ".deb's gpuscope analyzes the archive's recording" env LD_LIBRARY_PATH= "$WORK/debroot/usr/bin/gpuscope" analyze "$WORK/job/run.db" -o "$WORK/deb_report.txt"
+check ".deb's gpuscope finds its collector in /usr/lib/gpuscope" bash -c "env LD_LIBRARY_PATH= '$WORK/debroot/usr/bin/gpuscope' doctor --format json | grep -q 'debroot/usr/lib/gpuscope/libgpuscope_collector.so'"
+dpkg-deb -f "$deb" Depends)"; failed=1; }
 exit $failed
