@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/timeline_data.h"
@@ -12,11 +13,20 @@ namespace gpuscope::gui {
 
 struct FindingsResult {
   std::vector<FindingItem> findings;
+  std::vector<RankItem> ranks;  // by rank; empty unless several processes carry a rank
   std::string status;  // empty when the analysis ran; else why there are none
 };
 
 bool have_analyzer();
 // Runs the analyzer on `database` (slow for big recordings: call it off the GUI thread).
 FindingsResult analyze_findings(const std::string& database);
+
+// The rank the straggler finding names, -1 without one: the rank group the
+// viewer marks.
+int64_t straggler_rank(const FindingsResult& f);
+
+// The rank an evidence label names ("rank 2: step 7, 31000 us"), -1 if none.
+// The analyzer's time ranges say which rank they belong to only in their label.
+int64_t rank_in_label(std::string_view label);
 
 }  // namespace gpuscope::gui

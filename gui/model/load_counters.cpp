@@ -3,6 +3,7 @@
 #include <map>
 #include <tuple>
 
+#include "model/ranks.h"
 #include "model/recording_loader.h"
 #include "store/reader.h"
 
@@ -50,6 +51,25 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
   while (st.step()) {
     batch->steps.push_back({st.int64(0), st.int64(1), st.int64(2), st.int64(3)});
     ++rows;
+  }
+  // A distributed job: each rank's steps as a lane on top of its group, so
+  // that step N of every rank sits above one another.
+  if (is_multi_rank(info.processes)) {
+    std::map<int64_t, std::vector<StepMarker>> by_pid;
+    for (const auto& s : batch->steps) by_pid[s.pid].push_back(s);
+    for (const ProcessInfo* p : ranked_processes(info.processes)) {
+      auto it = by_pid.find(p->pid);
+      if (it == by_pid.end()) continue;
+      auto t = std::make_shared<Track>();
+      t->type = TrackType::kSteps;
+      t->title = "steps";
+      t->group_key = "proc:" + std::to_string(p->pid);
+      t->sort_key = INT64_MIN;
+      t->pid = p->pid;
+      t->steps = std::move(it->second);
+      batch->tracks.push_back(std::move(t));
+      batch->groups.push_back(process_group(p, p->pid));
+    }
   }
 
   // counter: one row per (device, name); host counters per (process, name).

@@ -28,11 +28,17 @@ TrackGroup device_group(int64_t device, const std::string& device_name) {
 TrackGroup process_group(const ProcessInfo* p, int64_t pid) {
   TrackGroup g;
   g.key = "proc:" + std::to_string(pid);
+  if (p && p->rank >= 0) {
+    // A rank of a distributed job: named by rank, and ordered by it, before
+    // the processes without a rank (the launcher).
+    g.title = "rank " + std::to_string(p->rank) + (p->host.empty() ? "" : " · " + p->host) + " · pid " + std::to_string(pid);
+    g.sort_key = (int64_t{1} << 39) + std::min(p->rank, int64_t{1} << 38);
+    return g;
+  }
   g.title = "Process " + std::to_string(pid);
   if (p) {
     std::string exe = p->exe.substr(p->exe.find_last_of('/') + 1);
     if (!exe.empty()) g.title += " · " + exe;
-    if (p->rank >= 0) g.title += " · rank " + std::to_string(p->rank);
   }
   g.sort_key = saturating_add(int64_t{1} << 40, pid);  // an imported pid may be any int64
   return g;

@@ -79,6 +79,7 @@ struct LoadContext {
 };
 
 TrackGroup device_group(int64_t device, const std::string& device_name);
+// "Process 1234 · python3"; a ranked process "rank 2 · host · pid 1234", ordered by rank.
 TrackGroup process_group(const ProcessInfo* p, int64_t pid);
 
 std::shared_ptr<LoadBatch> load_gpu_part(LoadContext& ctx);

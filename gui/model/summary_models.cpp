@@ -132,6 +132,10 @@ QVariant MemcpySummaryModel::headerData(int section, Qt::Orientation o, int role
 
 FindingsModel::FindingsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+QString FindingsModel::title(const FindingItem& f) {
+  return f.rank >= 0 ? q(f.title) + QStringLiteral(" — rank %1").arg(f.rank) : q(f.title);
+}
+
 void FindingsModel::set(std::vector<FindingItem> rows) {
   beginResetModel();
   rows_ = std::move(rows);
@@ -152,7 +156,7 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case kSeverity: return q(f.severity);
-      case kTitle: return q(f.title);
+      case kTitle: return title(f);
       case kSaving:
         return f.saving_ns > 0 ? dur(f.saving_ns) + QStringLiteral(" (%1 %)").arg(100 * f.saving_fraction, 0, 'f', 1)
                                : QStringLiteral("—");
@@ -165,7 +169,7 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const {
   } else if (role == kSortRole) {
     switch (index.column()) {
       case kSeverity: return q(f.severity);
-      case kTitle: return q(f.title);
+      case kTitle: return title(f);
       case kSaving: return f.saving_ns;
       case kRule: return q(f.id);
     }

@@ -58,6 +58,8 @@ class FindingsModel : public QAbstractTableModel {
   explicit FindingsModel(QObject* parent = nullptr);
   void set(std::vector<FindingItem> rows);
   const FindingItem& row(int r) const { return rows_[static_cast<size_t>(r)]; }
+  // The Finding column: the title, and the rank a cross-rank finding names.
+  static QString title(const FindingItem& f);
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

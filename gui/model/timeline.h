@@ -6,8 +6,10 @@
 
 #include <memory>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "model/ranks.h"
 #include "model/recording_loader.h"
 #include "model/timeline_data.h"
 
@@ -24,13 +26,33 @@ class Timeline {
   }
   std::string_view name(uint32_t id) const;
 
-  // Groups in display order (GPUs, then processes), each with its tracks.
+  // Groups in display order, each with its tracks: GPUs, then processes; in a
+  // distributed job the ranks first, by rank, each followed by the GPUs only it used.
   struct Group {
     TrackGroup group;
     std::vector<const Track*> tracks;
+    int64_t pid = -1;          // process groups
+    int64_t rank = -1;         // ranked process groups
+    std::string comparison;    // rank groups: the analyzer's numbers (rank_comparison)
+    bool flagged = false;      // the rank a straggler finding names
+    std::string title() const { return comparison.empty() ? group.title : group.title + " · " + comparison; }
   };
   const std::vector<Group>& groups() const { return groups_; }
-  const std::vector<StepMarker>& steps() const { return steps_; }
+  const std::vector<StepMarker>& steps() const { return steps_; }  // every process's, by start
+
+  // Distributed jobs (model/ranks.h): at least two ranked processes, the
+  // per-rank shifts that align their steps, and each track's shift (its
+  // process's, or for a row without a process its group's only process's).
+  bool multi_rank() const { return multi_rank_; }
+  const StepAlignment& alignment() const { return alignment_; }
+  int64_t step_shift(const Track* track) const;
+  int64_t min_shift() const { return min_shift_; }
+  int64_t max_shift() const { return max_shift_; }
+  // The analyzer's rank summaries, into the rank groups' titles; `flagged_rank`
+  // (the straggler, -1 none) is marked.
+  void set_ranks(const std::vector<RankItem>& ranks, int64_t flagged_rank);
+  const std::vector<RankItem>& ranks() const { return ranks_; }
+  int64_t pid_of_rank(int64_t rank) const;  // -1 when no process has it
 
   // Extent of the loaded events (falls back to the process table's).
   int64_t t_min() const { return t_min_; }
@@ -53,6 +75,7 @@ class Timeline {
  private:
   void add_group(const TrackGroup& g);
   void sort_groups();
+  void update_ranks();  // group pids and order, alignment, shifts, titles
 
   std::shared_ptr<const RecordingInfo> info_;
   std::vector<std::shared_ptr<const LoadBatch>> batches_;
@@ -63,6 +86,12 @@ class Timeline {
   std::vector<const CorrIndex*> gpu_corr_, api_corr_;
   int64_t t_min_ = 0, t_max_ = 0, event_count_ = 0;
   bool have_extent_ = false;
+  bool multi_rank_ = false;
+  StepAlignment alignment_;
+  std::unordered_map<const Track*, int64_t> shifts_;
+  int64_t min_shift_ = 0, max_shift_ = 0;
+  std::vector<RankItem> ranks_;
+  int64_t flagged_rank_ = -1;
 };
 
 }  // namespace gpuscope::gui

@@ -22,7 +22,12 @@ struct Lane {
   void finish() { lod.build(events); }
 };
 
-enum class TrackType : uint8_t { kEvents, kCounter };
+// kSteps: the steps of one process (a rank's step lane), drawn from `steps`.
+enum class TrackType : uint8_t { kEvents, kCounter, kSteps };
+
+struct StepMarker {
+  int64_t pid = 0, number = 0, start = 0, end = 0;
+};
 
 struct Track {
   std::string title;
@@ -35,6 +40,7 @@ struct Track {
   std::vector<CounterSample> samples;
   CounterPyramid counter_lod;
   std::string unit;
+  std::vector<StepMarker> steps;  // kSteps: sorted by start
 };
 
 struct TrackGroup {
@@ -55,10 +61,6 @@ struct EventRef {
   }
 };
 
-struct StepMarker {
-  int64_t pid = 0, number = 0, start = 0, end = 0;
-};
-
 // Summary table rows. `longest` points at the longest instance.
 struct NameSummary {
   EventKind kind = EventKind::kKernel;
@@ -73,12 +75,33 @@ struct MemcpySummary {
   EventRef longest;
 };
 
+// A time range a finding points at, and whose it is: the rank its label names
+// and the process (the analysed one for a per-process rule), -1 when unknown.
+struct EvidenceRange {
+  int64_t start = 0, end = 0;  // ns since origin
+  std::string label;
+  int64_t rank = -1, pid = -1;
+};
+
 // A finding from the analyzer, as the findings panel shows it.
 struct FindingItem {
   std::string id, title, severity, summary, fix;
   double saving_ns = 0;       // estimated time saved
   double saving_fraction = 0; // of the run's wall time, 0..1
-  std::vector<std::pair<int64_t, int64_t>> evidence;  // time ranges, ns since origin
+  std::vector<EvidenceRange> evidence;
+  int64_t rank = -1;  // cross-rank findings: the rank they name (the straggler, the last to arrive)
+};
+
+// One rank of a distributed job as the analyzer summarized it (analyzer's
+// RankSummary): what the rank groups' titles compare.
+struct RankItem {
+  int64_t rank = 0, pid = 0;
+  std::string host;
+  int64_t steps = 0;  // analysed steps
+  double step_ms_median = 0, step_ms_p95 = 0;
+  double own_ms_median = 0;         // median step less its wait in collectives
+  double collective_ms_median = 0;  // wait in collectives, median step
+  double collective_ms_per_step = 0, data_ms_per_step = 0, compute_ms_per_step = 0;
 };
 
 using StringTable = std::vector<std::string>;

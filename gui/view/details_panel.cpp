@@ -44,7 +44,7 @@ void DetailsPanel::clear() {
   link_ = {};
 }
 
-void DetailsPanel::showEventDetails(const Timeline& tl, DetailsSource* source, const EventRef& ref) {
+void DetailsPanel::showEventDetails(const Timeline& tl, DetailsSource* source, const EventRef& ref, int64_t shift) {
   clear();
   if (!ref.valid()) return;
   const Event& e = ref.event();
@@ -60,6 +60,14 @@ void DetailsPanel::showEventDetails(const Timeline& tl, DetailsSource* source, c
   for (const auto& f : fields)
     new QTreeWidgetItem(tree_, {q(f.name), q(f.value)});
   new QTreeWidgetItem(tree_, {QStringLiteral("row"), q(ref.track->title)});
+  if (shift != 0) {
+    const auto& ref_rank = tl.alignment();
+    new QTreeWidgetItem(tree_, {QStringLiteral("drawn shifted"),
+                                QStringLiteral("%1%2 to align steps with rank %3 (the times above are true)")
+                                    .arg(shift > 0 ? QStringLiteral("+") : QString())
+                                    .arg(q(format_duration(static_cast<double>(shift))))
+                                    .arg(ref_rank.reference_rank)});
+  }
   // Links between a launch and its GPU work.
   if (e.kind == EventKind::kApiCall) {
     auto work = tl.gpu_work(ref);
@@ -94,7 +102,8 @@ void DetailsPanel::showEventDetails(const Timeline& tl, DetailsSource* source, c
   }
 }
 
-void DetailsPanel::showRange(const Timeline& tl, int64_t a, int64_t b) {
+void DetailsPanel::showRange(const Timeline& tl, int64_t a, int64_t b,
+                             const std::function<int64_t(const Track*)>& shift) {
   clear();
   if (b <= a) return;
   const double span = static_cast<double>(b - a);
@@ -103,12 +112,19 @@ void DetailsPanel::showRange(const Timeline& tl, int64_t a, int64_t b) {
                       .arg(QString::number(static_cast<double>(b) / 1e9, 'f', 6) + " s")
                       .arg(q(format_duration(span))));
   new QTreeWidgetItem(tree_, {QStringLiteral("duration"), q(format_duration(span))});
+  bool shifted = false;
+  for (const auto& g : tl.groups())
+    for (const Track* t : g.tracks) shifted = shifted || (shift && shift(t) != 0);
+  if (shifted)
+    new QTreeWidgetItem(tree_, {QStringLiteral("times"), QStringLiteral("rank %1's; the other ranks' rows are shifted to align steps")
+                                                           .arg(tl.alignment().reference_rank)});
   for (const auto& g : tl.groups()) {
     QTreeWidgetItem* group = nullptr;
     for (const Track* t : g.tracks) {
       if (t->type != TrackType::kEvents || t->lanes.empty()) continue;
       const Lane& lane = t->lanes[0];
-      const int64_t busy = lane.lod.busy_in(lane.events, a, b);
+      const int64_t s = shift ? shift(t) : 0;
+      const int64_t busy = lane.lod.busy_in(lane.events, saturating_sub(a, s), saturating_sub(b, s));
       if (!group) group = new QTreeWidgetItem(tree_, {q(g.group.title), QString()});
       new QTreeWidgetItem(group, {q(t->title), QStringLiteral("busy %1 (%2 %)")
                                                    .arg(q(format_duration(static_cast<double>(busy))))

@@ -4,6 +4,8 @@
 
 #include <QWidget>
 
+#include <functional>
+
 #include "model/details.h"
 #include "model/timeline.h"
 
@@ -18,8 +20,11 @@ class DetailsPanel : public QWidget {
  public:
   explicit DetailsPanel(QWidget* parent = nullptr);
   void clear();
-  void showEventDetails(const Timeline& tl, DetailsSource* source, const EventRef& ref);
-  void showRange(const Timeline& tl, int64_t a, int64_t b);
+  // Times shown are the event's true ones; `shift` (aligned steps) says where it is drawn.
+  void showEventDetails(const Timeline& tl, DetailsSource* source, const EventRef& ref, int64_t shift = 0);
+  // [a, b) in display times; `shift` gives each row's (aligned steps), none when empty.
+  void showRange(const Timeline& tl, int64_t a, int64_t b,
+                 const std::function<int64_t(const Track*)>& shift = {});
   // The linked event the "Go to" button selects.
   const EventRef& linkTarget() const { return link_; }
   // All shown rows as "name: value" lines (tests, copy).

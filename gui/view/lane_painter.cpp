@@ -29,10 +29,12 @@ void LanePainter::paint_one(uchar* bits, qsizetype stride, int height, const Lan
                             const LaneJob& job, Scratch& s) {
   const auto& lane = job.track->lanes[job.lane];
   const auto& ev = lane.events;
-  const Window w{f.t0, f.ns_per_px, f.width};
+  // A shifted track is walked in its own times: the window moves the other way.
+  const double t0 = f.t0 - static_cast<double>(job.shift);
+  const Window w{t0, f.ns_per_px, f.width};
   const bool dim = f.highlight && !f.highlight->empty();
   const QRgb bg = job.bg;
-  auto x_of = [&](int64_t t) { return f.x0 + (static_cast<double>(t) - f.t0) / f.ns_per_px; };
+  auto x_of = [&](int64_t t) { return f.x0 + (static_cast<double>(t) - t0) / f.ns_per_px; };
   s.acc.reset(f.width);
   s.wide.clear();
   lane.lod.columns(ev, w, s.acc, &s.wide, kWidePx, kSplitPx);
@@ -80,8 +82,9 @@ void LanePainter::paint(QImage& img, const LaneFrame& frame, const std::vector<L
   size_t in_view = 0;
   for (const LaneJob& j : jobs) {
     const auto& ev = j.track->lanes[j.lane].events;
-    in_view += LanePyramid::first_ending_after(ev, static_cast<int64_t>(f.t0 + f.ns_per_px * f.width)) -
-               LanePyramid::first_ending_after(ev, static_cast<int64_t>(f.t0));
+    const double t0 = f.t0 - static_cast<double>(j.shift);
+    in_view += LanePyramid::first_ending_after(ev, static_cast<int64_t>(t0 + f.ns_per_px * f.width)) -
+               LanePyramid::first_ending_after(ev, static_cast<int64_t>(t0));
   }
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   const size_t threads = std::clamp<size_t>(in_view / kEventsPerThread, 1, std::min<size_t>({hw, jobs.size(), 8}));

@@ -18,6 +18,7 @@ struct LaneJob {
   uint32_t lane;
   int y;    // top of the lane in the image
   QRgb bg;  // the row's background
+  int64_t shift = 0;  // ns added to the track's times on screen (aligned steps)
 };
 
 struct LaneBox {

@@ -120,6 +120,19 @@ void MainWindow::buildMenus() {
   view->addAction(QStringLiteral("&Zoom to selection\tF"), view_, &TimelineView::zoomToSelection);
   QAction* find = view->addAction(QStringLiteral("F&ind…"), search_, &SearchBar::focusSearch);
   find->setShortcut(QKeySequence::Find);
+  view->addSeparator();
+  // Several ranks: each rank's rows shifted so that its step k starts where the
+  // reference rank's does (model/ranks.h); off shows every row at its true time.
+  align_action_ = view->addAction(QStringLiteral("&Align steps across ranks"));
+  align_action_->setObjectName(QStringLiteral("alignSteps"));
+  align_action_->setCheckable(true);
+  align_action_->setChecked(true);
+  align_action_->setEnabled(false);
+  align_action_->setToolTip(QStringLiteral("Draw each rank shifted so that its steps start with the first rank's"));
+  connect(align_action_, &QAction::toggled, this, [this](bool on) {
+    view_->setAlignSteps(on);
+    onSelection();
+  });
   QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
   help->addAction(QStringLiteral("&Navigation"), this, [this] {
     QMessageBox::information(
@@ -129,6 +142,7 @@ void MainWindow::buildMenus() {
                        "W / S: zoom in / out · A / D: pan left / right\n"
                        "F: zoom to the selection · 0 or Home: fit all · Esc: clear\n"
                        "Click: select (details on the right) · click a group header: collapse\n"
+                       "Click a rank's step lane: measure that step on every rank\n"
                        "Ctrl+F: search; Enter / Shift+Enter: next / previous match"));
   });
   refreshRecentMenu();
@@ -243,6 +257,7 @@ bool MainWindow::openBlocking(const QString& path, QString* error, bool findings
   highlight_.clear();
   highlight_source_ = HighlightSource::kNone;
   view_->setTimeline(timeline_.get());
+  align_action_->setEnabled(timeline_->multi_rank());
   view_->setMessage(timeline_->event_count() == 0 ? QStringLiteral("No events in this recording") : QString());
   kernel_model_->set(timeline_->kernel_summary(), timeline_->strings());
   op_model_->set(timeline_->op_summary(), timeline_->strings());
@@ -271,6 +286,7 @@ void MainWindow::install(std::shared_ptr<const RecordingInfo> info) {
     details_source_.reset();
   }
   view_->setTimeline(timeline_.get());
+  align_action_->setEnabled(timeline_->multi_rank());
   view_->setMessage(QStringLiteral("Loading %1…").arg(QFileInfo(path_).fileName()));
   setWindowTitle(QFileInfo(path_).fileName() + QStringLiteral(" — gpuscope"));
   emit recordingOpened();
@@ -293,6 +309,10 @@ void MainWindow::addBatch(std::shared_ptr<const LoadBatch> batch) {
 void MainWindow::setFindings(const FindingsResult& f) {
   findings_->model()->set(f.findings);
   findings_->setStatus(q(f.status));
+  if (timeline_ && !f.ranks.empty()) {
+    timeline_->set_ranks(f.ranks, straggler_rank(f));
+    view_->timelineChanged();
+  }
 }
 
 void MainWindow::failed(const QString& reason) {
@@ -318,7 +338,7 @@ void MainWindow::onSelection() {
   if (!timeline_) return;
   if (!ref.valid()) {
     if (view_->hasRangeSelection())
-      details_->showRange(*timeline_, view_->rangeStart(), view_->rangeEnd());
+      showRangeDetails(view_->rangeStart(), view_->rangeEnd());
     else
       details_->clear();
     if (highlight_source_ == HighlightSource::kOp) {
@@ -327,7 +347,10 @@ void MainWindow::onSelection() {
     }
     return;
   }
-  details_->showEventDetails(*timeline_, details_source_.get(), ref);
+  details_->showEventDetails(*timeline_, details_source_.get(), ref, view_->shiftOf(ref.track));
+  // Walking search matches, or a table's instances, keeps them lit, ops
+  // included (a CPU-only job is all ops).
+  if (keep_highlight_) return;
   if (ref.event().kind == EventKind::kOp) {
     // An op's kernels light up across the GPU rows.
     highlight_.select_refs(timeline_->gpu_work_of_op(ref));
@@ -341,9 +364,13 @@ void MainWindow::onSelection() {
 void MainWindow::onRange(qint64 a, qint64 b) {
   if (!timeline_) return;
   if (b > a)
-    details_->showRange(*timeline_, a, b);
+    showRangeDetails(a, b);
   else if (!view_->selected().valid())
     details_->clear();
+}
+
+void MainWindow::showRangeDetails(qint64 a, qint64 b) {
+  details_->showRange(*timeline_, a, b, [this](const Track* t) { return view_->shiftOf(t); });
 }
 
 void MainWindow::onSearch(const QString& pattern, bool regex) {
@@ -379,7 +406,9 @@ void MainWindow::stepMatch(bool forward) {
   EventRef next = forward ? highlight_.next(cur, t) : highlight_.prev(cur, t);
   if (!next.valid()) next = forward ? highlight_.next({}, INT64_MIN) : highlight_.prev({}, INT64_MAX);  // wrap
   if (!next.valid()) return;
+  keep_highlight_ = true;
   view_->select(next, true);
+  keep_highlight_ = false;
   search_->setResult(QStringLiteral("%1 / %2").arg(highlight_.rank(next)).arg(highlight_.count()));
 }
 
@@ -389,16 +418,31 @@ void MainWindow::activateSummary(EventKind kind, uint32_t name, int aux, const E
     return e.kind == kind && (aux >= 0 ? e.aux == aux : e.name == name);
   });
   setHighlight(HighlightSource::kTable);
+  keep_highlight_ = true;
   if (longest.valid()) view_->select(longest, true);
+  keep_highlight_ = false;
 }
 
 void MainWindow::onFinding(int row) {
   const FindingItem& f = findings_->model()->row(row);
+  if (!timeline_) return;
+  // In a distributed job each range is drawn on its own rank's rows, and the
+  // view goes to the first one's rank.
+  std::vector<TimelineView::EvidenceBand> bands;
+  if (timeline_->multi_rank())
+    for (const auto& e : f.evidence)
+      if (e.pid >= 0) bands.push_back({e.pid, e.start, e.end, q(e.label)});
+  view_->setEvidence(bands);
   if (f.evidence.empty()) return;
-  int64_t a = f.evidence.front().first, b = f.evidence.front().second;
+  const EvidenceRange& first = f.evidence.front();
+  const int64_t shift = bands.empty() ? 0 : view_->shiftOfPid(first.pid);
+  const int64_t a = saturating_add(first.start, shift), b = saturating_add(first.end, shift);
   const double pad = std::max(static_cast<double>(b - a) * 0.15, 1000.0);
   view_->setRange(static_cast<double>(a) - pad, static_cast<double>(b) + pad);
   view_->setRangeSelection(a, b);
+  if (!bands.empty())
+    for (size_t g = 0; g < timeline_->groups().size(); ++g)
+      if (timeline_->groups()[g].pid == first.pid) view_->revealGroup(static_cast<int>(g));
 }
 
 }  // namespace gpuscope::gui

@@ -14,6 +14,7 @@
 #include "model/summary_models.h"
 #include "model/timeline.h"
 
+class QAction;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -50,6 +51,8 @@ class MainWindow : public QMainWindow {
   SummaryTable* memcpyTable() const { return memcpy_table_; }
   QTabWidget* bottomTabs() const { return tabs_; }
   const Highlight& highlight() const { return highlight_; }
+  // View > Align steps across ranks: checked by default, enabled for recordings with several ranks.
+  QAction* alignStepsAction() const { return align_action_; }
   QStringList recentFiles() const;
 
  signals:
@@ -74,6 +77,7 @@ class MainWindow : public QMainWindow {
   void failed(const QString& reason);
   void onSelection();
   void onRange(qint64 a, qint64 b);
+  void showRangeDetails(qint64 a, qint64 b);
   void onSearch(const QString& pattern, bool regex);
   void stepMatch(bool forward);
   void setHighlight(HighlightSource source);
@@ -92,6 +96,7 @@ class MainWindow : public QMainWindow {
   SummaryTable* memcpy_table_;
   QTabWidget* tabs_;
   QMenu* recent_menu_ = nullptr;
+  QAction* align_action_ = nullptr;
   QProgressBar* progress_;
   QLabel* status_;
 
@@ -102,6 +107,7 @@ class MainWindow : public QMainWindow {
   std::unique_ptr<DetailsSource> details_source_;
   Highlight highlight_;
   HighlightSource highlight_source_ = HighlightSource::kNone;
+  bool keep_highlight_ = false;  // selecting a search match or a table row's longest
   QString path_;
 };
 

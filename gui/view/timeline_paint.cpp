@@ -55,7 +55,7 @@ void TimelineView::writeLine(QImage& img, int y0, int rows, const std::vector<QR
 
 void TimelineView::paintCounter(QImage& img, const Track* track, int y, int h) {
   const int tw = timelineWidth();
-  const Window w{t0_, ns_per_px_, tw};
+  const Window w{t0_ - static_cast<double>(shiftOf(track)), ns_per_px_, tw};
   track->counter_lod.columns(track->samples, w, lo_, hi_);
   const double vmin = std::min(0.0, track->counter_lod.min_value());
   const double vmax = std::max(track->counter_lod.max_value(), vmin + 1e-9);
@@ -91,10 +91,11 @@ void TimelineView::paintLanes(QImage& img) {
       paintCounter(img, row.track, y + kTrackPad, row.height - 2 * kTrackPad);
       continue;
     }
+    const int64_t shift = shiftOf(row.track);
     for (uint32_t l = 0; l < row.track->lanes.size(); ++l) {
       const int ly = y + kTrackPad + static_cast<int>(l) * kLaneHeight;
       if (ly >= H || ly + kLaneHeight <= kRulerHeight) continue;
-      jobs.push_back({row.track, l, ly, bg});
+      jobs.push_back({row.track, l, ly, bg, shift});
     }
   }
   LaneFrame f;
@@ -129,6 +130,42 @@ void TimelineView::paintBoxes(QPainter& p) {
   }
 }
 
+void TimelineView::paintStepLanes(QPainter& p, int height) {
+  const QFontMetrics fm(p.font());
+  const double x_min = kHeaderWidth, x_max = kHeaderWidth + timelineWidth();
+  p.save();
+  p.setClipRect(QRectF(x_min, kRulerHeight, x_max - x_min, height - kRulerHeight));
+  for (const Row& row : rows_) {
+    if (!row.track || row.track->type != TrackType::kSteps) continue;
+    const int y = kRulerHeight + row.y - scroll_y_ + kTrackPad;
+    if (y >= height || y + kLaneHeight <= kRulerHeight) continue;
+    const auto& steps = row.track->steps;
+    const double shift = static_cast<double>(shiftOf(row.track));
+    // Sorted by start: from the last step that starts before the view.
+    auto it = std::upper_bound(steps.begin(), steps.end(), viewStart() - shift,
+                               [](double t, const StepMarker& s) { return t < static_cast<double>(s.start); });
+    if (it != steps.begin()) --it;
+    double last_x1 = -1e9;
+    for (; it != steps.end() && static_cast<double>(it->start) + shift <= viewEnd(); ++it) {
+      const double x0 = std::max(xOf(static_cast<double>(it->start) + shift), x_min - 2);
+      const double x1 = std::min(xOf(static_cast<double>(it->end) + shift), x_max + 2);
+      if (x1 - last_x1 < 1 && x1 - x0 < 1) continue;  // packed tighter than pixels: one box per pixel
+      last_x1 = x1;
+      const QRectF r(x0, y + 1, std::max(1.0, x1 - x0 - 1), kLaneHeight - 2);
+      p.fillRect(r, (it->number & 1) ? QColor(150, 110, 190) : QColor(120, 70, 165));
+      const QString label = QStringLiteral("step %1 · %2").arg(it->number).arg(q(format_duration(static_cast<double>(saturating_sub(it->end, it->start)))));
+      if (r.width() >= fm.horizontalAdvance(label) + 6) {
+        p.setPen(Qt::white);
+        p.drawText(r.adjusted(3, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
+      } else if (r.width() >= kLabelMinPx) {
+        p.setPen(Qt::white);
+        p.drawText(r.adjusted(3, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, QString::number(it->number));
+      }
+    }
+  }
+  p.restore();
+}
+
 void TimelineView::paintHeaders(QPainter& p, int width, int height) {
   const QFontMetrics fm(p.font());
   p.fillRect(QRect(0, kRulerHeight, kHeaderWidth, height - kRulerHeight), QColor::fromRgb(kHeaderBackground));
@@ -139,10 +176,11 @@ void TimelineView::paintHeaders(QPainter& p, int width, int height) {
     if (y >= height || y + row.height <= kRulerHeight) continue;
     if (!row.track) {
       const auto& g = timeline_->groups()[static_cast<size_t>(row.group)];
-      p.fillRect(QRect(0, y, width, row.height), QColor::fromRgb(kGroupBackground));
-      p.setPen(QColor(30, 30, 30));
+      // The straggler's group stands out before anyone clicks.
+      p.fillRect(QRect(0, y, width, row.height), g.flagged ? QColor(250, 214, 190) : QColor::fromRgb(kGroupBackground));
+      p.setPen(g.flagged ? QColor(150, 40, 0) : QColor(30, 30, 30));
       const QString arrow = groupCollapsed(row.group) ? QStringLiteral("▸ ") : QStringLiteral("▾ ");
-      QString title = arrow + q(g.group.title);
+      QString title = arrow + q(g.title());
       if (groupCollapsed(row.group)) title += QStringLiteral("  (%1 rows)").arg(g.tracks.size());
       p.drawText(QRect(6, y, width - 12, row.height), Qt::AlignVCenter | Qt::AlignLeft, title);
       continue;
@@ -226,11 +264,14 @@ void TimelineView::paintRuler(QPainter& p, int width) {
       p.drawText(box, Qt::AlignCenter, text);
     }
   }
-  // Steps: number labels along the ruler's top.
+  // Steps: number labels along the ruler's top; of several ranks the
+  // reference rank's, on whose clock aligned rows are drawn.
   if (timeline_) {
     p.setPen(QColor(120, 60, 160));
     double last_x = -1e9;
+    const int64_t ref = timeline_->alignment().reference_pid;
     for (const StepMarker& s : timeline_->steps()) {
+      if (ref >= 0 && s.pid != ref) continue;
       const double x = xOf(static_cast<double>(s.start));
       if (x < kHeaderWidth || x >= x_end || x - last_x < 40) continue;
       p.drawText(QPointF(x + 2, fm.ascent()), QStringLiteral("step %1").arg(s.number));
@@ -243,20 +284,8 @@ void TimelineView::paintOverlays(QPainter& p, int width, int height) {
   const int x_end = kHeaderWidth + timelineWidth();
   p.save();
   p.setClipRect(QRect(kHeaderWidth, kRulerHeight, x_end - kHeaderWidth, height - kRulerHeight));
-  // Step markers across every row, unless they are packed so tight that
-  // they would hide the rows (the ruler still numbers them).
-  const auto& steps = timeline_->steps();
-  auto first_step = std::lower_bound(steps.begin(), steps.end(), viewStart(),
-                                     [](const StepMarker& s, double t) { return static_cast<double>(s.start) < t; });
-  auto last_step = std::lower_bound(first_step, steps.end(), viewEnd(),
-                                    [](const StepMarker& s, double t) { return static_cast<double>(s.start) < t; });
-  if ((last_step - first_step) * 8 < timelineWidth()) {
-    p.setPen(QPen(QColor(120, 60, 160, 140), 1));
-    for (auto it = first_step; it != last_step; ++it) {
-      const double x = std::round(xOf(static_cast<double>(it->start))) + 0.5;
-      p.drawLine(QPointF(x, kRulerHeight), QPointF(x, height));
-    }
-  }
+  paintStepLines(p, height);
+  paintEvidence(p);
   if (hasRangeSelection()) {
     const double xa = xOf(static_cast<double>(range_a_)), xb = xOf(static_cast<double>(range_b_));
     p.fillRect(QRectF(xa, kRulerHeight, xb - xa, height - kRulerHeight), QColor(60, 120, 220, 40));
@@ -269,7 +298,8 @@ void TimelineView::paintOverlays(QPainter& p, int width, int height) {
       const int y = kRulerHeight + row.y - scroll_y_;
       if (!row.track || row.track->lanes.empty() || y >= height || y + row.height <= kRulerHeight) continue;
       const Lane& lane = row.track->lanes[0];
-      const int64_t busy = lane.lod.busy_in(lane.events, range_a_, range_b_);
+      const int64_t shift = shiftOf(row.track);
+      const int64_t busy = lane.lod.busy_in(lane.events, saturating_sub(range_a_, shift), saturating_sub(range_b_, shift));
       if (busy <= 0) continue;
       QString text = QStringLiteral("%1 · %2 %").arg(q(format_duration(static_cast<double>(busy))))
                          .arg(100.0 * static_cast<double>(busy) / static_cast<double>(range_b_ - range_a_), 0, 'f', 1);
@@ -285,10 +315,11 @@ void TimelineView::paintOverlays(QPainter& p, int width, int height) {
     int row = rowOf(selected_.track);
     if (row >= 0) {
       const Event& e = selected_.event();
+      const double shift = static_cast<double>(shiftOf(selected_.track));
       const int y = kRulerHeight + rows_[static_cast<size_t>(row)].y - scroll_y_ + kTrackPad +
                     static_cast<int>(selected_.lane) * kLaneHeight;
-      const double x0 = std::max(xOf(static_cast<double>(e.start)), kHeaderWidth - 3.0);
-      const double x1 = std::min(std::max(xOf(static_cast<double>(e.end)), x0 + 2), x_end + 3.0);
+      const double x0 = std::max(xOf(static_cast<double>(e.start) + shift), kHeaderWidth - 3.0);
+      const double x1 = std::min(std::max(xOf(static_cast<double>(e.end) + shift), x0 + 2), x_end + 3.0);
       p.setPen(QPen(QColor(255, 170, 0), 2));
       p.setBrush(Qt::NoBrush);
       p.drawRect(QRectF(x0 - 1, y, x1 - x0 + 2, kLaneHeight));
@@ -308,13 +339,72 @@ void TimelineView::paintOverlays(QPainter& p, int width, int height) {
   (void)width;
 }
 
+void TimelineView::paintStepLines(QPainter& p, int height) {
+  // Step markers across the rows, unless they are packed so tight that they
+  // would hide the rows (the ruler still numbers them). Of several ranks,
+  // each row shows its own rank's steps, where its shift puts them.
+  const auto& steps = timeline_->steps();
+  const bool per_rank = timeline_->multi_rank();
+  const double w = timelineWidth();
+  p.setPen(QPen(QColor(120, 60, 160, 140), 1));
+  auto visible = [&](double shift) {
+    auto first = std::lower_bound(steps.begin(), steps.end(), viewStart() - shift,
+                                  [](const StepMarker& s, double t) { return static_cast<double>(s.start) < t; });
+    auto last = std::lower_bound(first, steps.end(), viewEnd() - shift,
+                                 [](const StepMarker& s, double t) { return static_cast<double>(s.start) < t; });
+    return std::pair(first, last);
+  };
+  if (!per_rank) {
+    auto [first, last] = visible(0);
+    if ((last - first) * 8 >= w) return;
+    for (auto it = first; it != last; ++it) {
+      const double x = std::round(xOf(static_cast<double>(it->start))) + 0.5;
+      p.drawLine(QPointF(x, kRulerHeight), QPointF(x, height));
+    }
+    return;
+  }
+  for (const Row& row : rows_) {
+    if (!row.track || row.track->pid < 0) continue;
+    const int y = kRulerHeight + row.y - scroll_y_;
+    if (y >= height || y + row.height <= kRulerHeight) continue;
+    const double shift = static_cast<double>(shiftOf(row.track));
+    auto [first, last] = visible(shift);
+    // All processes' steps are in view; this row draws its own.
+    const double ranks = static_cast<double>(std::max<size_t>(1, timeline_->alignment().shifts.size()));
+    if (static_cast<double>(last - first) * 8 >= w * ranks) continue;
+    for (auto it = first; it != last; ++it) {
+      if (it->pid != row.track->pid) continue;
+      const double x = std::round(xOf(static_cast<double>(it->start) + shift)) + 0.5;
+      p.drawLine(QPointF(x, y), QPointF(x, y + row.height));
+    }
+  }
+}
+
+void TimelineView::paintEvidence(QPainter& p) {
+  const QFontMetrics fm(p.font());
+  for (const EvidenceRect& r : evidenceRects()) {
+    p.fillRect(r.rect, QColor(255, 150, 0, 70));
+    p.setPen(QPen(QColor(220, 110, 0), 1));
+    p.drawLine(r.rect.topLeft(), r.rect.bottomLeft());
+    p.drawLine(r.rect.topRight(), r.rect.bottomRight());
+    if (r.track) continue;
+    // The band's label on its group's header.
+    const QRectF box = r.rect.adjusted(2, 1, 0, -1);
+    const QString label = fm.elidedText(evidence_[static_cast<size_t>(r.band)].label, Qt::ElideRight, static_cast<int>(box.width()) - 6);
+    if (label.isEmpty()) continue;
+    p.fillRect(QRectF(box.left(), box.top(), fm.horizontalAdvance(label) + 6, box.height()), QColor(255, 236, 205));
+    p.setPen(QColor(150, 60, 0));
+    p.drawText(box.adjusted(3, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
+  }
+}
+
 void TimelineView::paintArrow(QPainter& p, const EventRef& from, const EventRef& to) {
   auto anchor = [&](const EventRef& r) -> QPointF {
     int row = rowOf(r.track);
     if (row < 0) return {-1, -1};
     const double y = kRulerHeight + rows_[static_cast<size_t>(row)].y - scroll_y_ + kTrackPad +
                      static_cast<double>(r.lane) * kLaneHeight + kLaneHeight / 2.0;
-    return {xOf(static_cast<double>(r.event().start)), y};
+    return {xOf(static_cast<double>(r.event().start) + static_cast<double>(shiftOf(r.track))), y};
   };
   const QPointF a = anchor(from), b = anchor(to);
   if (a.y() < 0 || b.y() < 0) return;
@@ -362,6 +452,7 @@ void TimelineView::render(QImage& img) {
     return;
   }
   paintBoxes(p);
+  paintStepLanes(p, H);
   paintHeaders(p, W, H);
   paintOverlays(p, W, H);
   paintRuler(p, W);

@@ -38,6 +38,7 @@ TimelineView::~TimelineView() = default;
 void TimelineView::setTimeline(const Timeline* timeline) {
   timeline_ = timeline;
   highlight_ = nullptr;
+  evidence_.clear();
   selected_ = {};
   range_a_ = range_b_ = 0;
   user_navigated_ = false;
@@ -115,14 +116,23 @@ void TimelineView::changed() {
 
 void TimelineView::clampView() {
   if (!timeline_) return;
-  const double span_all = std::max<double>(static_cast<double>(timeline_->t_max() - timeline_->t_min()), kMinSpanNs);
+  const double t_min = displayMin(), t_max = displayMax();
+  const double span_all = std::max(t_max - t_min, kMinSpanNs);
   const double w = timelineWidth();
   ns_per_px_ = std::clamp(ns_per_px_, kMinSpanNs / w, 4 * span_all / w);
   const double span = ns_per_px_ * w;
   // Keep some of the recording on screen.
-  const double lo = static_cast<double>(timeline_->t_min()) - span * 0.9;
-  const double hi = static_cast<double>(timeline_->t_max()) - span * 0.1;
+  const double lo = t_min - span * 0.9;
+  const double hi = t_max - span * 0.1;
   t0_ = std::clamp(t0_, lo, std::max(lo, hi));
+}
+
+double TimelineView::displayMin() const {
+  return static_cast<double>(timeline_->t_min()) + (stepsAligned() ? static_cast<double>(timeline_->min_shift()) : 0.0);
+}
+
+double TimelineView::displayMax() const {
+  return static_cast<double>(timeline_->t_max()) + (stepsAligned() ? static_cast<double>(timeline_->max_shift()) : 0.0);
 }
 
 void TimelineView::setRange(double t0, double t1) {
@@ -136,8 +146,7 @@ void TimelineView::setRange(double t0, double t1) {
 
 void TimelineView::fitAll() {
   if (!timeline_) return;
-  const double lo = static_cast<double>(timeline_->t_min());
-  const double hi = static_cast<double>(timeline_->t_max());
+  const double lo = displayMin(), hi = displayMax();
   const double pad = std::max(1.0, (hi - lo) * 0.01);
   setRange(lo - pad, hi + pad);
 }
@@ -165,8 +174,9 @@ void TimelineView::zoomToSelection() {
     a = static_cast<double>(range_a_);
     b = static_cast<double>(range_b_);
   } else if (selected_.valid()) {
-    a = static_cast<double>(selected_.event().start);
-    b = static_cast<double>(selected_.event().end);
+    const double shift = static_cast<double>(shiftOf(selected_.track));
+    a = static_cast<double>(selected_.event().start) + shift;
+    b = static_cast<double>(selected_.event().end) + shift;
   } else {
     return;
   }
@@ -193,7 +203,8 @@ void TimelineView::select(const EventRef& ref, bool reveal) {
       }
     }
     const Event& e = ref.event();
-    const double a = static_cast<double>(e.start), b = static_cast<double>(e.end);
+    const double shift = static_cast<double>(shiftOf(ref.track));
+    const double a = static_cast<double>(e.start) + shift, b = static_cast<double>(e.end) + shift;
     // Show the event at about 60 % of the width, or centred if it is tiny.
     const double span = std::max((b - a) / 0.6, std::min(viewEnd() - viewStart(), 1e6));
     if (b - a > 0.8 * (viewEnd() - viewStart()) || a < viewStart() || b > viewEnd() ||
@@ -225,6 +236,57 @@ void TimelineView::setMessage(const QString& message) {
 void TimelineView::setHighlight(const Highlight* h) {
   highlight_ = h;
   ++content_generation_;  // the same highlight object may hold new matches
+  update();
+}
+
+void TimelineView::setAlignSteps(bool on) {
+  if (on == align_steps_) return;
+  // The reference rank does not move, so the window stays where it is.
+  align_steps_ = on;
+  ++content_generation_;
+  clampView();
+  changed();
+}
+
+void TimelineView::setEvidence(std::vector<EvidenceBand> bands) {
+  evidence_ = std::move(bands);
+  update();
+}
+
+std::vector<TimelineView::EvidenceRect> TimelineView::evidenceRects() const {
+  std::vector<EvidenceRect> out;
+  if (!timeline_) return out;
+  const double x_min = kHeaderWidth, x_max = kHeaderWidth + timelineWidth();
+  for (size_t bi = 0; bi < evidence_.size(); ++bi) {
+    const EvidenceBand& b = evidence_[bi];
+    for (const Row& row : rows_) {
+      const auto& g = timeline_->groups()[static_cast<size_t>(row.group)];
+      const int64_t pid = row.track && row.track->pid >= 0 ? row.track->pid : g.pid;
+      if (pid != b.pid) continue;
+      const int y = kRulerHeight + row.y - scroll_y_;
+      if (y >= height() || y + row.height <= kRulerHeight) continue;
+      // A header row takes its process's shift; a row its track's.
+      const double shift = static_cast<double>(row.track ? shiftOf(row.track) : shiftOfPid(b.pid));
+      const double xa = std::max(xOf(static_cast<double>(b.start) + shift), x_min);
+      const double xb = std::min(xOf(static_cast<double>(b.end) + shift), x_max);
+      if (xb <= xa) continue;
+      out.push_back({row.track, row.group, static_cast<int>(bi), QRectF(xa, y, std::max(1.0, xb - xa), row.height)});
+    }
+  }
+  return out;
+}
+
+void TimelineView::revealGroup(int group) {
+  if (!timeline_ || group < 0 || static_cast<size_t>(group) >= timeline_->groups().size()) return;
+  if (groupCollapsed(group)) setGroupCollapsed(group, false);
+  for (const Row& row : rows_) {
+    if (row.group != group || row.track) continue;
+    if (row.y < scroll_y_ || row.y + kGroupHeight > scroll_y_ + viewportHeight()) {
+      scroll_y_ = row.y;
+      updateScrollBar();
+    }
+    break;
+  }
   update();
 }
 
@@ -260,7 +322,7 @@ QPoint TimelineView::eventPosition(const EventRef& ref) const {
   int row = rowOf(ref.track);
   if (row < 0) return {-1, -1};
   const Event& e = ref.event();
-  const double mid = (static_cast<double>(e.start) + static_cast<double>(e.end)) / 2;
+  const double mid = (static_cast<double>(e.start) + static_cast<double>(e.end)) / 2 + static_cast<double>(shiftOf(ref.track));
   const int x = static_cast<int>(std::lround(std::clamp(xOf(mid), -1e6, 1e6)));
   const int y = rows_[static_cast<size_t>(row)].y + kTrackPad + static_cast<int>(ref.lane) * kLaneHeight +
                 kLaneHeight / 2 - scroll_y_ + kRulerHeight;
@@ -278,9 +340,30 @@ EventRef TimelineView::eventAt(const QPoint& pos) const {
   const int ly = pos.y() - kRulerHeight + scroll_y_ - row.y - kTrackPad;
   if (ly < 0) return {};
   const uint32_t lane = static_cast<uint32_t>(ly / kLaneHeight);
-  const int64_t t = static_cast<int64_t>(timeAt(pos.x()));
+  const int64_t t = static_cast<int64_t>(timeAt(pos.x())) - shiftOf(row.track);
   const int64_t slop = static_cast<int64_t>(3 * ns_per_px_);
   return Timeline::hit(row.track, lane, t, slop);
+}
+
+QRect TimelineView::trackRect(const Track* track) const {
+  const int row = rowOf(track);
+  if (row < 0) return {};
+  const Row& r = rows_[static_cast<size_t>(row)];
+  return QRect(0, kRulerHeight + r.y - scroll_y_, kHeaderWidth + timelineWidth(), r.height);
+}
+
+const StepMarker* TimelineView::stepAt(const QPoint& pos) const {
+  if (pos.x() < kHeaderWidth) return nullptr;
+  const int r = rowAt(pos.y());
+  if (r < 0 || !rows_[static_cast<size_t>(r)].track) return nullptr;
+  const Track* t = rows_[static_cast<size_t>(r)].track;
+  if (t->type != TrackType::kSteps) return nullptr;
+  const double at = timeAt(pos.x()) - static_cast<double>(shiftOf(t));
+  auto it = std::upper_bound(t->steps.begin(), t->steps.end(), at,
+                             [](double v, const StepMarker& s) { return v < static_cast<double>(s.start); });
+  if (it == t->steps.begin()) return nullptr;
+  --it;
+  return at < static_cast<double>(it->end) ? &*it : nullptr;
 }
 
 void TimelineView::wheelEvent(QWheelEvent* e) {
@@ -336,9 +419,17 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
   const Drag was = drag_;
   drag_ = Drag::kNone;
   if (was == Drag::kNone || moved_) return;
-  // A click: select what is under the cursor (or nothing).
+  // A click: select what is under the cursor (or nothing). A click on a step
+  // lane measures that step, on every rank at once when steps are aligned.
   if (was == Drag::kRange) clearRangeSelection();
-  select(eventAt(e->position().toPoint()));
+  const QPoint pos = e->position().toPoint();
+  if (const StepMarker* step = stepAt(pos)) {
+    const int64_t shift = shiftOfPid(step->pid);
+    setRangeSelection(saturating_add(step->start, shift), saturating_add(step->end, shift));
+    select({});
+    return;
+  }
+  select(eventAt(pos));
 }
 
 void TimelineView::keyPressEvent(QKeyEvent* e) {
@@ -356,6 +447,7 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_Home: fitAll(); break;
     case Qt::Key_Escape:
       clearRangeSelection();
+      setEvidence({});
       select({});
       break;
     default: QWidget::keyPressEvent(e); return;

@@ -4,6 +4,12 @@
 // columns instead of events. Navigation as in Perfetto: wheel zooms at the
 // cursor, drag pans, W/S zoom, A/D pan; Shift+drag or a drag on the ruler
 // selects a time range.
+//
+// In a distributed job the ranks' steps are aligned by default (model/ranks.h):
+// each row is drawn shifted by its rank's constant, so the x axis is the
+// reference rank's clock. Times in the view's API (viewStart, xOf, the range
+// selection, evidence bands' x) are such display times; events keep their
+// true times, and shiftOf(track) converts.
 #pragma once
 
 #include <QImage>
@@ -64,9 +70,47 @@ class TimelineView : public QWidget {
   // Events drawn bright over a dimmed timeline; nullptr clears. Not owned.
   void setHighlight(const Highlight* h);
 
+  // Align steps (on by default; only a recording with several ranks has shifts).
+  void setAlignSteps(bool on);
+  bool alignSteps() const { return align_steps_; }
+  // Whether rows are drawn shifted now.
+  bool stepsAligned() const { return align_steps_ && timeline_ && !timeline_->alignment().shifts.empty(); }
+  // ns added to the track's (or the process's) true times on screen.
+  int64_t shiftOf(const Track* track) const {
+    return align_steps_ && timeline_ && track ? timeline_->step_shift(track) : 0;
+  }
+  int64_t shiftOfPid(int64_t pid) const {
+    return align_steps_ && timeline_ ? timeline_->alignment().offset(pid) : 0;
+  }
+
+  // A finding's evidence: a band over the rows of one process (true times).
+  struct EvidenceBand {
+    int64_t pid = -1;
+    int64_t start = 0, end = 0;
+    QString label;
+  };
+  void setEvidence(std::vector<EvidenceBand> bands);
+  const std::vector<EvidenceBand>& evidence() const { return evidence_; }
+  // Where the bands are drawn: one rectangle per band and row of its process
+  // (widget coordinates, rows on screen only); painting uses the same.
+  struct EvidenceRect {
+    const Track* track = nullptr;  // null: the group's header
+    int group = -1;
+    int band = -1;  // index into evidence()
+    QRectF rect;
+  };
+  std::vector<EvidenceRect> evidenceRects() const;
+  // Expands the group and scrolls its header into view.
+  void revealGroup(int group);
+
   void setGroupCollapsed(int group, bool collapsed);
   bool groupCollapsed(int group) const;
 
+  // Where a track's row is (widget coordinates, the header column included);
+  // empty when its group is collapsed.
+  QRect trackRect(const Track* track) const;
+  // The step of a step lane (TrackType::kSteps) under a widget position.
+  const StepMarker* stepAt(const QPoint& pos) const;
   // Widget position of the middle of an event, or (-1, -1) when not on screen.
   QPoint eventPosition(const EventRef& ref) const;
   EventRef eventAt(const QPoint& pos) const;
@@ -109,6 +153,8 @@ class TimelineView : public QWidget {
   };
   void relayout();
   void clampView();
+  double displayMin() const;  // the loaded extent on screen (shifted rows included)
+  double displayMax() const;
   void updateScrollBar();
   int rowAt(int y) const;  // index into rows_, -1 if none
   int rowOf(const Track* t) const;
@@ -120,6 +166,9 @@ class TimelineView : public QWidget {
   void paintCounter(QImage& img, const Track* track, int y, int h);
   void writeLine(QImage& img, int y, int rows, const std::vector<QRgb>& line);
   void paintBoxes(QPainter& p);
+  void paintStepLanes(QPainter& p, int height);
+  void paintStepLines(QPainter& p, int height);
+  void paintEvidence(QPainter& p);
   void paintHeaders(QPainter& p, int width, int height);
   void paintRuler(QPainter& p, int width);
   void paintOverlays(QPainter& p, int width, int height);
@@ -128,6 +177,8 @@ class TimelineView : public QWidget {
 
   const Timeline* timeline_ = nullptr;
   const Highlight* highlight_ = nullptr;
+  bool align_steps_ = true;
+  std::vector<EvidenceBand> evidence_;
   std::vector<Row> rows_;
   std::vector<bool> collapsed_;
   int content_height_ = 0;

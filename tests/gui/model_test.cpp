@@ -525,10 +525,19 @@ void ModelTest::modelsPassTester() {
   f.severity = "high";
   f.saving_ns = 12e6;
   f.saving_fraction = 0.1;
-  f.evidence = {{100, 200}};
-  findings.set({f, f});
+  f.evidence = {{100, 200, "step 3", -1, -1}};
+  FindingItem g = f;
+  g.id = "straggler";
+  g.title = "One rank is slower and the others wait for it";
+  g.rank = 2;
+  findings.set({f, g});
   QCOMPARE(findings.rowCount(), 2);
-  QCOMPARE(findings.data(findings.index(1, FindingsModel::kRule), Qt::DisplayRole).toString(), QStringLiteral("host_sync"));
+  QCOMPARE(findings.data(findings.index(0, FindingsModel::kRule), Qt::DisplayRole).toString(), QStringLiteral("host_sync"));
+  // A cross-rank finding names its rank in the list.
+  QCOMPARE(findings.data(findings.index(0, FindingsModel::kTitle), Qt::DisplayRole).toString(),
+           QStringLiteral("Host waits on the GPU every step"));
+  QCOMPARE(findings.data(findings.index(1, FindingsModel::kTitle), Qt::DisplayRole).toString(),
+           QStringLiteral("One rank is slower and the others wait for it — rank 2"));
   QVERIFY(findings.data(findings.index(0, FindingsModel::kSaving), Qt::DisplayRole).toString().startsWith(QStringLiteral("12 ms")));
   findings.set({});
 }

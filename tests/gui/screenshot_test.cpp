@@ -12,6 +12,7 @@
 #include <QtTest>
 
 #include "synthetic_recording.h"
+#include "tests/analyzer/recorded_data.h"
 
 namespace {
 
@@ -75,16 +76,20 @@ class ScreenshotTest : public QObject {
   void badInput();
 
  private:
-  QImage shoot(const QStringList& extra, const QString& recording = QStringLiteral("nvtx_loop.db"));
+  QImage shoot(const QStringList& extra, const QString& recording = QStringLiteral("nvtx_loop.db"),
+               QSize size = QSize(1200, 420));
   QTemporaryDir dir_;
   int counter_ = 0;
 };
 
-QImage ScreenshotTest::shoot(const QStringList& extra, const QString& recording) {
+QImage ScreenshotTest::shoot(const QStringList& extra, const QString& recording, QSize size) {
   const QString out = dir_.filePath(QStringLiteral("shot%1.png").arg(counter_++));
+  // A .db.zst recording is unpacked first.
+  const QString input = QString::fromStdString(
+      gpuscope::testing::readable_recording((kSource + QStringLiteral("/tests/data/") + recording).toStdString()));
   Run r = run(kBin + QStringLiteral("/gpuscope-view"),
-              QStringList{kSource + QStringLiteral("/tests/data/") + recording, QStringLiteral("--screenshot"), out,
-                          QStringLiteral("--timeline-only"), QStringLiteral("--size"), QStringLiteral("1200x420")} +
+              QStringList{input, QStringLiteral("--screenshot"), out, QStringLiteral("--timeline-only"), QStringLiteral("--size"),
+                          QStringLiteral("%1x%2").arg(size.width()).arg(size.height())} +
                   extra);
   if (r.rc != 0) qWarning("gpuscope-view failed (%d): %s", r.rc, qPrintable(r.err));
   return QImage(out);
@@ -94,23 +99,31 @@ void ScreenshotTest::matchesTheGoldenImage_data() {
   QTest::addColumn<QString>("recording");
   QTest::addColumn<QStringList>("args");
   QTest::addColumn<QString>("golden");
+  QTest::addColumn<QSize>("size");
   // NVTX ranges on two threads, whole recording.
-  QTest::newRow("nvtx_loop") << QStringLiteral("nvtx_loop.db") << QStringList() << QStringLiteral("nvtx_loop");
+  QTest::newRow("nvtx_loop") << QStringLiteral("nvtx_loop.db") << QStringList() << QStringLiteral("nvtx_loop") << QSize(1200, 420);
   // The H200 known-work recording around its kernels: streams, copies, counters, threads.
   QTest::newRow("known_work_h200") << QStringLiteral("known_work_h200.db")
                                    << QStringList{QStringLiteral("--range"), QStringLiteral("0.4745:0.4790")}
-                                   << QStringLiteral("known_work_h200");
+                                   << QStringLiteral("known_work_h200") << QSize(1200, 420);
+  // Four gloo DDP ranks on the CPU, steps 1 to 5: rank groups in rank order
+  // with the analyzer's numbers (rank 3, the straggler, marked), step lanes,
+  // steps aligned across ranks.
+  QTest::newRow("ddp_gloo_4ranks_cpu") << QStringLiteral("ddp_gloo_4ranks_cpu.db.zst")
+                                       << QStringList{QStringLiteral("--range"), QStringLiteral("5.54:5.66")}
+                                       << QStringLiteral("ddp_gloo_4ranks_cpu") << QSize(1200, 980);
 }
 
 void ScreenshotTest::matchesTheGoldenImage() {
   QFETCH(QString, recording);
   QFETCH(QStringList, args);
   QFETCH(QString, golden);
+  QFETCH(QSize, size);
   if (!QFileInfo::exists(kSource + QStringLiteral("/tests/data/") + recording)) QSKIP("recording not in tests/data");
   const QString want_path = kSource + QStringLiteral("/tests/gui/golden/") + golden + QStringLiteral(".png");
-  const QImage got = shoot(args, recording);
+  const QImage got = shoot(args, recording, size);
   QVERIFY(!got.isNull());
-  QCOMPARE(got.size(), QSize(1200, 420));
+  QCOMPARE(got.size(), size);
   if (qEnvironmentVariableIsSet("GPUSCOPE_UPDATE_GOLDEN")) {
     QVERIFY(got.save(want_path));
     QSKIP("golden image rewritten");

@@ -141,6 +141,73 @@ void write_synthetic(const std::string& path) {
   w.commit();
 }
 
+void write_synthetic_ranks(const std::string& path) {
+  using S = SyntheticRanks;
+  store::Writer w(path);
+  w.begin();
+  const int64_t end = S::kFirstStep + (S::kSteps + 1) * S::kStepNs;
+  store::ProcessRow launcher;
+  launcher.pid = S::kLauncherPid;
+  launcher.exe = "/usr/bin/python3";
+  launcher.cmdline = "torchrun --nproc-per-node 4 train.py";
+  launcher.host = "node0";
+  launcher.end = end;
+  launcher.cupti_status = "not used: the process did not initialize CUDA";
+  w.put(launcher);
+  w.put(store::ThreadRow{S::kLauncherPid, S::kLauncherPid, "torchrun"});
+  for (int r = 0; r < S::kRanks; ++r) {
+    const int64_t pid = S::kPid[r], worker = pid + 1000;
+    store::ProcessRow p = launcher;
+    p.pid = pid;
+    p.parent_pid = S::kLauncherPid;
+    p.cmdline = "python3 train.py";
+    p.host = r < 2 ? "node0" : "node1";
+    p.rank = p.local_rank = r;
+    p.world_size = S::kRanks;
+    w.put(p);
+    w.put(store::ThreadRow{pid, pid, "python3"});
+    w.put(store::ThreadRow{pid, worker, "pt_gloo"});
+    auto op = [&](std::string_view name, int64_t start, int64_t ns) {
+      store::OpRow o;
+      o.pid = pid;
+      o.tid = pid;
+      o.name = name;
+      o.start = start;
+      o.end = start + ns;
+      w.add(o);
+      return o.end;
+    };
+    for (int k = 0; k < S::kSteps; ++k) {
+      const int64_t start = S::step_start(r, k);
+      store::RangeRow data;
+      data.pid = pid;
+      data.tid = pid;
+      data.source = 3;
+      data.name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
+      data.start = start;
+      data.end = start + S::kDataNs + (r == S::kStraggler ? S::kExtraDataNs : 0);
+      data.depth = 0;
+      w.add(data);
+      const int64_t enqueue = op("aten::linear", data.end, S::kComputeNs);
+      op("c10d::allreduce_", enqueue, S::kEnqueueNs);
+      // Every rank leaves the all-reduce when the last one arrived and the data moved.
+      const int64_t done = S::step_end(r, k) - S::kOptimizerNs;
+      store::RangeRow gloo;
+      gloo.pid = pid;
+      gloo.tid = worker;
+      gloo.source = 2;
+      gloo.name = "gloo:all_reduce";
+      gloo.start = enqueue + 10'000;
+      gloo.end = done;
+      gloo.depth = 0;
+      w.add(gloo);
+      op("Optimizer.step#SGD.step", done, S::kOptimizerNs);
+      w.add(store::StepRow{pid, k, start, S::step_end(r, k), 2});
+    }
+  }
+  w.commit();
+}
+
 void write_newer_schema(const std::string& path) {
   {
     store::Writer w(path);

@@ -324,15 +324,18 @@ void ViewTest::findingsPanel() {
   item.id = "dataloader_wait";
   item.title = "GPU idle while the DataLoader loads";
   item.severity = "high";
-  item.evidence = {{Synthetic::kFirstStep + 1'000'000, Synthetic::kFirstStep + 20'000'000}};
+  item.evidence = {{Synthetic::kFirstStep + 1'000'000, Synthetic::kFirstStep + 20'000'000, "step 0", -1, Synthetic::kPid}};
   f->model()->set({item});
   QTableView* view = f->table()->view();
   QTest::mouseClick(view->viewport(), Qt::LeftButton, Qt::NoModifier,
                     view->visualRect(view->model()->index(0, FindingsModel::kTitle)).center());
-  QCOMPARE(v_->rangeStart(), item.evidence[0].first);
-  QCOMPARE(v_->rangeEnd(), item.evidence[0].second);
-  QVERIFY(v_->viewStart() < static_cast<double>(item.evidence[0].first));
-  QVERIFY(v_->viewEnd() > static_cast<double>(item.evidence[0].second));
+  QCOMPARE(v_->rangeStart(), item.evidence[0].start);
+  QCOMPARE(v_->rangeEnd(), item.evidence[0].end);
+  QVERIFY(v_->viewStart() < static_cast<double>(item.evidence[0].start));
+  QVERIFY(v_->viewEnd() > static_cast<double>(item.evidence[0].end));
+  // One process: no bands, the range selection shows the evidence (as before).
+  QVERIFY(v_->evidence().empty());
+  QVERIFY(!w_->alignStepsAction()->isEnabled());
   QVERIFY(v_->viewEnd() - v_->viewStart() < 2 * 19e6);
 }
 
