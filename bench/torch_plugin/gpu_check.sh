@@ -1,9 +1,10 @@
 #!/bin/bash
 # Checks the torch plugin on a GPU machine against that machine's torch:
 # builds libgpuscope_torch.so (and the libtorch sample trainer and the
-# callback-cost bench) with a small stand-alone CMake project, so the machine
-# needs only torch, CMake and a compiler; then records the samples with a
-# gpuscope built elsewhere and prints what gpu_check.py measures.
+# callback-cost bench) with the plugin's stand-alone CMake project
+# (plugins/torch/standalone), so the machine needs only torch, CMake and a
+# compiler; then records the samples with a gpuscope built elsewhere and prints
+# what gpu_check.py measures.
 #
 #   bench/torch_plugin/gpu_check.sh GPUSCOPE_BIN_DIR [PYTHON] [OUT_DIR]
 #
@@ -22,31 +23,9 @@ mkdir -p "$OUT" "$WORK"
 TORCH_DIR=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')/Torch
 "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())'
 
-cat >"$WORK/CMakeLists.txt" <<EOF
-cmake_minimum_required(VERSION 3.22)
-project(gpuscope_torch_plugin_only CXX)
-set(CMAKE_CXX_STANDARD 20)
-add_compile_options(-Wall -Wextra)
-find_package(Torch REQUIRED)
-set(P $SRC/plugins/torch)
-add_library(core OBJECT \${P}/build_info.cpp \${P}/input_format.cpp \${P}/memory_reporter.cpp
-            \${P}/op_callbacks.cpp \${P}/range_names.cpp \${P}/step_tracker.cpp)
-target_include_directories(core PUBLIC \${P} $SRC/plugins/include $SRC/trace_formats)
-target_link_libraries(core PUBLIC torch)
-set_target_properties(core PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden
-                      VISIBILITY_INLINES_HIDDEN ON)
-add_library(gpuscope_torch SHARED \${P}/plugin_init.cpp)
-target_link_libraries(gpuscope_torch PRIVATE core torch)
-set_target_properties(gpuscope_torch PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
-target_link_options(gpuscope_torch PRIVATE -Wl,--as-needed -Wl,--no-undefined)
-add_executable(callback_cost $SRC/bench/torch_plugin/callback_cost.cpp \${P}/plugin_init.cpp)
-target_link_libraries(callback_cost PRIVATE core torch)
-add_executable(libtorch_trainer $SRC/samples/libtorch/trainer.cpp)
-target_link_libraries(libtorch_trainer PRIVATE \${TORCH_LIBRARIES})
-EOF
-
 echo "== build against $TORCH_DIR"
-cmake -S "$WORK" -B "$WORK/build" -DTorch_DIR="$TORCH_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$OUT/cmake.log" 2>&1 \
+cmake -S "$SRC/plugins/torch/standalone" -B "$WORK/build" -DGPUSCOPE_SRC="$SRC" -DGPUSCOPE_PLUGIN_BENCH=ON \
+  -DTorch_DIR="$TORCH_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$OUT/cmake.log" 2>&1 \
   || { tail -30 "$OUT/cmake.log"; exit 1; }
 make -C "$WORK/build" -j"$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -30; exit 1; }
 grep -E "warning" "$OUT/build.log" | grep -v "/torch/" | head -20
