@@ -40,8 +40,8 @@ void run(const DoctorArgs& a) {
   const std::string python = name.find('/') != std::string::npos ? name : find_executable(name);
 
   const CollectorProbe collector = probe_collector();
-  const PluginProbe plugin = probe_plugin(collector);
-  PythonProbe py = probe_python(python, given, plugin, kPythonTimeoutMs);
+  PluginProbe plugin;
+  PythonProbe py = probe_python(python, given, plugin_lookup(collector), plugin, kPythonTimeoutMs);
   if (py.python.empty()) py.python = name;
   const DriverProbe driver = probe_driver();
   std::error_code ec;
