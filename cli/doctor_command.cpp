@@ -40,11 +40,8 @@ void run(const DoctorArgs& a) {
   const std::string python = name.find('/') != std::string::npos ? name : find_executable(name);
 
   const CollectorProbe collector = probe_collector();
-  // The torch version first: the plugin to check depends on it (the cache of
-  // `gpuscope setup torch` holds one per version); then that plugin loaded into it.
-  PythonProbe py = probe_python(python, given, PluginProbe{}, kPythonTimeoutMs);
-  const PluginProbe plugin = probe_plugin(collector, py.torch_version);
-  if (!py.torch_version.empty() && plugin.exists) py = probe_python(python, given, plugin, kPythonTimeoutMs);
+  PluginProbe plugin;
+  PythonProbe py = probe_python(python, given, plugin_lookup(collector), plugin, kPythonTimeoutMs);
   if (py.python.empty()) py.python = name;
   const DriverProbe driver = probe_driver();
   std::error_code ec;

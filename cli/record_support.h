@@ -2,14 +2,12 @@
 
 #include <string>
 
+#include "cli/support/programs.h"
+
 namespace gpuscope::cli {
 
 // Throws Error for a name outside cuda,nvtx,memory,torch,nvml.
 void validate_trace_list(const std::string& list);
-// PATH lookup as execvp does it; empty when not found.
-std::string find_executable(const std::string& name);
-// Why find_executable found nothing: "command not found", "not executable", "is a directory".
-std::string executable_problem(const std::string& name);
 // Claims `path` for one recording before the job starts: a fresh empty file,
 // created under a temporary name, locked (flock) and linked to `path`, which
 // fails atomically when the name exists. With `force` an existing file is

@@ -1,6 +1,7 @@
-// Finds plugins (GPUSCOPE_TORCH_PLUGIN, the per-torch-version cache of `gpuscope
-// setup torch`, next to the collector) and loads each once the library it
-// extends is in the process. Python imports torch long after start-up, so a
+// Finds plugins and loads each once the library it extends is in the process.
+// The torch plugin is looked for in the order of common/plugin_cache.h:
+// GPUSCOPE_TORCH_PLUGIN, the entry `gpuscope setup torch` built in the per-user
+// cache for the version of the torch loaded, then next to the collector. Python imports torch long after start-up, so a
 // small watcher thread polls for the library (dlopen RTLD_NOLOAD) instead of
 // interposing dlopen, which would change whose RUNPATH the loader searches.
 #include "collector/plugin_host.h"
@@ -35,12 +36,11 @@ struct PluginSpec {
   const char* file;     // plugin file next to the collector
   settings::Id env;     // overrides the plugin path
   const char* source;   // --trace source that enables it
-  bool torch_cache;     // also built per torch version by `gpuscope setup torch`
   std::atomic<bool> done{false};
 };
 
 PluginSpec g_plugins[] = {
-    {"libtorch_cpu.so", "libgpuscope_torch.so", settings::Id::kTorchPlugin, "torch", true},
+    {"libtorch_cpu.so", plugin_cache::kTorchPluginFile, settings::Id::kTorchPlugin, "torch"},
 };
 
 std::mutex g_load_mutex;
@@ -134,38 +134,55 @@ bool wanted(const PluginSpec& spec) {
   return !trace || std::strstr(trace, spec.source) != nullptr;
 }
 
-// The plugin to load: the environment's, else the one `gpuscope setup torch`
-// built for the version of the torch in the process, else the one next to the
-// collector.
-std::vector<std::string> loaded_objects() {
-  std::vector<std::string> out;
+// The paths of every library in the process (once per plugin load).
+std::vector<std::string> loaded_libraries() {
+  std::vector<std::string> paths;
   dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* data) {
-        if (info->dlpi_name && info->dlpi_name[0] == '/')
-          static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
+      [](dl_phdr_info* info, size_t, void* out) {
+        auto* paths = static_cast<std::vector<std::string>*>(out);
+        if (info->dlpi_name && *info->dlpi_name) paths->push_back(info->dlpi_name);
         return 0;
       },
-      &out);
-  return out;
+      &paths);
+  return paths;
 }
 
-std::string plugin_path(const PluginSpec& spec) {
-  if (const char* env = settings::text(spec.env)) return env;
-  if (spec.torch_cache) {
-    const std::string cached = plugin_cache::torch_plugin_path(plugin_cache::torch_version_of_process(loaded_objects()));
-    if (!cached.empty() && access(cached.c_str(), R_OK) == 0) return cached;
+// The first candidate that exists (the torch plugin's order, the only plugin
+// there is); empty when none does, with `why_none` saying what to run when the
+// job's torch is known and the plugin cache has nothing for it.
+std::string plugin_path(const PluginSpec& spec, std::string& why_none) {
+  const char* env = settings::text(spec.env);
+  const std::string version = env ? "" : plugin_cache::torch_version_of_libraries(loaded_libraries());
+  const std::string cache = env ? "" : plugin_cache::cache_dir();
+  for (const auto& c : plugin_cache::torch_plugin_candidates(env ? env : "", cache, version, collector_dir()))
+    if (access(c.path.c_str(), R_OK) == 0) return c.path;
+  if (!version.empty() && !cache.empty()) {
+    std::string others;
+    for (const auto& v : plugin_cache::cached_torch_versions(cache)) others += (others.empty() ? "" : ", ") + v;
+    why_none = "no torch plugin for torch " + version + " (" + plugin_cache::torch_root(cache) +
+               (others.empty() ? " has none" : " has one for torch " + others + " only") +
+               "): run `gpuscope setup torch`";
   }
-  return collector_dir() + "/" + spec.file;
+  return {};
 }
 
 void load(PluginSpec& spec) {
   spec.done.store(true);
-  std::string path = plugin_path(spec);
-  if (access(path.c_str(), R_OK) != 0) return;  // not built for this install: nothing to say
+  std::string why_none;
+  const std::string path = plugin_path(spec, why_none);
+  if (path.empty()) {
+    // A build without the plugin, or a torch gpuscope cannot name, says nothing.
+    if (why_none.empty()) return;
+    ensure_started();
+    std::fprintf(stderr, "gpuscope: %s; recording without torch ops\n", why_none.c_str());
+    emit_message(now_ns(), GPUSCOPE_WARNING, why_none);
+    return;
+  }
   ensure_started();
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    std::string why = std::string(spec.file) + " not loaded (built for another version?): " + dlerror();
+    std::string why =
+        path + " not loaded (built for another torch? `gpuscope setup torch` builds one for it): " + dlerror();
     std::fprintf(stderr, "gpuscope: %s; recording without it\n", why.c_str());
     emit_message(now_ns(), 2, why);
     return;
@@ -183,7 +200,7 @@ void load(PluginSpec& spec) {
     schedule::expect_steps(reinterpret_cast<gpuscope_plugin_set_traced_fn>(dlsym(lib, "gpuscope_plugin_set_traced")));
   // The plugin says why through emit_message; repeat that one line here.
   if (rc != 0)
-    std::fprintf(stderr, "gpuscope: %s declined to load: %s; recording without it\n", spec.file,
+    std::fprintf(stderr, "gpuscope: %s declined to load: %s; recording without it\n", path.c_str(),
                  g_declined_why.empty() ? "no reason given" : g_declined_why.c_str());
 }
 

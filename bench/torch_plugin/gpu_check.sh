@@ -1,9 +1,10 @@
 #!/bin/bash
 # Checks the torch plugin on a GPU machine against that machine's torch:
 # builds libgpuscope_torch.so (and the libtorch sample trainer and the
-# callback-cost bench) with a small stand-alone CMake project, so the machine
-# needs only torch, CMake and a compiler; then records the samples with a
-# gpuscope built elsewhere and prints what gpu_check.py measures.
+# callback-cost bench) with the plugin's stand-alone CMake project
+# (plugins/torch/standalone), so the machine needs only torch, CMake and a
+# compiler; then records the samples with a gpuscope built elsewhere and prints
+# what gpu_check.py measures.
 #
 #   bench/torch_plugin/gpu_check.sh GPUSCOPE_BIN_DIR [PYTHON] [OUT_DIR]
 #
@@ -21,7 +22,6 @@ mkdir -p "$OUT" "$WORK"
 
 TORCH_DIR=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')/Torch
 "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())'
-
 
 echo "== build against $TORCH_DIR"
 cmake -S "$SRC/plugins/torch/standalone" -B "$WORK/build" -DGPUSCOPE_SRC="$SRC" -DGPUSCOPE_PLUGIN_BENCH=ON \

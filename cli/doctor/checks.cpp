@@ -4,13 +4,12 @@
 
 #include <string_view>
 
+#include "common/settings.h"
 #include "common/terminal_text.h"
 #include "plugins/torch/build_info.h"
 
 namespace gpuscope::doctor {
 namespace {
-
-constexpr const char* kPluginDocs = "plugins/torch/README.md";
 
 Check ok(const char* name, std::string detail) { return {name, Status::kOk, std::move(detail), {}}; }
 Check warn(const char* name, std::string detail, std::string fix) {
@@ -37,6 +36,12 @@ bool is_profiler_library(std::string_view path) {
 }
 
 bool is_gpuscope_collector(std::string_view path) { return base_name(path) == "libgpuscope_collector.so"; }
+
+// "run `gpuscope setup torch [--python PY] [--force]`".
+std::string setup_command(const PythonProbe& py, bool force) {
+  return "run `gpuscope setup torch" + (py.given ? " --python " + py.python : std::string()) +
+         (force ? " --force" : "") + "`";
+}
 
 const char* status_word(Status s) { return s == Status::kOk ? "ok  " : s == Status::kWarn ? "warn" : "FAIL"; }
 const char* status_name(Status s) { return s == Status::kOk ? "ok" : s == Status::kWarn ? "warn" : "fail"; }
@@ -137,24 +142,39 @@ Check check_torch_plugin(const PythonProbe& py, const PluginProbe& plugin, const
     return fail("torch", py.python + ": import torch failed: " + py.torch_error, "repair this torch install");
   }
   const std::string torch = "torch " + py.torch_version;
+  const bool from_env = plugin.origin == plugin_cache::Origin::kEnvironment;
+  const bool from_cache = plugin.origin == plugin_cache::Origin::kCache;
+  // What to do about a plugin that is missing or not for this torch.
+  const std::string env_fix = "unset " + std::string(settings::name(settings::Id::kTorchPlugin)) +
+                              " to use the plugin of `gpuscope setup torch`, or point it at one built for " + torch;
+  const std::string build_fix = from_env ? env_fix : setup_command(py, from_cache);
   if (plugin.path.empty())
-    return fail("torch", torch + ", but no torch plugin: " + collector.error,
-                "install gpuscope with its lib/ folder, or set GPUSCOPE_TORCH_PLUGIN");
-  const std::string build_fix = "run `gpuscope setup torch" + std::string(py.given ? " --python " + py.python : "") +
-                                "` (it builds the plugin for this torch; " + kPluginDocs + ")";
-  if (!plugin.exists)
-    return fail("torch", torch + ", but no plugin at " + plugin.path + ": ops are not recorded", build_fix);
+    return fail("torch", torch + ", but no torch plugin: no cache folder (HOME is not set)" +
+                             (collector.error.empty() ? "" : " and " + collector.error),
+                "set " + std::string(settings::name(settings::Id::kCacheDir)) + ", then " + setup_command(py, false));
+  if (!plugin.exists) {
+    if (from_env)
+      return fail("torch", torch + ", but " + settings::name(settings::Id::kTorchPlugin) + "=" + plugin.path +
+                               " does not exist: ops are not recorded",
+                  env_fix);
+    std::string others;
+    for (const auto& v : plugin.cached) others += (others.empty() ? "" : ", ") + v;
+    return fail("torch", torch + ", but no plugin for it (looked at " + plugin.searched + "): ops are not recorded" +
+                             (others.empty() ? "" : "; the cache holds plugins for torch " + others + " only"),
+                setup_command(py, false));
+  }
   if (!py.plugin_error.empty())
     return fail("torch", plugin.path + " does not load into " + torch + ": " + py.plugin_error, build_fix);
   if (!py.plugin_says)
     return warn("torch", torch + ", " + plugin.path + " loads but does not say which torch it was built for",
-                "rebuild it (" + std::string(kPluginDocs) + ") so that doctor can tell");
+                build_fix + " so that doctor can tell");
   // The check the plugin makes when the collector loads it.
   if (!torch_plugin::same_torch_release(py.plugin_built_for, py.torch_version))
-    return fail("torch", torch_plugin::version_mismatch_message(py.plugin_built_for, py.torch_version),
-                "run `gpuscope setup torch" + std::string(py.given ? " --python " + py.python : "") +
-                    "` to build one for torch " + py.torch_version + " (" + kPluginDocs + ")");
-  return ok("torch", torch + ", plugin " + plugin.path + " built for " + py.plugin_built_for);
+    return fail("torch",
+                plugin.path + ": " + torch_plugin::version_mismatch_message(py.plugin_built_for, py.torch_version),
+                build_fix);
+  return ok("torch", torch + ", plugin " + plugin.path + " built for " + py.plugin_built_for + " (" +
+                         plugin_cache::origin_name(plugin.origin) + ")");
 }
 
 Check check_nvml(const NvmlProbe& n) {

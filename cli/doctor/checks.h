@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/plugin_cache.h"
+
 namespace gpuscope::doctor {
 
 enum class Status { kOk, kWarn, kFail };
@@ -58,9 +60,15 @@ struct PythonProbe {
   std::string plugin_built_for;
 };
 
+// The torch plugin a job of the python's torch loads, looked for in the
+// collector's order (common/plugin_cache.h): GPUSCOPE_TORCH_PLUGIN, the entry
+// of `gpuscope setup torch`'s cache for that torch version, next to the collector.
 struct PluginProbe {
-  std::string path;            // GPUSCOPE_TORCH_PLUGIN, else next to the collector; empty: unknown
+  std::string path;            // the first candidate that exists, else the first one; empty: none
   bool exists = false;
+  plugin_cache::Origin origin = plugin_cache::Origin::kCollector;  // where `path` comes from
+  std::string searched;        // every candidate, "a, b", for the message when none exists
+  std::vector<std::string> cached;  // the cache's entries (torch versions) that hold a plugin
 };
 
 struct NvmlProbe {

@@ -5,6 +5,7 @@
 #include <link.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,8 +27,10 @@ namespace gpuscope::doctor {
 namespace {
 
 // One key=value line per fact, so that whatever else the interpreter prints
-// (sitecustomize, warnings) is skipped. The plugin is loaded the way the
-// collector loads it (RTLD_NOW, RTLD_LOCAL) into a process that runs this torch.
+// (sitecustomize, warnings) is skipped. Once torch's version is known the
+// script asks for the plugin to load (plugin_wanted=1; the answer, a path or
+// an empty line, comes on stdin), and loads it the way the collector does
+// (RTLD_NOW, RTLD_LOCAL) into a process that runs this torch.
 constexpr const char* kPythonScript = R"PY(
 import sys
 def say(key, value):
@@ -54,10 +57,12 @@ try:
                 break
 except OSError:
     pass
-if len(sys.argv) > 1:
+say("plugin_wanted", 1)
+plugin = sys.stdin.readline().strip()
+if plugin:
     import ctypes, os
     try:
-        lib = ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        lib = ctypes.CDLL(plugin, mode=os.RTLD_NOW | os.RTLD_LOCAL)
     except OSError as e:
         say("plugin_error", e)
     else:
@@ -141,18 +146,28 @@ Environment probe_environment() {
   return env;
 }
 
-PluginProbe probe_plugin(const CollectorProbe& collector, const std::string& torch_version) {
-  PluginProbe p;
-  const std::string cached = plugin_cache::torch_plugin_path(torch_version);
-  if (const char* env = settings::text(settings::Id::kTorchPlugin)) {
-    p.path = env;
-  } else if (!cached.empty() && access(cached.c_str(), R_OK) == 0) {
-    p.path = cached;
-  } else if (!collector.path.empty()) {
+PluginLookup plugin_lookup(const CollectorProbe& collector) {
+  PluginLookup l;
+  if (const char* env = settings::text(settings::Id::kTorchPlugin)) l.env_path = env;
+  l.cache = plugin_cache::cache_dir();
+  if (!collector.path.empty()) {
     const auto slash = collector.path.rfind('/');
-    p.path = (slash == std::string::npos ? std::string(".") : collector.path.substr(0, slash)) + "/libgpuscope_torch.so";
+    l.collector_dir = slash == std::string::npos ? std::string(".") : collector.path.substr(0, slash);
   }
-  p.exists = !p.path.empty() && access(p.path.c_str(), R_OK) == 0;
+  return l;
+}
+
+PluginProbe probe_plugin(const PluginLookup& lookup, const std::string& torch_version) {
+  PluginProbe p;
+  const auto candidates =
+      plugin_cache::torch_plugin_candidates(lookup.env_path, lookup.cache, torch_version, lookup.collector_dir);
+  for (const auto& c : candidates) {
+    p.searched += (p.searched.empty() ? "" : ", ") + c.path;
+    if (!p.exists && access(c.path.c_str(), R_OK) == 0) p.path = c.path, p.exists = true, p.origin = c.origin;
+  }
+  if (!p.exists && !candidates.empty())
+    p.path = candidates.front().path, p.origin = candidates.front().origin;
+  if (lookup.env_path.empty()) p.cached = plugin_cache::cached_torch_versions(lookup.cache);
   return p;
 }
 
@@ -171,16 +186,22 @@ void parse_python_answer(const std::string& out, PythonProbe& py) {
   }
 }
 
-PythonProbe probe_python(const std::string& python, bool given, const PluginProbe& plugin, int timeout_ms) {
+PythonProbe probe_python(const std::string& python, bool given, const PluginLookup& lookup, PluginProbe& plugin,
+                         int timeout_ms) {
   PythonProbe py;
   py.given = given;
   py.python = python;
   py.found = !python.empty() && access(python.c_str(), X_OK) == 0;
+  plugin = probe_plugin(lookup, "");
   if (!py.found) return py;
-  std::vector<std::string> argv{python, "-c", kPythonScript};
-  py.plugin_tried = plugin.exists;
-  if (plugin.exists) argv.push_back(plugin.path);
-  ProgramResult r = run_program(argv, timeout_ms);
+  const Exchange which_plugin{"plugin_wanted=1", [&](const std::string& out) {
+                                PythonProbe said;
+                                parse_python_answer(out, said);
+                                plugin = probe_plugin(lookup, said.torch_version);
+                                py.plugin_tried = plugin.exists;
+                                return plugin.exists ? plugin.path : std::string();
+                              }};
+  ProgramResult r = run_program({python, "-c", kPythonScript}, timeout_ms, &which_plugin);
   py.timed_out = r.timed_out;
   py.exit_code = r.exit_code;
   py.error = last_line(r.err);
@@ -236,13 +257,14 @@ ViewerProbe probe_viewer(const std::string& path) {
   return v;
 }
 
-ProgramResult run_program(const std::vector<std::string>& argv, int timeout_ms) {
+ProgramResult run_program(const std::vector<std::string>& argv, int timeout_ms, const Exchange* exchange) {
   ProgramResult r;
-  int out[2], err[2];
+  int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
   if (pipe2(out, O_CLOEXEC) != 0) return r;
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    close(out[0]);
-    close(out[1]);
+  // stdin a socket, so that an answer to a program that has gone raises no SIGPIPE (MSG_NOSIGNAL).
+  if (pipe2(err, O_CLOEXEC) != 0 || (exchange && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0)) {
+    for (int fd : {out[0], out[1], err[0], err[1]})
+      if (fd >= 0) close(fd);
     return r;
   }
   std::vector<char*> args;
@@ -251,8 +273,8 @@ ProgramResult run_program(const std::vector<std::string>& argv, int timeout_ms) 
   const pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);  // its own group, so a timeout ends its children too
-    const int null = open("/dev/null", O_RDONLY);
-    if (null >= 0) dup2(null, 0);
+    const int input = exchange ? in[1] : open("/dev/null", O_RDONLY);
+    if (input >= 0) dup2(input, 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
     execvp(args[0], args.data());
@@ -260,11 +282,29 @@ ProgramResult run_program(const std::vector<std::string>& argv, int timeout_ms) 
   }
   close(out[1]);
   close(err[1]);
+  if (in[1] >= 0) close(in[1]);
   if (pid < 0) {
-    close(out[0]);
-    close(err[0]);
+    for (int fd : {out[0], err[0], in[0]})
+      if (fd >= 0) close(fd);
     return r;
   }
+  auto close_stdin = [&] {
+    if (in[0] >= 0) close(in[0]);
+    in[0] = -1;
+  };
+  auto maybe_answer = [&] {
+    if (in[0] < 0) return;
+    const size_t at = r.out.find(exchange->prompt + "\n");
+    if (at == std::string::npos || (at > 0 && r.out[at - 1] != '\n')) return;
+    const std::string line = exchange->answer(r.out) + "\n";
+    for (size_t sent = 0; sent < line.size();) {
+      const ssize_t n = send(in[0], line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+    close_stdin();
+  };
   r.started = true;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
@@ -285,6 +325,7 @@ ProgramResult run_program(const std::vector<std::string>& argv, int timeout_ms) 
       const ssize_t n = read(fds[i].fd, buf, sizeof buf);
       if (n > 0) {
         sinks[i]->append(buf, static_cast<size_t>(n));
+        if (i == 0) maybe_answer();
       } else if (n == 0 || errno != EINTR) {
         close(fds[i].fd);
         fds[i].fd = -1;
@@ -294,6 +335,7 @@ ProgramResult run_program(const std::vector<std::string>& argv, int timeout_ms) 
   }
   for (auto& f : fds)
     if (f.fd >= 0) close(f.fd);
+  close_stdin();
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

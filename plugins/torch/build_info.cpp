@@ -44,7 +44,7 @@ bool same_torch_release(std::string_view built_for, std::string_view running) {
 
 std::string version_mismatch_message(std::string_view built_for, std::string_view running) {
   return "the torch plugin was built for torch " + std::string(built_for) + " but this process runs torch " +
-         std::string(running) + "; rebuild it for this torch as plugins/torch/README.md shows";
+         std::string(running) + "; run `gpuscope setup torch` to build one for this torch";
 }
 
 }  // namespace gpuscope::torch_plugin

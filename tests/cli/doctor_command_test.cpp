@@ -62,7 +62,7 @@ TEST(Doctor, AllOkWithFakes) {
   EXPECT_NE(by_name["driver"]["detail"].get<std::string>().find("CUDA 13.0"), std::string::npos);
   EXPECT_EQ(by_name["cupti"]["detail"], std::string(FAKE_CUPTI_PATH) + " (CUPTI API 130000)");
   EXPECT_EQ(by_name["torch"]["detail"], "torch 2.11.0+cu130, plugin " + m.dir() +
-                                            "/gpuscope/libgpuscope_torch.so built for 2.11.0");
+                                            "/gpuscope/libgpuscope_torch.so built for 2.11.0 (next to the collector)");
   EXPECT_EQ(by_name["nvml"]["detail"], "2 GPUs, driver 575.57.08");
 #endif
 }
@@ -85,6 +85,31 @@ TEST(Doctor, MissingPythonFailsAndNothingGoesToStderr) {
   EXPECT_TRUE(r.has("FAIL torch: /no/such/python: not an executable")) << r.output;
   Result err = m.doctor("--python /no/such/python", "", "2>&1 >/dev/null");
   EXPECT_EQ(err.output, "");
+}
+
+// The plugin of `gpuscope setup torch`'s cache comes before the collector's.
+TEST(Doctor, TorchPluginFromTheCache) {
+  FakeMachine m;
+  fs::create_directories(m.dir() + "/cache/torch/2.11.0+cu130");
+  fs::copy_file(FAKE_PLUGIN_PATH, m.dir() + "/cache/torch/2.11.0+cu130/libgpuscope_torch.so");
+  fs::remove(m.dir() + "/gpuscope/libgpuscope_torch.so");
+  Result r = m.doctor("--python /usr/bin/python3", "GPUSCOPE_CACHE_DIR=" + m.dir() + "/cache");
+  EXPECT_TRUE(r.has("\nok   torch: torch 2.11.0+cu130, plugin " + m.dir() +
+                    "/cache/torch/2.11.0+cu130/libgpuscope_torch.so built for 2.11.0 (the plugin cache)\n"))
+      << r.output;
+}
+
+// No plugin anywhere the collector looks: the line says to run setup torch.
+TEST(Doctor, NoTorchPluginSaysRunSetupTorch) {
+  FakeMachine m;
+  fs::remove(m.dir() + "/gpuscope/libgpuscope_torch.so");
+  Result r = m.doctor("--python /usr/bin/python3", "GPUSCOPE_CACHE_DIR=" + m.dir() + "/cache");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(r.has("FAIL torch: torch 2.11.0+cu130, but no plugin for it (looked at " + m.dir() +
+                    "/cache/torch/2.11.0+cu130/libgpuscope_torch.so, " + m.dir() +
+                    "/gpuscope/libgpuscope_torch.so): ops are not recorded \xE2\x80\x94 run `gpuscope setup torch "
+                    "--python /usr/bin/python3`\n"))
+      << r.output;
 }
 
 TEST(Doctor, BadFormatIsBadUse) {

@@ -37,9 +37,10 @@ namespace gpuscope::settings {
   X(kCupti, "GPUSCOPE_CUPTI", "searched", "path of libcupti when none is loaded in the process")                  \
   X(kDisable, "GPUSCOPE_DISABLE", "unset", "set (any value): the collector does nothing in this process")          \
   X(kCrashTrace, "GPUSCOPE_CRASH_TRACE", "unset", "set: a backtrace on stderr at SIGSEGV, SIGBUS, SIGABRT")         \
-  X(kTorchPlugin, "GPUSCOPE_TORCH_PLUGIN", "the cache, else next to the collector", "path of libgpuscope_torch.so") \
-  X(kCacheDir, "GPUSCOPE_CACHE_DIR", "$XDG_CACHE_HOME/gpuscope or ~/.cache/gpuscope",                               \
-    "where gpuscope setup torch builds the torch plugin, one folder per torch version")                             \
+  X(kTorchPlugin, "GPUSCOPE_TORCH_PLUGIN", "the cache's, else next to the collector",                               \
+    "path of libgpuscope_torch.so (default: the one gpuscope setup torch built for the job's torch)")               \
+  X(kCacheDir, "GPUSCOPE_CACHE_DIR", "$XDG_CACHE_HOME/gpuscope, or ~/.cache/gpuscope",                              \
+    "per-user cache: gpuscope setup torch builds the torch plugin into torch/VERSION/ there")                    \
   X(kTorchOps, "GPUSCOPE_TORCH_OPS", "1", "0: no ops (ranges and steps stay)")                                     \
   X(kTorchShapes, "GPUSCOPE_TORCH_SHAPES", "1", "0: no op input shapes or dtypes")                                 \
   X(kTorchMemory, "GPUSCOPE_TORCH_MEMORY", "1", "0: no allocator memory")                                          \

@@ -38,7 +38,12 @@ PythonProbe torch_python(const std::string& version = "2.11.0+cu130") {
 }
 
 CollectorProbe good_collector() { return {"/opt/gpuscope/lib/libgpuscope_collector.so", ""}; }
-PluginProbe good_plugin() { return {"/opt/gpuscope/lib/libgpuscope_torch.so", true}; }
+PluginProbe good_plugin() {
+  PluginProbe p;
+  p.path = "/opt/gpuscope/lib/libgpuscope_torch.so";
+  p.exists = true;
+  return p;
+}
 
 TEST(DoctorDriver, NoDriverIsAWarningThatCpuJobsStillWork) {
   DriverProbe d;
@@ -187,11 +192,65 @@ TEST(DoctorTorch, NoCollectorNoPlugin) {
   EXPECT_TRUE(has(c.detail, "not found next to /x")) << c.detail;
 }
 
+TEST(DoctorTorch, NoCacheFolderNoCollector) {
+  CollectorProbe none{"", "libgpuscope_collector.so not found next to /x"};
+  Check c = check_torch_plugin(torch_python(), {}, none);
+  EXPECT_TRUE(has(c.detail, "no cache folder (HOME is not set)")) << c.detail;
+  EXPECT_EQ(c.fix, "set GPUSCOPE_CACHE_DIR, then run `gpuscope setup torch`");
+}
+
+// Nothing where the collector looks: the cache entry for this torch (first),
+// then next to the collector.
 TEST(DoctorTorch, PluginMissing) {
-  Check c = check_torch_plugin(torch_python(), {"/opt/gpuscope/lib/libgpuscope_torch.so", false}, good_collector());
+  PluginProbe p;
+  p.path = "/home/u/.cache/gpuscope/torch/2.11.0+cu130/libgpuscope_torch.so";
+  p.origin = plugin_cache::Origin::kCache;
+  p.searched = p.path + ", /opt/gpuscope/lib/libgpuscope_torch.so";
+  Check c = check_torch_plugin(torch_python(), p, good_collector());
   EXPECT_EQ(c.status, Status::kFail);
-  EXPECT_TRUE(has(c.detail, "no plugin at /opt/gpuscope/lib/libgpuscope_torch.so")) << c.detail;
-  EXPECT_TRUE(has(c.fix, "plugins/torch/README.md")) << c.fix;
+  EXPECT_EQ(c.detail, "torch 2.11.0+cu130, but no plugin for it (looked at " + p.searched +
+                          "): ops are not recorded");
+  EXPECT_EQ(c.fix, "run `gpuscope setup torch`");
+  PythonProbe given = torch_python();
+  given.given = true;
+  given.python = "/venv/bin/python";
+  EXPECT_EQ(check_torch_plugin(given, p, good_collector()).fix, "run `gpuscope setup torch --python /venv/bin/python`");
+}
+
+// After a torch upgrade the cache holds the old torch's plugin only.
+TEST(DoctorTorch, PluginMissingAfterAnUpgradeNamesTheOldTorch) {
+  PluginProbe p;
+  p.path = "/c/torch/2.12.0/libgpuscope_torch.so";
+  p.origin = plugin_cache::Origin::kCache;
+  p.searched = p.path;
+  p.cached = {"2.10.0", "2.11.0+cu130"};
+  Check c = check_torch_plugin(torch_python("2.12.0"), p, good_collector());
+  EXPECT_TRUE(has(c.detail, "; the cache holds plugins for torch 2.10.0, 2.11.0+cu130 only")) << c.detail;
+  EXPECT_EQ(c.fix, "run `gpuscope setup torch`");
+}
+
+TEST(DoctorTorch, PluginOfTheVariableMissing) {
+  PluginProbe p;
+  p.path = "/my/libgpuscope_torch.so";
+  p.origin = plugin_cache::Origin::kEnvironment;
+  Check c = check_torch_plugin(torch_python(), p, good_collector());
+  EXPECT_EQ(c.status, Status::kFail);
+  EXPECT_EQ(c.detail, "torch 2.11.0+cu130, but GPUSCOPE_TORCH_PLUGIN=/my/libgpuscope_torch.so does not exist: "
+                      "ops are not recorded");
+  EXPECT_EQ(c.fix, "unset GPUSCOPE_TORCH_PLUGIN to use the plugin of `gpuscope setup torch`, or point it at one "
+                   "built for torch 2.11.0+cu130");
+}
+
+// A cache entry that is wrong for its torch (built by hand, or a torch
+// reinstalled under the same version) is rebuilt with --force.
+TEST(DoctorTorch, CachedPluginForAnotherTorchIsBuiltAgain) {
+  PluginProbe p;
+  p.path = "/c/torch/2.12.0/libgpuscope_torch.so";
+  p.exists = true;
+  p.origin = plugin_cache::Origin::kCache;
+  Check c = check_torch_plugin(torch_python("2.12.0"), p, good_collector());
+  EXPECT_EQ(c.status, Status::kFail);
+  EXPECT_EQ(c.fix, "run `gpuscope setup torch --force`");
 }
 
 TEST(DoctorTorch, PluginDoesNotLoadIntoThisTorch) {
@@ -201,6 +260,7 @@ TEST(DoctorTorch, PluginDoesNotLoadIntoThisTorch) {
   Check c = check_torch_plugin(py, good_plugin(), good_collector());
   EXPECT_EQ(c.status, Status::kFail);
   EXPECT_TRUE(has(c.detail, "does not load into torch 2.11.0+cu130: libtorch_cpu.so: undefined symbol")) << c.detail;
+  EXPECT_EQ(c.fix, "run `gpuscope setup torch`");
 }
 
 TEST(DoctorTorch, PluginThatDoesNotSayItsTorchWarns) {
@@ -213,12 +273,15 @@ TEST(DoctorTorch, PluginBuiltForAnotherTorch) {
   Check c = check_torch_plugin(torch_python("2.12.0+cu130"), good_plugin(), good_collector());
   EXPECT_EQ(c.status, Status::kFail);
   EXPECT_TRUE(has(c.detail, "built for torch 2.11.0 but this process runs torch 2.12.0+cu130")) << c.detail;
+  EXPECT_TRUE(has(c.detail, "run `gpuscope setup torch` to build one for this torch")) << c.detail;
+  EXPECT_EQ(c.fix, "run `gpuscope setup torch`");
 }
 
 TEST(DoctorTorch, OkIgnoresTheLocalSuffix) {
   Check c = check_torch_plugin(torch_python("2.11.0+cu130"), good_plugin(), good_collector());
   EXPECT_EQ(c.status, Status::kOk) << c.detail;
-  EXPECT_EQ(c.detail, "torch 2.11.0+cu130, plugin /opt/gpuscope/lib/libgpuscope_torch.so built for 2.11.0");
+  EXPECT_EQ(c.detail, "torch 2.11.0+cu130, plugin /opt/gpuscope/lib/libgpuscope_torch.so built for 2.11.0 (next to "
+                      "the collector)");
 }
 
 TEST(DoctorNvml, MissingWarnsInitFailureFails) {

@@ -3,6 +3,7 @@
 // plugins, and a viewer whose library the loader cannot find.
 #include "cli/doctor/probes.h"
 #include "collector/cupti_locate.h"
+#include "common/plugin_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -131,56 +132,125 @@ TEST(DoctorProbes, NvmlFakeOkAndFailing) {
   EXPECT_FALSE(probe_nvml("/nonexistent/libnvidia-ml.so.1").loaded);
 }
 
+// A lookup that finds only `path` (GPUSCOPE_TORCH_PLUGIN's way).
+PluginLookup only(const std::string& path) {
+  PluginLookup l;
+  l.env_path = path;
+  return l;
+}
+
 TEST(DoctorProbes, PluginNextToTheCollectorOrFromTheEnvironment) {
-  PluginProbe p = probe_plugin({"/opt/gpuscope/lib/libgpuscope_collector.so", ""});
-  EXPECT_EQ(p.path, "/opt/gpuscope/lib/libgpuscope_torch.so");
+  ScopedEnv cache("GPUSCOPE_CACHE_DIR", "/nonexistent/cache");
+  PluginProbe p = probe_plugin(plugin_lookup({"/opt/gpuscope/lib/libgpuscope_collector.so", ""}), "2.11.0");
+  EXPECT_EQ(p.path, "/nonexistent/cache/torch/2.11.0/libgpuscope_torch.so") << "where setup torch would put it";
+  EXPECT_EQ(p.searched,
+            "/nonexistent/cache/torch/2.11.0/libgpuscope_torch.so, /opt/gpuscope/lib/libgpuscope_torch.so");
   EXPECT_FALSE(p.exists);
   ScopedEnv env("GPUSCOPE_TORCH_PLUGIN", FAKE_PLUGIN_PATH);
-  p = probe_plugin({});
+  p = probe_plugin(plugin_lookup({}), "2.11.0");
   EXPECT_EQ(p.path, FAKE_PLUGIN_PATH);
+  EXPECT_EQ(p.origin, plugin_cache::Origin::kEnvironment);
   EXPECT_TRUE(p.exists);
 }
 
-// The collector's order: GPUSCOPE_TORCH_PLUGIN, the cache of `gpuscope setup
-// torch` for the job's torch version, next to the collector.
-TEST(DoctorProbes, PluginFromTheCacheOfThisTorchVersion) {
-  TempDir dir;
-  ScopedEnv cache("GPUSCOPE_CACHE_DIR", dir.path().c_str());
-  std::filesystem::create_directories(dir.file("torch/2.11.0+cu130"));
-  write_file(dir.file("torch/2.11.0+cu130/libgpuscope_torch.so"), "built by setup torch");
-  const CollectorProbe collector{"/opt/gpuscope/lib/libgpuscope_collector.so", ""};
-  PluginProbe p = probe_plugin(collector, "2.11.0+cu130");
-  EXPECT_EQ(p.path, dir.file("torch/2.11.0+cu130/libgpuscope_torch.so"));
-  EXPECT_TRUE(p.exists);
-  // Another torch (an upgrade not set up yet): back to the collector's folder.
-  p = probe_plugin(collector, "2.12.0+cu130");
-  EXPECT_EQ(p.path, "/opt/gpuscope/lib/libgpuscope_torch.so");
-  EXPECT_FALSE(p.exists);
-  ScopedEnv env("GPUSCOPE_TORCH_PLUGIN", FAKE_PLUGIN_PATH);
-  EXPECT_EQ(probe_plugin(collector, "2.11.0+cu130").path, FAKE_PLUGIN_PATH);
+// The collector's order with a faked cache: GPUSCOPE_TORCH_PLUGIN, then the
+// entry for the python's torch version, then next to the collector.
+class CacheMachine {
+ public:
+  CacheMachine()
+      : cache_("GPUSCOPE_CACHE_DIR", dir_.file("cache")),
+        site_("PYTHONPATH", fake_torch(dir_, "__version__ = '2.11.0+cu130'\n")) {
+    std::filesystem::create_directories(dir_.file("gpuscope"));
+    std::filesystem::copy_file(FAKE_PLUGIN_OLD_PATH, dir_.file("gpuscope/libgpuscope_torch.so"));
+  }
+  // Puts a fake plugin built for 2.11.0 in the cache under `version`.
+  std::string cache(const std::string& version) {
+    const std::string entry = dir_.file("cache/torch/" + version);
+    std::filesystem::create_directories(entry);
+    std::filesystem::copy_file(FAKE_PLUGIN_PATH, entry + "/libgpuscope_torch.so");
+    return entry + "/libgpuscope_torch.so";
+  }
+  CollectorProbe collector() const { return {dir_.file("gpuscope/libgpuscope_collector.so"), ""}; }
+  std::string beside() const { return dir_.file("gpuscope/libgpuscope_torch.so"); }
+
+ private:
+  TempDir dir_;
+  ScopedEnv cache_, site_;
+};
+
+TEST(DoctorProbes, PluginFromTheCacheForThePythonsTorch) {
+  CacheMachine m;
+  const std::string cached = m.cache("2.11.0+cu130");
+  PluginProbe plugin;
+  PythonProbe py = probe_python(python3(), false, plugin_lookup(m.collector()), plugin, 30000);
+  EXPECT_EQ(plugin.path, cached);
+  EXPECT_EQ(plugin.origin, plugin_cache::Origin::kCache);
+  EXPECT_EQ(py.plugin_built_for, "2.11.0") << py.error;
+  Check c = check_torch_plugin(py, plugin, m.collector());
+  EXPECT_EQ(c.status, Status::kOk) << c.detail;
+  EXPECT_EQ(c.detail, "torch 2.11.0+cu130, plugin " + cached + " built for 2.11.0 (the plugin cache)");
+}
+
+TEST(DoctorProbes, TheVariableComesBeforeTheCache) {
+  CacheMachine m;
+  m.cache("2.11.0+cu130");
+  ScopedEnv env("GPUSCOPE_TORCH_PLUGIN", FAKE_PLUGIN_OLD_PATH);
+  PluginProbe plugin;
+  PythonProbe py = probe_python(python3(), false, plugin_lookup(m.collector()), plugin, 30000);
+  EXPECT_EQ(plugin.path, FAKE_PLUGIN_OLD_PATH);
+  EXPECT_EQ(py.plugin_built_for, "2.9.1");
+  Check c = check_torch_plugin(py, plugin, m.collector());
+  EXPECT_EQ(c.status, Status::kFail);
+  EXPECT_TRUE(c.fix.rfind("unset GPUSCOPE_TORCH_PLUGIN", 0) == 0) << c.fix;
+}
+
+// A torch upgrade: the cache holds the old torch's plugin only, and the one
+// next to the collector is for another torch too.
+TEST(DoctorProbes, CacheForAnotherTorchFallsBackToTheCollectorsAndSaysSetup) {
+  CacheMachine m;
+  m.cache("2.9.1");
+  PluginProbe plugin;
+  PythonProbe py = probe_python(python3(), true, plugin_lookup(m.collector()), plugin, 30000);
+  EXPECT_EQ(plugin.path, m.beside());
+  EXPECT_EQ(plugin.origin, plugin_cache::Origin::kCollector);
+  EXPECT_EQ(plugin.cached, std::vector<std::string>{"2.9.1"});
+  EXPECT_EQ(py.plugin_built_for, "2.9.1");
+  Check c = check_torch_plugin(py, plugin, m.collector());
+  EXPECT_EQ(c.status, Status::kFail);
+  EXPECT_EQ(c.fix, "run `gpuscope setup torch --python " + python3() + "`");
+  // Nothing next to the collector either: the cache's other torch is named.
+  std::filesystem::remove(m.beside());
+  py = probe_python(python3(), false, plugin_lookup(m.collector()), plugin, 30000);
+  EXPECT_FALSE(py.plugin_tried);
+  c = check_torch_plugin(py, plugin, m.collector());
+  EXPECT_EQ(c.status, Status::kFail);
+  EXPECT_TRUE(c.detail.find("the cache holds plugins for torch 2.9.1 only") != std::string::npos) << c.detail;
+  EXPECT_EQ(c.fix, "run `gpuscope setup torch`");
 }
 
 TEST(DoctorProbes, PythonWithTorchLoadsThePlugin) {
   TempDir dir;
   ScopedEnv path("PYTHONPATH", fake_torch(dir, "__version__ = '2.11.0+cu130'\n"));
-  PythonProbe py = probe_python(python3(), false, {FAKE_PLUGIN_PATH, true}, 30000);
+  PluginProbe plugin;
+  PythonProbe py = probe_python(python3(), false, only(FAKE_PLUGIN_PATH), plugin, 30000);
   EXPECT_TRUE(py.found);
   EXPECT_EQ(py.torch_version, "2.11.0+cu130") << py.error;
   EXPECT_TRUE(py.plugin_tried);
   EXPECT_EQ(py.plugin_error, "");
   EXPECT_TRUE(py.plugin_says);
   EXPECT_EQ(py.plugin_built_for, "2.11.0");
-  EXPECT_EQ(check_torch_plugin(py, {FAKE_PLUGIN_PATH, true}, {}).status, Status::kOk);
-  py = probe_python(python3(), false, {FAKE_PLUGIN_OLD_PATH, true}, 30000);
+  EXPECT_EQ(check_torch_plugin(py, plugin, {}).status, Status::kOk);
+  py = probe_python(python3(), false, only(FAKE_PLUGIN_OLD_PATH), plugin, 30000);
   EXPECT_EQ(py.plugin_built_for, "2.9.1");
-  EXPECT_EQ(check_torch_plugin(py, {FAKE_PLUGIN_OLD_PATH, true}, {}).status, Status::kFail);
+  EXPECT_EQ(check_torch_plugin(py, plugin, {}).status, Status::kFail);
 }
 
 TEST(DoctorProbes, PluginThatDoesNotLoad) {
   TempDir dir;
   ScopedEnv path("PYTHONPATH", fake_torch(dir, "__version__ = '2.11.0'\n"));
   write_file(dir.file("libgpuscope_torch.so"), "not an ELF file");
-  PythonProbe py = probe_python(python3(), false, {dir.file("libgpuscope_torch.so"), true}, 30000);
+  PluginProbe plugin;
+  PythonProbe py = probe_python(python3(), false, only(dir.file("libgpuscope_torch.so")), plugin, 30000);
   EXPECT_EQ(py.torch_version, "2.11.0");
   EXPECT_NE(py.plugin_error.find("libgpuscope_torch.so"), std::string::npos) << py.plugin_error;
   EXPECT_FALSE(py.plugin_says);
@@ -189,20 +259,22 @@ TEST(DoctorProbes, PluginThatDoesNotLoad) {
 TEST(DoctorProbes, PythonWithoutTorch) {
   TempDir dir;
   ScopedEnv path("PYTHONPATH", fake_torch(dir, "raise ModuleNotFoundError(\"No module named 'torch'\")\n"));
-  PythonProbe py = probe_python(python3(), true, {FAKE_PLUGIN_PATH, true}, 30000);
+  PluginProbe plugin;
+  PythonProbe py = probe_python(python3(), true, only(FAKE_PLUGIN_PATH), plugin, 30000);
   EXPECT_EQ(py.torch_version, "");
   EXPECT_EQ(py.torch_error, "ModuleNotFoundError: No module named 'torch'");
-  EXPECT_EQ(check_torch_plugin(py, {FAKE_PLUGIN_PATH, true}, {}).status, Status::kWarn);
+  EXPECT_EQ(check_torch_plugin(py, plugin, {}).status, Status::kWarn);
 }
 
 TEST(DoctorProbes, PythonMissingOrHanging) {
-  PythonProbe py = probe_python("", true, {}, 1000);
+  PluginProbe plugin;
+  PythonProbe py = probe_python("", true, {}, plugin, 1000);
   EXPECT_FALSE(py.found);
   TempDir dir;
   write_file(dir.file("python"), "#!/bin/sh\nsleep 30\n");
   std::filesystem::permissions(dir.file("python"), std::filesystem::perms::owner_all);
   const auto start = std::chrono::steady_clock::now();
-  py = probe_python(dir.file("python"), true, {}, 300);
+  py = probe_python(dir.file("python"), true, {}, plugin, 300);
   EXPECT_TRUE(py.timed_out);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_EQ(check_torch_plugin(py, {}, {}).status, Status::kFail);
@@ -212,7 +284,8 @@ TEST(DoctorProbes, PythonThatFails) {
   TempDir dir;
   write_file(dir.file("python"), "#!/bin/sh\necho 'Fatal Python error: init' >&2\nexit 3\n");
   std::filesystem::permissions(dir.file("python"), std::filesystem::perms::owner_all);
-  PythonProbe py = probe_python(dir.file("python"), true, {}, 10000);
+  PluginProbe plugin;
+  PythonProbe py = probe_python(dir.file("python"), true, {}, plugin, 10000);
   EXPECT_EQ(py.exit_code, 3);
   EXPECT_EQ(py.error, "Fatal Python error: init");
   EXPECT_EQ(check_torch_plugin(py, {}, {}).status, Status::kFail);
@@ -237,6 +310,25 @@ TEST(DoctorProbes, RunProgram) {
   EXPECT_EQ(r.out, "out\n");
   EXPECT_EQ(r.err, "err\n");
   EXPECT_FALSE(run_program({"/nonexistent/program"}, 10000).started);
+}
+
+// The question a program asks on stdout is answered on its stdin; a program
+// that never asks, or has gone, is no trouble.
+TEST(DoctorProbes, RunProgramAnswersAQuestion) {
+  std::string seen;
+  const Exchange ask{"which=1", [&](const std::string& out) {
+                       seen = out;
+                       return std::string("/the/answer");
+                     }};
+  ProgramResult r = run_program({"sh", "-c", "echo first; echo which=1; read a; echo got=$a"}, 10000, &ask);
+  EXPECT_EQ(r.out, "first\nwhich=1\ngot=/the/answer\n");
+  EXPECT_EQ(seen, "first\nwhich=1\n");
+  seen.clear();
+  r = run_program({"sh", "-c", "echo nowhich=1"}, 10000, &ask);
+  EXPECT_EQ(r.out, "nowhich=1\n");
+  EXPECT_EQ(seen, "") << "not the prompt line: no answer";
+  r = run_program({"sh", "-c", "echo which=1; exec 0<&-; exit 3"}, 10000, &ask);
+  EXPECT_EQ(r.exit_code, 3);
 }
 
 }  // namespace
