@@ -12,6 +12,10 @@
 // converts to the column's integer without a cast.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
 namespace gpuscope::schema {
 
 // One list per enum: X(T, name, value) for each value, T being the enum's type
@@ -48,13 +52,38 @@ namespace gpuscope::schema {
   E(step_source, GPUSCOPE_ENUM_STEP_SOURCE)                                                     \
   E(severity, GPUSCOPE_ENUM_SEVERITY)
 
+// op.scope holds torch's at::RecordScope as the plugin passes it on. Its
+// values are listed in the column's doc (tests/unit/enums_test.cpp), not in
+// the `enum` table, which recordings carry unchanged.
+#define GPUSCOPE_ENUM_OP_SCOPE(X, T)                                                             \
+  X(T, function, 0) X(T, backward_function, 1) X(T, torchscript_function, 2)                    \
+  X(T, kernel_function_dtype, 3) X(T, custom_class, 4) X(T, build_feature, 5)                   \
+  X(T, lite_interpreter, 6) X(T, user_scope, 7) X(T, static_runtime_op, 8)                      \
+  X(T, static_runtime_model, 9)
+
+// Each enum T gets, in namespace T: the enumerators; name(code), the
+// `enum.name` of a code ("" for a code the schema does not name); and
+// parse(name), the code of a name.
 #define GPUSCOPE_ENUMERATOR(T, name, value) name = value,
-#define GPUSCOPE_DECLARE_ENUM(T, LIST) \
-  namespace T {                        \
-  enum Value : int { LIST(GPUSCOPE_ENUMERATOR, T) };  \
+#define GPUSCOPE_NAME_CASE(T, name, value) case value: return #name;
+#define GPUSCOPE_PARSE_NAME(T, name, value) if (text == #name) return name;
+#define GPUSCOPE_DECLARE_ENUM(T, LIST)                          \
+  namespace T {                                                 \
+  enum Value : int { LIST(GPUSCOPE_ENUMERATOR, T) };            \
+  constexpr std::string_view name(int64_t code) {               \
+    switch (code) { LIST(GPUSCOPE_NAME_CASE, T) }               \
+    return {};                                                  \
+  }                                                             \
+  constexpr std::optional<Value> parse(std::string_view text) { \
+    LIST(GPUSCOPE_PARSE_NAME, T)                                \
+    return std::nullopt;                                        \
+  }                                                             \
   }
 GPUSCOPE_SCHEMA_ENUMS(GPUSCOPE_DECLARE_ENUM)
+GPUSCOPE_DECLARE_ENUM(op_scope, GPUSCOPE_ENUM_OP_SCOPE)
 #undef GPUSCOPE_DECLARE_ENUM
+#undef GPUSCOPE_PARSE_NAME
+#undef GPUSCOPE_NAME_CASE
 #undef GPUSCOPE_ENUMERATOR
 
 }  // namespace gpuscope::schema
