@@ -2,6 +2,7 @@
 // `enum` table that schema.cpp and every recording derive from it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -86,6 +87,26 @@ TEST(Enums, ARecordingCarriesTheDeclaredRows) {
     EXPECT_EQ(i, rows.size());
   }
   std::filesystem::remove(path);
+}
+
+// op.scope's values are not in the `enum` table but in its doc, which must
+// list the declared ones.
+TEST(Enums, OpScopeDocListsTheDeclaredScopes) {
+  std::string listed;
+#define GPUSCOPE_LISTED(T, name, value)                                    \
+  {                                                                        \
+    std::string words = #name;                                             \
+    std::replace(words.begin(), words.end(), '_', ' ');                    \
+    listed += (listed.empty() ? "" : ", ") + std::to_string(value) + " " + words; \
+  }
+  GPUSCOPE_ENUM_OP_SCOPE(GPUSCOPE_LISTED, op_scope)
+#undef GPUSCOPE_LISTED
+  const schema::Table* op = schema::find_table("op");
+  ASSERT_NE(op, nullptr);
+  std::string_view doc;
+  for (const schema::Column& c : op->columns)
+    if (c.name == "scope") doc = c.doc;
+  EXPECT_NE(doc.find("(" + listed + ")"), std::string_view::npos) << doc << "\n" << listed;
 }
 
 }  // namespace

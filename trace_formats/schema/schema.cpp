@@ -186,7 +186,7 @@ constexpr std::array kOp{
     Column{"depth", I, "Nesting depth among ops on its thread (0 = top level)."},
     Column{"seq_nr", I, "Autograd sequence number (links forward and backward), NULL if none."},
     Column{"backward", I, "1 for autograd backward functions, else 0."},
-    Column{"scope", I, "RecordFunction scope (0 function, 1 backward function, 2 TorchScript, 3 kernel function, 4 custom class, 5 build feature, 6 user scope)."},
+    Column{"scope", I, "RecordFunction scope: torch's `at::RecordScope` as the plugin passes it on (0 function, 1 backward function, 2 torchscript function, 3 kernel function dtype, 4 custom class, 5 build feature, 6 lite interpreter, 7 user scope, 8 static runtime op, 9 static runtime model); an imported trace gives 1 to backward functions, else 0."},
     Column{"shapes_id", S, "Input shapes as JSON, e.g. `[[32,128],[128]]` (string.id), NULL if not recorded."},
     Column{"dtypes_id", S, "Input dtypes as JSON, e.g. `[\"float\",\"float\"]` (string.id), NULL if not recorded."},
     Column{"external_id", I, "Id of the op for external_correlation: the API calls made while it was the innermost op on its thread."},
@@ -317,7 +317,7 @@ std::string insert_sql(const Table& table, bool or_ignore) {
 std::string markdown() {
   std::string out =
       "# gpuscope database schema\n\n"
-      "<!-- Generated from trace_formats/schema/schema.cpp by `gpuscope schema --markdown`; "
+      "<!-- Generated from trace_formats/schema/schema.cpp and enums.h by `gpuscope schema --markdown`; "
       "tests/unit/schema_test.cpp fails when this page and the code disagree. -->\n\n"
       "A recording is one SQLite file. Schema version: **" + std::to_string(kVersion) +
       "** (`meta.schema_version`); readers refuse a newer version.\n\n"
