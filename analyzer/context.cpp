@@ -4,6 +4,7 @@
 
 #include "analyzer/parallel.h"
 #include "analyzer/timing.h"
+#include "schema/enums.h"
 
 #include <algorithm>
 #include <iterator>
@@ -287,7 +288,7 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
         auto copy_set = [&](bool is_memset) {
           return IntervalSet::from_sorted_fn(m.copies.size(), [&](size_t i) {
             const CopyRec& x = m.copies[i];
-            const bool scalar_read = !x.memset && x.copy_kind == 2 && x.bytes <= kScalarReadBytes;
+            const bool scalar_read = !x.memset && x.copy_kind == schema::copy_kind::DtoH && x.bytes <= kScalarReadBytes;
             return x.device == dev && x.memset == is_memset && !scalar_read ? Interval{x.start, x.end()} : Interval{};
           }, false);
         };
@@ -302,7 +303,8 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
         c.op_busy = IntervalSet::from_sorted_fn(m.ops.size(), [&](size_t i) { return Interval{m.ops[i].start, m.ops[i].end}; });
         std::vector<Interval> raw;
         for (const auto& r : m.ranges)
-          if (r.source == 3 || is_dataloader_range_name(m.str(r.name))) raw.push_back({r.start, r.end});
+          if (r.source == schema::range_source::dataloader || is_dataloader_range_name(m.str(r.name)))
+            raw.push_back({r.start, r.end});
         c.dataloader = IntervalSet::from(std::move(raw));
         raw = {};
         std::vector<int8_t> memo(nstr + 1, -1);
@@ -377,7 +379,7 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
   // Phase 3: idle attribution, the steps in two halves.
   IdleInputs in{c, {}, {}, {}};
   for (const auto& s : m.syncs) {
-    if (s.type == 2) continue;  // cudaStreamWaitEvent: the GPU waits, not the host
+    if (s.type == schema::sync_type::stream_wait_event) continue;  // the GPU waits, not the host
     uint32_t api = m.api_by_corr.find(s.corr);
     in.waits.push_back({s.start, s.end, api, api != kNone && api_is_allocator(m.apis[api].cls)});
   }

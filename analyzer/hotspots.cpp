@@ -6,17 +6,20 @@
 #include <map>
 #include <unordered_map>
 
+#include "schema/enums.h"
+
 namespace gpuscope::analyzer {
 namespace {
 
-const char* copy_kind_name(uint8_t k) {
-  static const char* names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-  return k < 11 ? names[k] : "unknown";
+// The schema's names; a code it does not name reads as `unknown`.
+std::string_view copy_kind_name(uint8_t k) {
+  const std::string_view name = schema::copy_kind::name(k);
+  return name.empty() ? schema::copy_kind::name(schema::copy_kind::unknown) : name;
 }
 
-const char* mem_kind_name(uint8_t k) {
-  static const char* names[] = {"unknown", "pageable", "pinned", "device", "array", "managed", "device_static", "managed_static"};
-  return k < 8 ? names[k] : "unknown";
+std::string_view mem_kind_name(uint8_t k) {
+  const std::string_view name = schema::mem_kind::name(k);
+  return name.empty() ? schema::mem_kind::name(schema::mem_kind::unknown) : name;
 }
 
 std::string triple(uint32_t a, uint32_t b, uint32_t c) {

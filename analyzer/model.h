@@ -15,6 +15,7 @@
 
 #include "analyzer/names.h"
 #include "common/time_math.h"
+#include "schema/enums.h"
 
 namespace gpuscope::store {
 class Reader;
@@ -45,7 +46,9 @@ struct CopyRec {  // memcpy and memset
   int64_t start = 0, bytes = 0;
   uint32_t dur = 0, corr = 0, stream = 0;
   uint16_t device = 0;
-  uint8_t copy_kind = 0, src_kind = 0, dst_kind = 0;  // memset: dst_kind = memory kind
+  uint8_t copy_kind = schema::copy_kind::unknown;
+  // memset: dst_kind = memory kind
+  uint8_t src_kind = schema::mem_kind::unknown, dst_kind = schema::mem_kind::unknown;
   bool memset = false;
   int64_t end() const { return start + dur; }
 };
@@ -63,7 +66,7 @@ static_assert(sizeof(ApiRec) == 24);
 struct SyncRec {
   int64_t start = 0, end = 0;
   uint32_t corr = 0;
-  uint8_t type = 0;
+  uint8_t type = schema::sync_type::unknown;
 };
 
 struct RangeRec {

@@ -18,6 +18,7 @@
 #include "analyzer/parallel.h"
 #include "analyzer/timing.h"
 #include "common/error.h"
+#include "schema/enums.h"
 #include "store/reader.h"
 #include "store/rows.h"
 
@@ -236,9 +237,9 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
       r.end = st.int64(4);
       if (!sane_times(r.start, r.end)) continue;
       r.depth = st.is_null(5) ? -1 : static_cast<int32_t>(st.int64(5));
-      if (r.source == store::kRangeSourceSamplingWindow)
+      if (r.source == schema::range_source::sampling_window)
         m.sampling_windows.emplace_back(r.start, r.end);
-      else if (r.source == store::kRangeSourceUntracedDrained)
+      else if (r.source == schema::range_source::untraced_drained)
         m.untraced_spans.emplace_back(r.start, r.end);
       else
         m.ranges.push_back(r);

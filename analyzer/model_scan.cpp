@@ -11,6 +11,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "schema/enums.h"
+
 namespace gpuscope::analyzer::scan {
 namespace {
 
@@ -233,12 +235,12 @@ void memory(store::Connection& db, const Window& w, Model& m, Progress& p) {
     const int64_t ts = st.int64(0), source = st.int64(3), op = st.int64(2);
     if (!sane_times(ts, ts)) continue;
     const auto device = static_cast<uint16_t>(st.int64(1));
-    if (source == 2) {
+    if (source == schema::memory_source::torch_allocator) {
       if (st.is_null(6) && st.is_null(7)) continue;
       m.torch_mem.push_back({ts, st.is_null(6) ? -1 : st.int64(6), st.is_null(7) ? -1 : st.int64(7), device});
-    } else if (source == 1 && st.int64(4) == 3) {  // CUDA, device memory
+    } else if (source == schema::memory_source::cuda && st.int64(4) == schema::mem_kind::device) {
       const int64_t bytes = std::clamp<int64_t>(st.int64(5), 0, int64_t{1} << 44);  // 16 TB: corrupt beyond
-      m.cuda_mem.push_back({ts, op == 2 ? -bytes : bytes, device});
+      m.cuda_mem.push_back({ts, op == schema::memory_op::free ? -bytes : bytes, device});
     }
   }
   auto by_ts = [](const auto& a, const auto& b) { return a.ts < b.ts; };

@@ -7,23 +7,34 @@
 #include <tuple>
 
 #include "common/error.h"
+#include "schema/enums.h"
 
 namespace gpuscope::analyzer {
 namespace {
 
 // Range sources that can mark steps: NVTX, record_function, ProfilerStep#N.
-bool step_range_source(uint8_t s) { return s == 1 || s == 2 || s == 5; }
+bool step_range_source(uint8_t s) {
+  namespace range_source = schema::range_source;
+  return s == range_source::nvtx || s == range_source::torch_user || s == range_source::profiler_step;
+}
 
 bool from_step_table(const Model& m, StepPlan& plan) {
   if (m.step_rows.empty()) return false;
-  // Several sources may coexist (ProfilerStep and optimizer steps): take the best one.
+  // Several sources may coexist (ProfilerStep and optimizer steps): take the
+  // best one, the lowest code (profiler_step, optimizer_step, nvtx).
   int64_t best = INT64_MAX;
   for (const auto& r : m.step_rows) best = std::min(best, r.source);
   for (const auto& r : m.step_rows)
     if (r.source == best) plan.all.push_back({r.number, r.start, r.end});
   switch (best) {
-    case 1: plan.source = StepSource::kProfilerStep; plan.detail = "step table (ProfilerStep#N)"; break;
-    case 2: plan.source = StepSource::kOptimizerStep; plan.detail = "step table (optimizer steps)"; break;
+    case schema::step_source::profiler_step:
+      plan.source = StepSource::kProfilerStep;
+      plan.detail = "step table (ProfilerStep#N)";
+      break;
+    case schema::step_source::optimizer_step:
+      plan.source = StepSource::kOptimizerStep;
+      plan.detail = "step table (optimizer steps)";
+      break;
     default: plan.source = StepSource::kNvtxStepTable; plan.detail = "step table (NVTX)"; break;
   }
   return true;
@@ -45,7 +56,7 @@ bool from_ranges(const Model& m, StepPlan& plan) {
     g.ranges.push_back(&r);
     g.total += r.end - r.start;
     g.depth = std::min(g.depth, r.depth < 0 ? 0 : r.depth);
-    g.profiler = g.profiler || r.source == 5;
+    g.profiler = g.profiler || r.source == schema::range_source::profiler_step;
   }
   const std::string* best = nullptr;
   // ProfilerStep first, then step-like names, then the outermost level, then the most frequent, then the longest.

@@ -4,9 +4,9 @@
 #include "cli/commands.h"
 #include "common/terminal_text.h"
 #include "import/open_recording.h"
+#include "schema/enums.h"
 #include "schema/schema.h"
 #include "store/reader.h"
-#include "store/rows.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -39,7 +39,7 @@ void print_info(const std::string& path, const std::string& database) {
   std::printf("duration        %s\n", lo <= hi ? human_ns(hi - lo).c_str() : "no timed events");
   // Sampled or windowed recordings: how much of the job was traced.
   auto traced = r.query("SELECT count(*), sum(\"end\" - start) FROM range WHERE source = " +
-                        std::to_string(store::kRangeSourceSamplingWindow));
+                        std::to_string(schema::range_source::sampling_window));
   if (traced.step() && traced.int64(0) > 0) {
     std::string sample = terminal_safe(r.meta("sample", ""));
     // Between stretches CUPTI is torn down where it safely can be (docs/ARCHITECTURE.md).

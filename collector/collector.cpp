@@ -22,6 +22,7 @@
 #include "collector/schedule.h"
 #include "collector/writer_thread.h"
 #include "common/settings.h"
+#include "schema/enums.h"
 
 namespace gpuscope::collector {
 namespace {
@@ -165,7 +166,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     set_cupti_status(why);
     std::fprintf(stderr, "gpuscope: GPU activity not recorded: %s; recording CPU-side sources only\n",
                  why.c_str());
-    emit_message(now_ns(), 2, "GPU activity not recorded: " + why);
+    emit_message(now_ns(), gpuscope::schema::severity::warning, "GPU activity not recorded: " + why);
   }
   return 1;
 }

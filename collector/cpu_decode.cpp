@@ -2,9 +2,28 @@
 
 #include <string_view>
 
+#include "gpuscope/plugin.h"
+#include "schema/enums.h"
+
 namespace gpuscope::collector {
 
 using store::kNull;
+
+// A plugin's codes reach the rows as they are (RangeRecord.source,
+// StepRecord.source, MemoryRecord.op, MessageRecord.severity). The plugin ABI
+// declares them without gpuscope's headers, so they are tied to the schema here.
+constexpr bool same(int64_t abi, int64_t schema_code) { return abi == schema_code; }
+static_assert(same(GPUSCOPE_RANGE_TORCH_USER, schema::range_source::torch_user) &&
+              same(GPUSCOPE_RANGE_DATALOADER, schema::range_source::dataloader) &&
+              same(GPUSCOPE_RANGE_OPTIMIZER, schema::range_source::optimizer) &&
+              same(GPUSCOPE_RANGE_PROFILER_STEP, schema::range_source::profiler_step) &&
+              same(GPUSCOPE_RANGE_TORCH_OTHER, schema::range_source::torch_other));
+static_assert(same(GPUSCOPE_STEP_PROFILER_STEP, schema::step_source::profiler_step) &&
+              same(GPUSCOPE_STEP_OPTIMIZER, schema::step_source::optimizer_step));
+static_assert(same(GPUSCOPE_MEMORY_ALLOC, schema::memory_op::alloc) &&
+              same(GPUSCOPE_MEMORY_FREE, schema::memory_op::free));
+static_assert(same(GPUSCOPE_INFO, schema::severity::info) && same(GPUSCOPE_WARNING, schema::severity::warning) &&
+              same(GPUSCOPE_ERROR, schema::severity::error));
 
 namespace {
 
@@ -26,7 +45,7 @@ void CpuDecoder::write_range(RowSink& sink, uint32_t tid, uint64_t domain, int64
   store::RangeRow r;
   r.pid = sink.pid;
   r.tid = tid;
-  r.source = 1;
+  r.source = schema::range_source::nvtx;
   r.kind = kind;
   if (domain) {
     auto it = domains_.find(domain);
@@ -56,7 +75,8 @@ void CpuDecoder::handle(const RecordHeader& h, Thread& t, RowSink& sink) {
       else if (h.type == RecordType::kNvtxStart)
         start_end_[r.range_id] = {t.tid, r.domain, r.ts, std::string(name), color, category};
       else
-        write_range(sink, t.tid, r.domain, 3, r.ts, sink.rel(r.ts), kNull, name, color, category);
+        write_range(sink, t.tid, r.domain, schema::range_kind::mark, r.ts, sink.rel(r.ts), kNull, name, color,
+                    category);
       break;
     }
     case RecordType::kNvtxPop: {
@@ -67,7 +87,7 @@ void CpuDecoder::handle(const RecordHeader& h, Thread& t, RowSink& sink) {
         break;
       }
       const auto& open = stack.back();
-      write_range(sink, t.tid, r.domain, 1, open.start, sink.rel(r.ts),
+      write_range(sink, t.tid, r.domain, schema::range_kind::push_pop, open.start, sink.rel(r.ts),
                   static_cast<int64_t>(stack.size() - 1), open.name, open.color, open.category);
       stack.pop_back();
       break;
@@ -80,7 +100,8 @@ void CpuDecoder::handle(const RecordHeader& h, Thread& t, RowSink& sink) {
         break;
       }
       const auto& o = it->second;
-      write_range(sink, o.tid, o.domain, 2, o.start, sink.rel(r.ts), kNull, o.name, o.color, o.category);
+      write_range(sink, o.tid, o.domain, schema::range_kind::start_end, o.start, sink.rel(r.ts), kNull, o.name,
+                  o.color, o.category);
       start_end_.erase(it);
       break;
     }
@@ -116,7 +137,7 @@ void CpuDecoder::handle(const RecordHeader& h, Thread& t, RowSink& sink) {
       row.pid = sink.pid;
       row.tid = t.tid;
       row.source = r.source;
-      row.kind = 1;
+      row.kind = schema::range_kind::push_pop;
       row.name = text_after(h, sizeof r, 0, r.name_len);
       row.start = sink.rel(r.start);
       row.end = sink.rel(r.end);
@@ -147,7 +168,7 @@ void CpuDecoder::handle(const RecordHeader& h, Thread& t, RowSink& sink) {
       row.ts = sink.rel(r.ts);
       row.op = r.op;
       row.source = r.source;
-      row.mem_kind = r.device >= 0 ? 3 : 0;  // device memory, or host memory (unknown kind)
+      row.mem_kind = r.device >= 0 ? schema::mem_kind::device : schema::mem_kind::unknown;  // host: kind unknown
       row.address = static_cast<int64_t>(r.address);
       row.bytes = r.bytes;
       row.total_allocated = r.total_allocated;
@@ -205,15 +226,16 @@ void CpuDecoder::handle(const RecordHeader& h, Thread& t, RowSink& sink) {
 void CpuDecoder::flush_open(Thread& t, RowSink& sink) {
   for (auto& [domain, stack] : t.stacks) {
     for (size_t i = 0; i < stack.size(); ++i)
-      write_range(sink, t.tid, domain, 1, stack[i].start, kNull, static_cast<int64_t>(i), stack[i].name,
-                  stack[i].color, stack[i].category);
+      write_range(sink, t.tid, domain, schema::range_kind::push_pop, stack[i].start, kNull, static_cast<int64_t>(i),
+                  stack[i].name, stack[i].color, stack[i].category);
     stack.clear();
   }
 }
 
 void CpuDecoder::flush_open_start_end(RowSink& sink) {
   for (auto& [id, o] : start_end_)
-    write_range(sink, o.tid, o.domain, 2, o.start, kNull, kNull, o.name, o.color, o.category);
+    write_range(sink, o.tid, o.domain, schema::range_kind::start_end, o.start, kNull, kNull, o.name, o.color,
+                o.category);
   start_end_.clear();
 }
 

@@ -6,9 +6,39 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "schema/enums.h"
+
 namespace gpuscope::collector {
 
 using store::kNull;
+
+// CUPTI's copy kinds, memory kinds and synchronization types are stored as
+// they are: the schema's enums take CUPTI's numbering.
+constexpr bool same(int64_t cupti, int64_t schema_code) { return cupti == schema_code; }
+static_assert(same(CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN, schema::copy_kind::unknown) &&
+              same(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, schema::copy_kind::HtoD) &&
+              same(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, schema::copy_kind::DtoH) &&
+              same(CUPTI_ACTIVITY_MEMCPY_KIND_HTOA, schema::copy_kind::HtoA) &&
+              same(CUPTI_ACTIVITY_MEMCPY_KIND_ATOH, schema::copy_kind::AtoH) &&
+              same(CUPTI_ACTIVITY_MEMCPY_KIND_ATOA, schema::copy_kind::AtoA) &&
+              same(CUPTI_ACTIVITY_MEMCPY_KIND_ATOD, schema::copy_kind::AtoD) &&
+              same(CUPTI_ACTIVITY_MEMCPY_KIND_DTOA, schema::copy_kind::DtoA) &&
+              same(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, schema::copy_kind::DtoD) &&
+              same(CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, schema::copy_kind::HtoH) &&
+              same(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, schema::copy_kind::PtoP));
+static_assert(same(CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN, schema::mem_kind::unknown) &&
+              same(CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, schema::mem_kind::pageable) &&
+              same(CUPTI_ACTIVITY_MEMORY_KIND_PINNED, schema::mem_kind::pinned) &&
+              same(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, schema::mem_kind::device) &&
+              same(CUPTI_ACTIVITY_MEMORY_KIND_ARRAY, schema::mem_kind::array) &&
+              same(CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, schema::mem_kind::managed) &&
+              same(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC, schema::mem_kind::device_static) &&
+              same(CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC, schema::mem_kind::managed_static));
+static_assert(same(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN, schema::sync_type::unknown) &&
+              same(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, schema::sync_type::event_synchronize) &&
+              same(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, schema::sync_type::stream_wait_event) &&
+              same(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, schema::sync_type::stream_synchronize) &&
+              same(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, schema::sync_type::context_synchronize));
 
 std::string demangle(const char* mangled) {
   if (!mangled) return "<unnamed kernel>";
@@ -139,7 +169,7 @@ void on_api(const CuptiApi& api, const CUpti_ActivityAPI& a, CUpti_CallbackDomai
   store::ApiCallRow r;
   r.pid = sink.pid;
   r.tid = a.threadId;
-  r.domain = domain == CUPTI_CB_DOMAIN_DRIVER_API ? 2 : 1;
+  r.domain = domain == CUPTI_CB_DOMAIN_DRIVER_API ? schema::api_domain::driver : schema::api_domain::runtime;
   r.cbid = a.cbid;
   r.name = name.name;
   r.start = sink.rel(a.start);
@@ -181,8 +211,8 @@ void on_memory(const CUpti_ActivityMemory4& m, RowSink& sink) {
   r.pid = sink.pid;
   r.device = device;
   r.ts = sink.rel(m.timestamp);
-  r.op = alloc ? 1 : 2;
-  r.source = 1;
+  r.op = alloc ? schema::memory_op::alloc : schema::memory_op::free;
+  r.source = schema::memory_source::cuda;
   r.mem_kind = m.memoryKind;
   r.address = static_cast<int64_t>(m.address);
   r.bytes = bytes;

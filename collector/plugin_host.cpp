@@ -27,6 +27,7 @@
 #include "common/plugin_cache.h"
 #include "common/settings.h"
 #include "gpuscope/plugin.h"
+#include "schema/enums.h"
 
 namespace gpuscope::collector {
 namespace {
@@ -74,7 +75,7 @@ void host_emit_memory(uint64_t ts, int32_t device, uint32_t op, uint64_t address
   r.ts = ts;
   r.device = device;
   r.op = static_cast<uint8_t>(op);
-  r.source = 2;
+  r.source = schema::memory_source::torch_allocator;
   r.address = address;
   r.bytes = bytes;
   r.total_allocated = total_allocated;
@@ -184,12 +185,12 @@ void load(PluginSpec& spec) {
     std::string why =
         path + " not loaded (built for another torch? `gpuscope setup torch` builds one for it): " + dlerror();
     std::fprintf(stderr, "gpuscope: %s; recording without it\n", why.c_str());
-    emit_message(now_ns(), 2, why);
+    emit_message(now_ns(), schema::severity::warning, why);
     return;
   }
   auto init = reinterpret_cast<gpuscope_plugin_init_fn>(dlsym(lib, "gpuscope_plugin_init"));
   if (!init) {
-    emit_message(now_ns(), 2, std::string(spec.file) + " has no gpuscope_plugin_init");
+    emit_message(now_ns(), schema::severity::warning, std::string(spec.file) + " has no gpuscope_plugin_init");
     return;
   }
   g_declined_why.clear();

@@ -8,6 +8,7 @@
 #include "collector/clock.h"
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
+#include "schema/enums.h"
 
 namespace gpuscope::collector::schedule {
 namespace {
@@ -39,13 +40,13 @@ void switch_to(bool on, bool may_wait, uint64_t now, uint64_t entered) {
   if (done == cupti_source::Switched::no) {
     // Could not resume CUPTI: stay untraced rather than record ops without kernels.
     std::fprintf(stderr, "gpuscope: GPU tracing could not resume: %s\n", why.c_str());
-    emit_message(now, 2, "GPU tracing could not resume: " + why);
+    emit_message(now, schema::severity::warning, "GPU tracing could not resume: " + why);
     return;
   }
   static bool said_partial = false;  // resumed without some activity kinds: said once
   if (!why.empty() && !said_partial) {
     std::fprintf(stderr, "gpuscope: %s\n", why.c_str());
-    emit_message(now, 2, why);
+    emit_message(now, schema::severity::warning, why);
     said_partial = true;
   }
   static bool said_graphs = false;  // teardown given up for CUDA graphs: said once
@@ -54,7 +55,7 @@ void switch_to(bool on, bool may_wait, uint64_t now, uint64_t entered) {
         "CUDA graphs in this job: CUPTI stays initialized while untraced (a torn-down CUPTI makes the first "
         "replay after each resume wait for all queued work), so untraced steps still pay CUPTI's launch cost";
     std::fprintf(stderr, "gpuscope: %s\n", text);
-    emit_message(now, 1, text);
+    emit_message(now, schema::severity::info, text);
     said_graphs = true;
   }
   g_traced.store(on, std::memory_order_relaxed);

@@ -22,6 +22,7 @@
 #include "collector/process_info.h"
 #include "collector/schedule.h"
 #include "collector/thread_slots.h"
+#include "schema/enums.h"
 
 namespace gpuscope::collector::writer_thread {
 namespace {
@@ -65,7 +66,7 @@ void decode_cupti(uint8_t* buffer, size_t valid, uint32_t session, void* ctx) {
         "CUPTI gave one correlation id to many API calls on a thread: from there on that CUPTI session's records "
         "are stored without kernel-to-launch links, and CUPTI is not torn down again while untraced";
     std::fprintf(stderr, "gpuscope: %s\n", text);
-    emit_message(now_ns(), 2, text);
+    emit_message(now_ns(), schema::severity::warning, text);
   }
 }
 
@@ -131,7 +132,7 @@ void write_windows(State& s, const std::vector<schedule::Window>& windows, int64
     store::RangeRow r;
     r.pid = r.tid = s.sink->pid;
     r.source = source;
-    r.kind = 2;  // start/end
+    r.kind = schema::range_kind::start_end;
     r.name = name;
     r.start = s.sink->rel(w.start);
     r.end = s.sink->rel(w.end);
@@ -141,9 +142,9 @@ void write_windows(State& s, const std::vector<schedule::Window>& windows, int64
 
 // The traced stretches, and the untraced ones measured on the GPU, as ranges on the main thread.
 void write_sampling_windows(State& s, bool final_tick, uint64_t now) {
-  write_windows(s, schedule::take_windows(final_tick, now), store::kRangeSourceSamplingWindow,
+  write_windows(s, schedule::take_windows(final_tick, now), schema::range_source::sampling_window,
                 store::kSamplingWindowName);
-  write_windows(s, schedule::take_untraced(), store::kRangeSourceUntracedDrained, store::kUntracedDrainedName);
+  write_windows(s, schedule::take_untraced(), schema::range_source::untraced_drained, store::kUntracedDrainedName);
 }
 
 // One tick: gather everything, write it, commit. The final tick leaves CUPTI

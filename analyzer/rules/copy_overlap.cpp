@@ -1,8 +1,12 @@
 // copy-overlap: host<->device copies that run while no kernel runs.
 #include "analyzer/rules/rule_util.h"
+#include "schema/enums.h"
 
 namespace gpuscope::analyzer {
 namespace {
+
+namespace copy_kind = schema::copy_kind;
+namespace mem_kind = schema::mem_kind;
 
 constexpr double kMinSavingPct = 1.0;
 
@@ -43,8 +47,8 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   for (const auto& [stream, list] : c.kernels_by_stream) compute_streams.push_back(stream);
   for (uint32_t i : c.copies) {
     const CopyRec& x = c.m.copies[i];
-    if (x.memset || (x.copy_kind != 1 && x.copy_kind != 2)) continue;
-    if (x.src_kind == 1 || x.dst_kind == 1) continue;  // pageable: pageable-memcpy
+    if (x.memset || (x.copy_kind != copy_kind::HtoD && x.copy_kind != copy_kind::DtoH)) continue;
+    if (x.src_kind == mem_kind::pageable || x.dst_kind == mem_kind::pageable) continue;  // pageable: pageable-memcpy
     const int64_t e = x.dur - compute.covered(x.start, x.end());
     copy_time += x.dur;
     ++count;
@@ -53,7 +57,7 @@ std::optional<Finding> evaluate(const RuleInput& in) {
     if (e <= 0) continue;
     exposed += e;
     std::string op = user_op_name(c, x.corr);
-    by.add(std::string(x.copy_kind == 1 ? "HtoD" : "DtoH") + " pinned" + (op.empty() ? "" : " from " + op), e, 1);
+    by.add(std::string(copy_kind::name(x.copy_kind)) + " pinned" + (op.empty() ? "" : " from " + op), e, 1);
     if (int s = c.step_of(x.start); s >= 0) per_step[static_cast<size_t>(s)] += e;
     if (e > longest_t) {
       longest_t = e;

@@ -1,5 +1,6 @@
 // dataloader-stall: the GPU idles while the training loop waits for the next batch.
 #include "analyzer/rules/rule_util.h"
+#include "schema/enums.h"
 
 namespace gpuscope::analyzer {
 namespace {
@@ -38,7 +39,8 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   const int64_t wait = c.dataloader.intersect(c.step_set).total();
   Tally names;
   for (const auto& r : c.m.ranges)
-    if ((r.source == 3 || is_dataloader_range_name(c.m.str(r.name))) && c.step_of(r.start) >= 0)
+    if ((r.source == schema::range_source::dataloader || is_dataloader_range_name(c.m.str(r.name))) &&
+        c.step_of(r.start) >= 0)
       names.add(c.name(r.name), r.end - r.start);
   std::vector<int64_t> per_step;
   for (const auto& s : c.step_idle) per_step.push_back(s[cause]);

@@ -1,5 +1,6 @@
 // pageable-memcpy: host<->device copies from pageable (not page-locked) memory.
 #include "analyzer/rules/rule_util.h"
+#include "schema/enums.h"
 
 namespace gpuscope::analyzer {
 namespace {
@@ -32,8 +33,8 @@ namespace {
 
 const char* direction(uint8_t kind) {
   switch (kind) {
-    case 1: return "HtoD";
-    case 2: return "DtoH";
+    case schema::copy_kind::HtoD: return "HtoD";
+    case schema::copy_kind::DtoH: return "DtoH";
     default: return "other";
   }
 }
@@ -46,7 +47,7 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   TimeRange longest;
   for (uint32_t i : c.copies) {
     const CopyRec& x = c.m.copies[i];
-    if (x.memset || (x.src_kind != 1 && x.dst_kind != 1)) continue;
+    if (x.memset || (x.src_kind != schema::mem_kind::pageable && x.dst_kind != schema::mem_kind::pageable)) continue;
     time += x.dur;
     bytes += x.bytes;
     ++count;

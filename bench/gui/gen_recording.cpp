@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "schema/enums.h"
 #include "store/writer.h"
 
 namespace gpuscope::bench {
@@ -57,13 +58,13 @@ GeneratedCounts generate_recording(const std::string& path, int64_t events, bool
         r.end = t;
         r.depth = 0;
         w.add(r);
-        w.add(store::StepRow{kPid, step++, step_start, t, 2});
+        w.add(store::StepRow{kPid, step++, step_start, t, schema::step_source::optimizer_step});
         ++n.ranges;
       }
       store::RangeRow dl;
       dl.pid = kPid;
       dl.tid = kPid;
-      dl.source = 3;
+      dl.source = schema::range_source::dataloader;
       dl.name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
       dl.start = t;
       dl.end = t + 2'000'000;
@@ -107,7 +108,7 @@ GeneratedCounts generate_recording(const std::string& path, int64_t events, bool
       m.correlation = corr;
       m.start = gpu_start;
       m.end = gpu_start + 20'000;
-      m.copy_kind = 1 + static_cast<int64_t>(i % 3 == 0);
+      m.copy_kind = i % 3 == 0 ? schema::copy_kind::DtoH : schema::copy_kind::HtoD;
       m.bytes = 4 << 20;
       w.add(m);
       stream_free[static_cast<size_t>(stream)] = m.end;

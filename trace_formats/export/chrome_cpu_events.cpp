@@ -8,6 +8,8 @@
 
 namespace gpuscope::formats {
 
+namespace range_kind = schema::range_kind;
+
 void ChromeWriter::ops() {
   auto q = m_.reader().query(
       "SELECT pid, tid, name_id, start, \"end\", seq_nr, shapes_id, dtypes_id, external_id FROM op" + m_.where_pid());
@@ -63,8 +65,8 @@ void ChromeWriter::ranges() {
       continue;
     }
     const std::string* domain_json = domain.empty() ? nullptr : &m_.json_string(q.int64(4));
-    begin(kind == 3 ? 'i' : 'X', name.size() + (domain_json ? domain_json->size() : 0));
-    if (kind == 3) {
+    begin(kind == range_kind::mark ? 'i' : 'X', name.size() + (domain_json ? domain_json->size() : 0));
+    if (kind == range_kind::mark) {
       o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
       o_.put(name);
       where(pid, tid, start);
@@ -75,7 +77,7 @@ void ChromeWriter::ranges() {
       span(pid, tid, start, end);
     }
     char* mark = open_args();
-    if (source == kRangeNvtx) {
+    if (source == schema::range_source::nvtx) {
       key("source");
       o_.lit("\"nvtx\"");
     }
@@ -83,13 +85,13 @@ void ChromeWriter::ranges() {
       key("domain");
       o_.put(*domain_json);
     }
-    if (kind == 2) {
+    if (kind == range_kind::start_end) {
       key("range kind");
       o_.lit("\"start_end\"");
     }
     if (!q.is_null(8)) int_arg("color", q.int64(8));
     if (!q.is_null(9)) int_arg("category", q.int64(9));
-    if (unclosed && kind != 3) {
+    if (unclosed && kind != range_kind::mark) {
       key("unclosed");
       o_.lit("true");
     }
@@ -108,7 +110,7 @@ void ChromeWriter::api_calls() {
     const CorrelationMap::Entry* c = m_.api_call_correlation(q, 0, pid, 7, corr);
     const std::string& name = m_.json_string(q.int64(4));
     begin('X', name.size());
-    if (q.int64(2) == 2) o_.lit(",\"cat\":\"cuda_driver\",\"name\":");
+    if (q.int64(2) == schema::api_domain::driver) o_.lit(",\"cat\":\"cuda_driver\",\"name\":");
     else o_.lit(",\"cat\":\"cuda_runtime\",\"name\":");
     o_.put(name);
     span(pid, tid, start, q.int64(6));
@@ -131,7 +133,8 @@ void ChromeWriter::steps() {
   // event so that TensorBoard and HTA see them, marked so import keeps them
   // as steps only.
   std::map<int64_t, bool> has_ranges;
-  auto r = m_.reader().query("SELECT DISTINCT pid FROM range WHERE source=5" + m_.and_pid());
+  auto r = m_.reader().query("SELECT DISTINCT pid FROM range WHERE source=" +
+                             std::to_string(schema::range_source::profiler_step) + m_.and_pid());
   while (r.step()) has_ranges[r.int64(0)] = true;
   // The busiest thread of each process carries them; counting ops per thread
   // sorts every op, so only when some step needs it.
@@ -171,14 +174,16 @@ void ChromeWriter::memory() {
     begin('i');
     // Only the torch allocator's events are "[memory]": TensorBoard draws its
     // memory curves from their totals, which CUDA-level events lack.
-    if (q.int64(4) == 1) o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[cuda memory]\"");
-    else o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"");
+    if (q.int64(4) == schema::memory_source::cuda)
+      o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[cuda memory]\"");
+    else
+      o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"");
     where(pid, pid, q.int64(2));
     o_.lit(",\"args\":{\"Device Type\":");
     o_.put(device >= 0 ? '1' : '0');
     int_arg("Device Id", device);
     int_arg("Addr", q.int64(5));
-    int_arg("Bytes", q.int64(3) == 2 ? -q.int64(6) : q.int64(6));
+    int_arg("Bytes", q.int64(3) == schema::memory_op::free ? -q.int64(6) : q.int64(6));
     if (!q.is_null(9)) int_arg("Total Allocated", q.int64(9));
     if (!q.is_null(10)) int_arg("Total Reserved", q.int64(10));
     if (!q.is_null(7)) int_arg("stream", q.int64(7));

@@ -24,6 +24,8 @@ namespace {
 
 std::string n(int64_t v) { return std::to_string(v); }
 
+namespace range_kind = schema::range_kind;
+
 // The rows in write order, for when they are too many to hold.
 // Columns: s, e, src, k1, k2, k3, nm, x1, x2, x3, corr, corr_ok, val.
 std::string merged_query(ExportModel& m) {
@@ -35,8 +37,8 @@ std::string merged_query(ExportModel& m) {
   std::string q = "SELECT * FROM (";
   q += "SELECT ifnull(r.start, 0) AS s, ifnull(coalesce(r.\"end\", r.start), 0) AS e, " + n(kSrcRange) +
        " AS src, r.pid AS k1, r.tid AS k2, 0 AS k3, r.name_id AS nm, r.source AS x1, 0 AS x2, 0 AS x3,"
-       " 0 AS corr, 0 AS corr_ok, 0.0 AS val, r.id AS id FROM range r WHERE r.kind = 1 AND NOT " + gpu_annotation +
-       m.and_pid("r.");
+       " 0 AS corr, 0 AS corr_ok, 0.0 AS val, r.id AS id FROM range r WHERE r.kind = " + n(range_kind::push_pop) +
+       " AND NOT " + gpu_annotation + m.and_pid("r.");
   q += " UNION ALL SELECT " + times + n(kSrcOp) + ", pid, tid, 0, name_id, 0, 0, 0, 0, 0, 0.0, id FROM op" +
        m.where_pid();
   q += " UNION ALL SELECT " + times + n(kSrcApi) + ", pid, tid, 0, name_id, domain, 0, 0, correlation,"
@@ -49,14 +51,14 @@ std::string merged_query(ExportModel& m) {
        " pid IS NOT NULL AND correlation IS NOT NULL, 0.0, id FROM memset" + m.where_pid();
   // Start/end ranges may overlap without nesting; GPU annotations overlap kernels.
   q += " UNION ALL SELECT ifnull(r.start, 0), ifnull(coalesce(r.\"end\", r.start), 0), " + n(kSrcLaneRange) +
-       ", r.pid, r.tid, 0, r.name_id, 0, 0, 0, 0, 0, 0.0, r.id FROM range r WHERE r.kind = 2 AND NOT " +
-       gpu_annotation + m.and_pid("r.");
+       ", r.pid, r.tid, 0, r.name_id, 0, 0, 0, 0, 0, 0.0, r.id FROM range r WHERE r.kind = " +
+       n(range_kind::start_end) + " AND NOT " + gpu_annotation + m.and_pid("r.");
   q += " UNION ALL SELECT ifnull(r.start, 0), ifnull(coalesce(r.\"end\", r.start), 0), " + n(kSrcGpuAnnotation) +
        ", r.pid, coalesce(r.category, 0), r.tid, r.name_id, 0, 0, 0, 0, 0, 0.0, r.id FROM range r WHERE " +
        gpu_annotation + m.and_pid("r.");
   q += " UNION ALL SELECT ifnull(r.start, 0), ifnull(r.start, 0), " + n(kSrcMark) +
-       ", r.pid, r.tid, 0, r.name_id, 0, 0, 0, 0, 0, 0.0, r.id FROM range r WHERE r.kind = 3 AND NOT " +
-       gpu_annotation + m.and_pid("r.");
+       ", r.pid, r.tid, 0, r.name_id, 0, 0, 0, 0, 0, 0.0, r.id FROM range r WHERE r.kind = " + n(range_kind::mark) +
+       " AND NOT " + gpu_annotation + m.and_pid("r.");
   q += " UNION ALL SELECT " + times + n(kSrcSync) + ", pid, 0, 0, -1, type, 0, 0, 0, 0, 0.0, id FROM sync" +
        m.where_pid();
   q += " UNION ALL SELECT " + times + n(kSrcStep) + ", pid, 0, 0, -1, number, 0, 0, 0, 0, 0.0, id FROM step" +
@@ -189,7 +191,7 @@ void PerfettoWriter::write_sorted_by_sqlite() {
         break;
       case kSrcApi:
         r.name = slice_name(texts_, r.name);
-        if (q.int64(7) == 2) r.flags |= TimedRow::kAlt;
+        if (q.int64(7) == schema::api_domain::driver) r.flags |= TimedRow::kAlt;
         break;
       case kSrcMemcpy: r.name = texts_.name_of(memcpy_name(q.int64(7), q.int64(8), q.int64(9))); break;
       case kSrcMemset: r.name = texts_.name_of(memset_name(q.int64(7))); break;
@@ -259,12 +261,12 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
            r.k3 = r.k2;
            r.k2 = q.int64(8);  // category, NULL read as 0
            add(kSrcGpuAnnotation, r);
-         } else if (kind == 1) {
+         } else if (kind == range_kind::push_pop) {
            if (q.int64(2) == kRangePython) r.flags = TimedRow::kAlt;
            add(kSrcRange, r);
-         } else if (kind == 2) {
+         } else if (kind == range_kind::start_end) {
            add(kSrcLaneRange, r);
-         } else if (kind == 3) {
+         } else if (kind == range_kind::mark) {
            r.end = r.start;
            add(kSrcMark, r);
          }
@@ -281,7 +283,7 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
        [&](store::Statement& q, TimedRow& r) {
          r.k1 = q.int64(0);
          r.k2 = q.int64(1);
-         if (q.int64(2) == 2) r.flags = TimedRow::kAlt;
+         if (q.int64(2) == schema::api_domain::driver) r.flags = TimedRow::kAlt;
          r.name = slice_name(texts_, q.int64(3));
          r.start = q.int64(4);
          r.end = q.int64(5);

@@ -86,7 +86,8 @@ void KinetoMapper::finish(const std::string& source_name) {
     }
   }
   if (unsorted_ops_) recompute_depth(db, "op", "");
-  if (unsorted_ranges_) recompute_depth(db, "range", " WHERE kind=1");
+  if (unsorted_ranges_)
+    recompute_depth(db, "range", " WHERE kind=" + std::to_string(schema::range_kind::push_pop));
 
   // One row per CUDA graph launch, derived from its kernels as `record` does.
   db.exec(

@@ -11,6 +11,12 @@ namespace gpuscope::formats {
 namespace {
 
 using store::kNull;
+namespace api_domain = schema::api_domain;
+namespace memory_op = schema::memory_op;
+namespace memory_source = schema::memory_source;
+namespace mem_kind = schema::mem_kind;
+namespace range_kind = schema::range_kind;
+namespace range_source = schema::range_source;
 
 // GPU rows seen before any CPU event carry this pid until finish() knows the process.
 constexpr int64_t kPendingPid = -(int64_t{1} << 40);
@@ -129,8 +135,8 @@ void KinetoMapper::on_event(const TraceEvent& ev) {
     case Cat::kKernel: add_kernel(ev); break;
     case Cat::kMemcpy: add_memcpy(ev); break;
     case Cat::kMemset: add_memset(ev); break;
-    case Cat::kRuntime: add_api(ev, 1); break;
-    case Cat::kDriver: add_api(ev, 2); break;
+    case Cat::kRuntime: add_api(ev, api_domain::runtime); break;
+    case Cat::kDriver: add_api(ev, api_domain::driver); break;
     case Cat::kSync: add_sync(ev); break;
     case Cat::kGpuAnnotation: add_gpu_annotation(ev); break;
     case Cat::kMemory: add_memory(ev); break;
@@ -141,23 +147,26 @@ void KinetoMapper::on_event(const TraceEvent& ev) {
     case Cat::kUnknown:
       count_unknown(ev.ph == "X" ? std::string(ev.cat) : "ph:" + std::string(ev.ph));
       return;
-    case Cat::kPython: add_range(ev, kRangePython, 1); break;
-    case Cat::kInstant: add_range(ev, ev.source == "nvtx" ? kRangeNvtx : kRangeOther, 3); break;
+    case Cat::kPython: add_range(ev, kRangePython, range_kind::push_pop); break;
+    case Cat::kInstant:
+      add_range(ev, ev.source == "nvtx" ? range_source::nvtx : range_source::torch_other, range_kind::mark);
+      break;
     case Cat::kOp:
     case Cat::kAnnotation: {
       int64_t special = special_range_source(ev.name);
-      if (special == kRangeProfilerStep && !ev.step_source.empty()) {
+      if (special == range_source::profiler_step && !ev.step_source.empty()) {
         // A step the exporter wrote for a step without its own range: only a step row.
         int64_t pid = cpu_pid(ev.pid);
         int64_t start = rel(ev.ts);
         note_process(pid, start, end_of(ev, start));
         add_step(ev, start, end_of(ev, start), pid);
       } else if (special != 0) {
-        add_range(ev, special, 1);
+        add_range(ev, special, range_kind::push_pop);
       } else if (cat == Cat::kOp) {
         add_op(ev);
       } else {
-        add_range(ev, ev.source == "nvtx" ? kRangeNvtx : kRangeUser, ev.range_kind == "start_end" ? 2 : 1);
+        add_range(ev, ev.source == "nvtx" ? range_source::nvtx : range_source::torch_user,
+                  ev.range_kind == "start_end" ? range_kind::start_end : range_kind::push_pop);
       }
       break;
     }
@@ -286,7 +295,7 @@ void KinetoMapper::add_op(const TraceEvent& ev) {
   t.op_ends.push_back(r.end);
   r.seq_nr = ev.seq_nr == kAbsent || ev.seq_nr < 0 ? kNull : ev.seq_nr;
   r.backward = is_backward_name(ev.name) ? 1 : 0;
-  r.scope = r.backward ? 1 : 0;
+  r.scope = r.backward ? schema::op_scope::backward_function : schema::op_scope::function;
   dims_.clear();
   types_.clear();
   if (!ev.input_dims.empty()) compact_json(ev.input_dims, dims_);
@@ -307,9 +316,9 @@ void KinetoMapper::add_range(const TraceEvent& ev, int64_t source, int64_t kind)
   r.domain = ev.domain;
   r.name = ev.name;
   r.start = rel(ev.ts);
-  r.end = kind == 3 ? r.start : ev.unclosed ? kNull : end_of(ev, r.start);
+  r.end = kind == range_kind::mark ? r.start : ev.unclosed ? kNull : end_of(ev, r.start);
   note_process(r.pid, r.start, r.end == kNull ? r.start : r.end);
-  if (kind == 1) {
+  if (kind == range_kind::push_pop) {
     Thread& t = thread(r.pid, r.tid);
     if (r.start < t.last_range_start) unsorted_ranges_ = true;
     t.last_range_start = r.start;
@@ -321,7 +330,7 @@ void KinetoMapper::add_range(const TraceEvent& ev, int64_t source, int64_t kind)
   r.category = ev.nvtx_category;
   out_.add(r);
   ++counts_.ranges;
-  if (source == kRangeProfilerStep) add_step(ev, r.start, r.end == kNull ? r.start : r.end, r.pid);
+  if (source == range_source::profiler_step) add_step(ev, r.start, r.end == kNull ? r.start : r.end, r.pid);
 }
 
 void KinetoMapper::add_step(const TraceEvent& ev, int64_t start, int64_t end, int64_t pid) {
@@ -332,7 +341,7 @@ void KinetoMapper::add_step(const TraceEvent& ev, int64_t start, int64_t end, in
   next_step_ = saturating_add(s.number, 1);  // ProfilerStep#9223372036854775807 exists in fuzzed traces
   s.start = start;
   s.end = end;
-  s.source = ev.step_source.empty() ? 1 : step_source_code(ev.step_source);
+  s.source = ev.step_source.empty() ? int64_t{schema::step_source::profiler_step} : step_source_code(ev.step_source);
   out_.add(s);
   ++counts_.steps;
 }
@@ -345,8 +354,8 @@ void KinetoMapper::add_gpu_annotation(const TraceEvent& ev) {
   int64_t device = or_default(ev.device, ev.pid.is_number ? ev.pid.number : 0);
   gpu_pids_.insert(ev.pid.is_number ? ev.pid.number : device);
   r.tid = or_default(ev.stream, cpu_tid(ev.tid));
-  r.source = kRangeOther;
-  r.kind = 2;
+  r.source = range_source::torch_other;
+  r.kind = range_kind::start_end;
   r.domain = kGpuAnnotationDomain;
   r.name = ev.name;
   r.start = rel(ev.ts);
@@ -362,12 +371,12 @@ void KinetoMapper::add_memory(const TraceEvent& ev) {
   r.ts = rel(ev.ts);
   note_process(r.pid, r.ts, r.ts);
   int64_t bytes = or_default(ev.mem_bytes, 0);
-  r.op = bytes < 0 ? 2 : 1;
+  r.op = bytes < 0 ? memory_op::free : memory_op::alloc;
   r.bytes = bytes < 0 ? (bytes == INT64_MIN + 1 ? INT64_MAX : -bytes) : bytes;
   bool cuda = ev.device_type == 1;
   r.device = cuda ? or_default(ev.device_id, 0) : -1;
-  r.mem_kind = cuda ? 3 : 1;
-  r.source = ev.source == "cuda" || ev.name == "[cuda memory]" ? 1 : 2;
+  r.mem_kind = cuda ? mem_kind::device : mem_kind::pageable;
+  r.source = ev.source == "cuda" || ev.name == "[cuda memory]" ? memory_source::cuda : memory_source::torch_allocator;
   r.address = or_default(ev.addr, 0);
   r.stream = ev.stream;
   r.correlation = ev.correlation;

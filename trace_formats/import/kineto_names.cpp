@@ -7,24 +7,35 @@ namespace gpuscope::formats {
 
 namespace {
 
-// Indexed by the schema's copy_kind / mem_kind enums (CUPTI's own numbering).
+namespace copy_kind = schema::copy_kind;
+namespace mem_kind = schema::mem_kind;
+namespace sync_type = schema::sync_type;
+namespace step_source = schema::step_source;
+
+// Kineto's spellings, indexed by the schema's copy_kind / mem_kind / sync_type
+// codes (CUPTI's own numbering, from 0 without gaps).
 constexpr std::string_view kCopyKinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
                                            "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
 constexpr std::string_view kMemKinds[] = {"Unknown", "Pageable", "Pinned",        "Device",
                                           "Array",   "Managed",  "Device Static", "Managed Static"};
 constexpr std::string_view kSyncNames[] = {"Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync",
                                            "Context Sync"};
-constexpr std::string_view kStepSources[] = {"", "profiler_step", "optimizer_step", "nvtx"};
+static_assert(copy_kind::unknown == 0 && std::size(kCopyKinds) == copy_kind::PtoP + 1 &&
+              kCopyKinds[copy_kind::HtoD] == "HtoD" && kCopyKinds[copy_kind::PtoP] == "PtoP");
+static_assert(mem_kind::unknown == 0 && std::size(kMemKinds) == mem_kind::managed_static + 1 &&
+              kMemKinds[mem_kind::pageable] == "Pageable" && kMemKinds[mem_kind::device] == "Device");
+static_assert(sync_type::unknown == 0 && std::size(kSyncNames) == sync_type::context_synchronize + 1 &&
+              kSyncNames[sync_type::stream_synchronize] == "Stream Sync");
 
 bool starts_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
 }
 
 int64_t lookup_mem_kind(std::string_view s) {
-  if (s == "Pagable") return 1;  // Kineto's own spelling in some releases
+  if (s == "Pagable") return mem_kind::pageable;  // Kineto's own spelling in some releases
   for (size_t i = 0; i < std::size(kMemKinds); ++i)
     if (s == kMemKinds[i]) return static_cast<int64_t>(i);
-  return 0;
+  return mem_kind::unknown;
 }
 
 }  // namespace
@@ -67,7 +78,7 @@ std::string memcpy_name(int64_t copy_kind, int64_t src_kind, int64_t dst_kind) {
 
 int64_t parse_memset_kind(std::string_view name) {
   size_t open = name.find('('), close = name.rfind(')');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return 0;
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return mem_kind::unknown;
   return lookup_mem_kind(name.substr(open + 1, close - open - 1));
 }
 
@@ -78,17 +89,19 @@ std::string memset_name(int64_t mem_kind) {
 int64_t parse_sync_type(std::string_view name) {
   for (size_t i = 1; i < std::size(kSyncNames); ++i)
     if (name == kSyncNames[i]) return static_cast<int64_t>(i);
-  return 0;
+  return sync_type::unknown;
 }
 
 std::string_view sync_name(int64_t type) {
-  return type > 0 && type < static_cast<int64_t>(std::size(kSyncNames)) ? kSyncNames[type] : kSyncNames[0];
+  return type > sync_type::unknown && type < static_cast<int64_t>(std::size(kSyncNames)) ? kSyncNames[type]
+                                                                                       : kSyncNames[sync_type::unknown];
 }
 
 int64_t special_range_source(std::string_view name) {
-  if (starts_with(name, "ProfilerStep#")) return kRangeProfilerStep;
-  if (starts_with(name, "enumerate(DataLoader)#")) return kRangeDataloader;
-  if (starts_with(name, "Optimizer.step#") || starts_with(name, "Optimizer.zero_grad#")) return kRangeOptimizer;
+  namespace range_source = schema::range_source;
+  if (starts_with(name, "ProfilerStep#")) return range_source::profiler_step;
+  if (starts_with(name, "enumerate(DataLoader)#")) return range_source::dataloader;
+  if (starts_with(name, "Optimizer.step#") || starts_with(name, "Optimizer.zero_grad#")) return range_source::optimizer;
   return 0;
 }
 
@@ -102,14 +115,12 @@ int64_t profiler_step_number(std::string_view name) {
 }
 
 int64_t step_source_code(std::string_view name) {
-  for (size_t i = 1; i < std::size(kStepSources); ++i)
-    if (name == kStepSources[i]) return static_cast<int64_t>(i);
-  return 1;
+  return step_source::parse(name).value_or(step_source::profiler_step);
 }
 
 std::string_view step_source_name(int64_t code) {
-  return code > 0 && code < static_cast<int64_t>(std::size(kStepSources)) ? kStepSources[code]
-                                                                          : kStepSources[1];
+  const std::string_view name = step_source::name(code);
+  return name.empty() ? step_source::name(step_source::profiler_step) : name;
 }
 
 bool is_backward_name(std::string_view name) {

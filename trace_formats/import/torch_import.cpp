@@ -18,9 +18,10 @@ namespace {
 // profiler stops and holds no work: it is not a training step (its range stays).
 int64_t drop_empty_last_profiler_steps(store::Connection& db) {
   const int64_t before = db.query_int("SELECT count(*) FROM step").value_or(0);
+  const std::string profiler_step = std::to_string(schema::step_source::profiler_step);
   db.exec(
-      "DELETE FROM step WHERE source = 1 "
-      "AND start = (SELECT max(t.start) FROM step t WHERE t.pid = step.pid AND t.source = 1) "
+      "DELETE FROM step WHERE source = " + profiler_step +
+      " AND start = (SELECT max(t.start) FROM step t WHERE t.pid = step.pid AND t.source = " + profiler_step + ") "
       "AND NOT EXISTS (SELECT 1 FROM op o WHERE o.pid = step.pid AND o.start >= step.start AND o.start < step.\"end\" "
       "AND o.name_id NOT IN (SELECT id FROM string WHERE value LIKE 'ProfilerStep#%')) "
       "AND NOT EXISTS (SELECT 1 FROM api_call a WHERE a.pid = step.pid AND a.start >= step.start "

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "schema/enums.h"
+
 namespace gpuscope::schema {
 namespace {
 
@@ -184,7 +186,7 @@ constexpr std::array kOp{
     Column{"depth", I, "Nesting depth among ops on its thread (0 = top level)."},
     Column{"seq_nr", I, "Autograd sequence number (links forward and backward), NULL if none."},
     Column{"backward", I, "1 for autograd backward functions, else 0."},
-    Column{"scope", I, "RecordFunction scope (0 function, 1 backward function, 2 TorchScript, 3 kernel function, 4 custom class, 5 build feature, 6 user scope)."},
+    Column{"scope", I, "RecordFunction scope: torch's `at::RecordScope` as the plugin passes it on (0 function, 1 backward function, 2 torchscript function, 3 kernel function dtype, 4 custom class, 5 build feature, 6 lite interpreter, 7 user scope, 8 static runtime op, 9 static runtime model); an imported trace gives 1 to backward functions, else 0."},
     Column{"shapes_id", S, "Input shapes as JSON, e.g. `[[32,128],[128]]` (string.id), NULL if not recorded."},
     Column{"dtypes_id", S, "Input dtypes as JSON, e.g. `[\"float\",\"float\"]` (string.id), NULL if not recorded."},
     Column{"external_id", I, "Id of the op for external_correlation: the API calls made while it was the innermost op on its thread."},
@@ -246,35 +248,12 @@ constexpr std::array kTables{
     Table{"message", "Diagnostics the collector stored, e.g. why CUPTI was not used.", kMessage, "PRIMARY KEY(id)", true},
 };
 
-constexpr std::array kEnums{
-    EnumValue{"copy_kind", 0, "unknown"}, EnumValue{"copy_kind", 1, "HtoD"},
-    EnumValue{"copy_kind", 2, "DtoH"},     EnumValue{"copy_kind", 3, "HtoA"},
-    EnumValue{"copy_kind", 4, "AtoH"},     EnumValue{"copy_kind", 5, "AtoA"},
-    EnumValue{"copy_kind", 6, "AtoD"},     EnumValue{"copy_kind", 7, "DtoA"},
-    EnumValue{"copy_kind", 8, "DtoD"},     EnumValue{"copy_kind", 9, "HtoH"},
-    EnumValue{"copy_kind", 10, "PtoP"},
-    EnumValue{"mem_kind", 0, "unknown"},   EnumValue{"mem_kind", 1, "pageable"},
-    EnumValue{"mem_kind", 2, "pinned"},    EnumValue{"mem_kind", 3, "device"},
-    EnumValue{"mem_kind", 4, "array"},     EnumValue{"mem_kind", 5, "managed"},
-    EnumValue{"mem_kind", 6, "device_static"}, EnumValue{"mem_kind", 7, "managed_static"},
-    EnumValue{"api_domain", 1, "runtime"}, EnumValue{"api_domain", 2, "driver"},
-    EnumValue{"sync_type", 0, "unknown"},  EnumValue{"sync_type", 1, "event_synchronize"},
-    EnumValue{"sync_type", 2, "stream_wait_event"}, EnumValue{"sync_type", 3, "stream_synchronize"},
-    EnumValue{"sync_type", 4, "context_synchronize"},
-    EnumValue{"memory_op", 1, "alloc"},    EnumValue{"memory_op", 2, "free"},
-    EnumValue{"memory_source", 1, "cuda"}, EnumValue{"memory_source", 2, "torch_allocator"},
-    EnumValue{"range_kind", 1, "push_pop"}, EnumValue{"range_kind", 2, "start_end"},
-    EnumValue{"range_kind", 3, "mark"},
-    EnumValue{"range_source", 1, "nvtx"},  EnumValue{"range_source", 2, "torch_user"},
-    EnumValue{"range_source", 3, "dataloader"}, EnumValue{"range_source", 4, "optimizer"},
-    EnumValue{"range_source", 5, "profiler_step"}, EnumValue{"range_source", 6, "torch_other"},
-    EnumValue{"range_source", 7, "sampling_window"},
-    EnumValue{"range_source", 8, "untraced_drained"},
-    EnumValue{"step_source", 1, "profiler_step"}, EnumValue{"step_source", 2, "optimizer_step"},
-    EnumValue{"step_source", 3, "nvtx"},
-    EnumValue{"severity", 1, "info"},      EnumValue{"severity", 2, "warning"},
-    EnumValue{"severity", 3, "error"},
-};
+// The `enum` rows, from the one declaration in enums.h.
+#define GPUSCOPE_ENUM_ROW(T, name, value) EnumValue{#T, value, #name},
+#define GPUSCOPE_ENUM_ROWS(T, LIST) LIST(GPUSCOPE_ENUM_ROW, T)
+constexpr std::array kEnums{GPUSCOPE_SCHEMA_ENUMS(GPUSCOPE_ENUM_ROWS)};
+#undef GPUSCOPE_ENUM_ROWS
+#undef GPUSCOPE_ENUM_ROW
 
 std::string_view type_name(ColumnType t) {
   switch (t) {
@@ -338,7 +317,7 @@ std::string insert_sql(const Table& table, bool or_ignore) {
 std::string markdown() {
   std::string out =
       "# gpuscope database schema\n\n"
-      "<!-- Generated from trace_formats/schema/schema.cpp by `gpuscope schema --markdown`; "
+      "<!-- Generated from trace_formats/schema/schema.cpp and enums.h by `gpuscope schema --markdown`; "
       "tests/unit/schema_test.cpp fails when this page and the code disagree. -->\n\n"
       "A recording is one SQLite file. Schema version: **" + std::to_string(kVersion) +
       "** (`meta.schema_version`); readers refuse a newer version.\n\n"

@@ -1,6 +1,7 @@
 // The one declaration of the gpuscope database schema. The DDL, the version
-// constant, the enum lookup rows and docs/schema.md are all generated from the
-// tables below (docs are checked by tests/unit/schema_test.cpp).
+// constant and docs/schema.md are all generated from the tables below (docs
+// are checked by tests/unit/schema_test.cpp); the enum lookup rows come from
+// the enums declared in schema/enums.h.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,7 @@
-// One struct per data table, fields in the table's column order (the writer
-// checks the count against the schema). Timestamps: ns since meta.origin_ns.
+// One struct per data table. fields() hands the writer each value with its
+// column's name, in the table's column order: the writer checks the count
+// against the schema, tests/unit/rows_test.cpp the names. Enum columns hold the
+// codes of schema/enums.h. Timestamps: ns since meta.origin_ns.
 // String columns (`*_id` in the schema) are passed as text and interned by
 // the writer. Nullable integers use store::kNull.
 #pragma once
@@ -8,21 +10,23 @@
 #include <string>
 #include <string_view>
 
+#include "schema/enums.h"
 #include "store/sqlite.h"
 
 namespace gpuscope::store {
 
-// range.source of a sampled or windowed recording's traced stretches (enum
-// range_source `sampling_window`): written by the collector, read by the
-// analyzer, the viewer and `info`.
-inline constexpr int64_t kRangeSourceSamplingWindow = 7;
+// The names of the two stretches the collector writes as ranges: a sampled or
+// windowed recording's traced stretches (range_source `sampling_window`) and
+// the untraced ones measured on the GPU (`untraced_drained`: from the GPU's
+// drain when CUPTI was torn down to its drain when tracing resumed; its length
+// over the steps that ended inside it is the job's step period without
+// tracing, analyzer/steps.cpp).
 inline constexpr std::string_view kSamplingWindowName = "gpuscope: traced";
-// range.source of an untraced stretch measured on the GPU (enum range_source
-// `untraced_drained`): from the GPU's drain when CUPTI was torn down to its
-// drain when tracing resumed. Its length over the steps that ended inside it
-// is the job's step period without tracing (analyzer/steps.cpp).
-inline constexpr int64_t kRangeSourceUntracedDrained = 8;
 inline constexpr std::string_view kUntracedDrainedName = "gpuscope: untraced";
+// The viewer and tests still spell the two sources so; new code names
+// schema::range_source.
+inline constexpr int64_t kRangeSourceSamplingWindow = schema::range_source::sampling_window;
+inline constexpr int64_t kRangeSourceUntracedDrained = schema::range_source::untraced_drained;
 
 // Marks a text field that the writer interns into the string table.
 struct Interned {
@@ -39,9 +43,11 @@ struct ProcessRow {
   int64_t rank = kNull, local_rank = kNull, world_size = kNull;
   std::string cupti_status;
   template <class F> void fields(F&& f) const {
-    f(pid); f(parent_pid); f(std::string_view(host)); f(std::string_view(exe));
-    f(std::string_view(cmdline)); f(start_utc_ns); f(start); f(end); f(rank); f(local_rank);
-    f(world_size); f(std::string_view(cupti_status));
+    f("pid", pid); f("parent_pid", parent_pid); f("host", std::string_view(host));
+    f("exe", std::string_view(exe)); f("cmdline", std::string_view(cmdline));
+    f("start_utc_ns", start_utc_ns); f("start", start); f("end", end); f("rank", rank);
+    f("local_rank", local_rank); f("world_size", world_size);
+    f("cupti_status", std::string_view(cupti_status));
   }
 };
 
@@ -49,7 +55,9 @@ struct ThreadRow {
   static constexpr std::string_view kTable = "thread";
   int64_t pid = 0, tid = 0;
   std::string name;
-  template <class F> void fields(F&& f) const { f(pid); f(tid); f(std::string_view(name)); }
+  template <class F> void fields(F&& f) const {
+    f("pid", pid); f("tid", tid); f("name", std::string_view(name));
+  }
 };
 
 struct DeviceRow {
@@ -59,8 +67,10 @@ struct DeviceRow {
   int64_t sm_count = 0, total_memory = 0, compute_major = 0, compute_minor = 0;
   int64_t memory_bandwidth = 0, core_clock_khz = 0;
   template <class F> void fields(F&& f) const {
-    f(id); f(std::string_view(name)); f(std::string_view(uuid)); f(sm_count); f(total_memory);
-    f(compute_major); f(compute_minor); f(memory_bandwidth); f(core_clock_khz);
+    f("id", id); f("name", std::string_view(name)); f("uuid", std::string_view(uuid));
+    f("sm_count", sm_count); f("total_memory", total_memory); f("compute_major", compute_major);
+    f("compute_minor", compute_minor); f("memory_bandwidth", memory_bandwidth);
+    f("core_clock_khz", core_clock_khz);
   }
 };
 
@@ -73,61 +83,74 @@ struct KernelRow {
   int64_t registers = 0, static_smem = 0, dynamic_smem = 0;
   int64_t graph_id = kNull, graph_node_id = kNull;
   template <class F> void fields(F&& f) const {
-    f(pid); f(device); f(context); f(stream); f(correlation); f(start); f(end);
-    f(Interned{name, false, name_id});
-    f(grid_x); f(grid_y); f(grid_z); f(block_x); f(block_y); f(block_z); f(registers);
-    f(static_smem); f(dynamic_smem); f(graph_id); f(graph_node_id);
+    f("pid", pid); f("device", device); f("context", context); f("stream", stream);
+    f("correlation", correlation); f("start", start); f("end", end);
+    f("name_id", Interned{name, false, name_id});
+    f("grid_x", grid_x); f("grid_y", grid_y); f("grid_z", grid_z); f("block_x", block_x);
+    f("block_y", block_y); f("block_z", block_z); f("registers", registers);
+    f("static_smem", static_smem); f("dynamic_smem", dynamic_smem); f("graph_id", graph_id);
+    f("graph_node_id", graph_node_id);
   }
 };
 
 struct MemcpyRow {
   static constexpr std::string_view kTable = "memcpy";
   int64_t pid = 0, device = 0, context = 0, stream = 0, correlation = 0, start = 0, end = 0;
-  int64_t copy_kind = 0, src_kind = 0, dst_kind = 0, bytes = 0;
+  int64_t copy_kind = schema::copy_kind::unknown;
+  int64_t src_kind = schema::mem_kind::unknown, dst_kind = schema::mem_kind::unknown;
+  int64_t bytes = 0;
   int64_t src_device = kNull, dst_device = kNull, graph_id = kNull;
   template <class F> void fields(F&& f) const {
-    f(pid); f(device); f(context); f(stream); f(correlation); f(start); f(end); f(copy_kind);
-    f(src_kind); f(dst_kind); f(bytes); f(src_device); f(dst_device); f(graph_id);
+    f("pid", pid); f("device", device); f("context", context); f("stream", stream);
+    f("correlation", correlation); f("start", start); f("end", end); f("copy_kind", copy_kind);
+    f("src_kind", src_kind); f("dst_kind", dst_kind); f("bytes", bytes); f("src_device", src_device);
+    f("dst_device", dst_device); f("graph_id", graph_id);
   }
 };
 
 struct MemsetRow {
   static constexpr std::string_view kTable = "memset";
   int64_t pid = 0, device = 0, context = 0, stream = 0, correlation = 0, start = 0, end = 0;
-  int64_t bytes = 0, value = 0, mem_kind = 0, graph_id = kNull;
+  int64_t bytes = 0, value = 0, mem_kind = schema::mem_kind::unknown, graph_id = kNull;
   template <class F> void fields(F&& f) const {
-    f(pid); f(device); f(context); f(stream); f(correlation); f(start); f(end); f(bytes);
-    f(value); f(mem_kind); f(graph_id);
+    f("pid", pid); f("device", device); f("context", context); f("stream", stream);
+    f("correlation", correlation); f("start", start); f("end", end); f("bytes", bytes);
+    f("value", value); f("mem_kind", mem_kind); f("graph_id", graph_id);
   }
 };
 
 struct ApiCallRow {
   static constexpr std::string_view kTable = "api_call";
-  int64_t pid = 0, tid = 0, domain = 1, cbid = 0;
+  int64_t pid = 0, tid = 0, domain = schema::api_domain::runtime, cbid = 0;
   std::string_view name;
   int64_t start = 0, end = 0, correlation = 0, return_code = 0;
   template <class F> void fields(F&& f) const {
-    f(pid); f(tid); f(domain); f(cbid); f(Interned{name}); f(start); f(end); f(correlation);
-    f(return_code);
+    f("pid", pid); f("tid", tid); f("domain", domain); f("cbid", cbid); f("name_id", Interned{name});
+    f("start", start); f("end", end); f("correlation", correlation); f("return_code", return_code);
   }
 };
 
 struct SyncRow {
   static constexpr std::string_view kTable = "sync";
-  int64_t pid = 0, tid = kNull, type = 0, context = 0, stream = kNull, event = kNull;
-  int64_t start = 0, end = 0, correlation = 0;
+  int64_t pid = 0, tid = kNull, type = schema::sync_type::unknown, context = 0, stream = kNull;
+  int64_t event = kNull, start = 0, end = 0, correlation = 0;
   template <class F> void fields(F&& f) const {
-    f(pid); f(tid); f(type); f(context); f(stream); f(event); f(start); f(end); f(correlation);
+    f("pid", pid); f("tid", tid); f("type", type); f("context", context); f("stream", stream);
+    f("event", event); f("start", start); f("end", end); f("correlation", correlation);
   }
 };
 
 struct MemoryEventRow {
   static constexpr std::string_view kTable = "memory_event";
-  int64_t pid = 0, device = 0, ts = 0, op = 1, source = 1, mem_kind = 3, address = 0, bytes = 0;
+  int64_t pid = 0, device = 0, ts = 0;
+  int64_t op = schema::memory_op::alloc, source = schema::memory_source::cuda;
+  int64_t mem_kind = schema::mem_kind::device, address = 0, bytes = 0;
   int64_t stream = kNull, correlation = kNull, total_allocated = kNull, total_reserved = kNull;
   template <class F> void fields(F&& f) const {
-    f(pid); f(device); f(ts); f(op); f(source); f(mem_kind); f(address); f(bytes); f(stream);
-    f(correlation); f(total_allocated); f(total_reserved);
+    f("pid", pid); f("device", device); f("ts", ts); f("op", op); f("source", source);
+    f("mem_kind", mem_kind); f("address", address); f("bytes", bytes); f("stream", stream);
+    f("correlation", correlation); f("total_allocated", total_allocated);
+    f("total_reserved", total_reserved);
   }
 };
 
@@ -136,19 +159,22 @@ struct GraphLaunchRow {
   int64_t pid = 0, device = 0, context = 0, stream = 0, graph_id = 0, correlation = 0;
   int64_t start = 0, end = 0;
   template <class F> void fields(F&& f) const {
-    f(pid); f(device); f(context); f(stream); f(graph_id); f(correlation); f(start); f(end);
+    f("pid", pid); f("device", device); f("context", context); f("stream", stream);
+    f("graph_id", graph_id); f("correlation", correlation); f("start", start); f("end", end);
   }
 };
 
 struct RangeRow {
   static constexpr std::string_view kTable = "range";
-  int64_t pid = 0, tid = 0, source = 1, kind = 1;
+  int64_t pid = 0, tid = 0;
+  int64_t source = schema::range_source::nvtx, kind = schema::range_kind::push_pop;
   std::string_view domain;  // empty = default domain (NULL)
   std::string_view name;
   int64_t start = 0, end = kNull, depth = kNull, color = kNull, category = kNull;
   template <class F> void fields(F&& f) const {
-    f(pid); f(tid); f(source); f(kind); f(Interned{domain, domain.empty()}); f(Interned{name});
-    f(start); f(end); f(depth); f(color); f(category);
+    f("pid", pid); f("tid", tid); f("source", source); f("kind", kind);
+    f("domain_id", Interned{domain, domain.empty()}); f("name_id", Interned{name});
+    f("start", start); f("end", end); f("depth", depth); f("color", color); f("category", category);
   }
 };
 
@@ -156,26 +182,31 @@ struct OpRow {
   static constexpr std::string_view kTable = "op";
   int64_t pid = 0, tid = 0;
   std::string_view name;
-  int64_t start = 0, end = 0, depth = 0, seq_nr = kNull, backward = 0, scope = 0;
+  int64_t start = 0, end = 0, depth = 0, seq_nr = kNull, backward = 0, scope = schema::op_scope::function;
   std::string_view shapes, dtypes;  // empty = not recorded (NULL)
   int64_t external_id = kNull;
   template <class F> void fields(F&& f) const {
-    f(pid); f(tid); f(Interned{name}); f(start); f(end); f(depth); f(seq_nr); f(backward);
-    f(scope); f(Interned{shapes, shapes.empty()}); f(Interned{dtypes, dtypes.empty()});
-    f(external_id);
+    f("pid", pid); f("tid", tid); f("name_id", Interned{name}); f("start", start); f("end", end);
+    f("depth", depth); f("seq_nr", seq_nr); f("backward", backward); f("scope", scope);
+    f("shapes_id", Interned{shapes, shapes.empty()}); f("dtypes_id", Interned{dtypes, dtypes.empty()});
+    f("external_id", external_id);
   }
 };
 
 struct ExternalCorrelationRow {
   static constexpr std::string_view kTable = "external_correlation";
   int64_t pid = 0, correlation = 0, external_id = 0;
-  template <class F> void fields(F&& f) const { f(pid); f(correlation); f(external_id); }
+  template <class F> void fields(F&& f) const {
+    f("pid", pid); f("correlation", correlation); f("external_id", external_id);
+  }
 };
 
 struct StepRow {
   static constexpr std::string_view kTable = "step";
-  int64_t pid = 0, number = 0, start = 0, end = 0, source = 2;
-  template <class F> void fields(F&& f) const { f(pid); f(number); f(start); f(end); f(source); }
+  int64_t pid = 0, number = 0, start = 0, end = 0, source = schema::step_source::optimizer_step;
+  template <class F> void fields(F&& f) const {
+    f("pid", pid); f("number", number); f("start", start); f("end", end); f("source", source);
+  }
 };
 
 struct CounterRow {
@@ -185,15 +216,17 @@ struct CounterRow {
   int64_t ts = 0;
   double value = 0;
   template <class F> void fields(F&& f) const {
-    f(pid); f(device); f(Interned{name}); f(ts); f(value);
+    f("pid", pid); f("device", device); f("name_id", Interned{name}); f("ts", ts); f("value", value);
   }
 };
 
 struct MessageRow {
   static constexpr std::string_view kTable = "message";
-  int64_t pid = 0, ts = 0, severity = 2;
+  int64_t pid = 0, ts = 0, severity = schema::severity::warning;
   std::string_view text;
-  template <class F> void fields(F&& f) const { f(pid); f(ts); f(severity); f(text); }
+  template <class F> void fields(F&& f) const {
+    f("pid", pid); f("ts", ts); f("severity", severity); f("text", text);
+  }
 };
 
 }  // namespace gpuscope::store

@@ -93,6 +93,8 @@ struct Writer::Binder {
   Writer& w;
   Statement& st;
   int index = 1;
+  // Row structs name each column (tests/unit/rows_test.cpp checks the names).
+  template <class T> void operator()(std::string_view /*column*/, const T& v) { (*this)(v); }
   void operator()(int64_t v) { st.bind(index++, v); }
   void operator()(double v) { st.bind(index++, v); }
   void operator()(std::string_view v) { st.bind(index++, v); }
@@ -108,6 +110,7 @@ struct Writer::Binder {
 struct Writer::Stager {
   Writer& w;
   RowBatch& b;
+  template <class T> void operator()(std::string_view /*column*/, const T& v) { (*this)(v); }
   void operator()(int64_t v) { b.int64(v); }
   void operator()(double v) { b.real(v); }
   void operator()(std::string_view v) { b.text(v); }

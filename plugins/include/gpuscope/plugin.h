@@ -21,7 +21,8 @@ extern "C" {
 
 #define GPUSCOPE_PLUGIN_ABI_VERSION 1
 
-/* Values of the schema's enums (docs/schema.md). */
+/* Values of the schema's enums (docs/schema.md); collector/cpu_decode.cpp
+ * static_asserts each against trace_formats/schema/enums.h. */
 enum gpuscope_range_source {
   GPUSCOPE_RANGE_TORCH_USER = 2,   /* record_function / user annotations */
   GPUSCOPE_RANGE_DATALOADER = 3,   /* enumerate(DataLoader)#...__next__ */
