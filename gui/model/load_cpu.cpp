@@ -6,6 +6,7 @@
 
 #include "model/parallel_read.h"
 #include "model/recording_loader.h"
+#include "schema/enums.h"
 #include "store/reader.h"
 #include "store/rows.h"
 
@@ -32,11 +33,11 @@ struct ThreadMap {
 };
 
 EventKind range_kind(int64_t source, int64_t kind) {
-  if (kind == 3) return EventKind::kMark;
-  if (kind == 2) return EventKind::kAsyncRange;
+  if (kind == schema::range_kind::mark) return EventKind::kMark;
+  if (kind == schema::range_kind::start_end) return EventKind::kAsyncRange;
   switch (source) {
-    case 3: return EventKind::kDataLoader;
-    case 4: return EventKind::kOptimizer;
+    case schema::range_source::dataloader: return EventKind::kDataLoader;
+    case schema::range_source::optimizer: return EventKind::kOptimizer;
     default: return EventKind::kRange;
   }
 }
@@ -72,7 +73,8 @@ void read_range(LoadContext& ctx, const std::string& table, IdRange range, Threa
       map.at(st.int64(1), st.int64(2)).push_back(e);
     } else if (table == "sync") {
       int64_t type = st.int64(3);
-      e.name = info.sync_name_base + static_cast<uint32_t>(type >= 0 && type <= 4 ? type : 0);
+      e.name = info.sync_name_base + static_cast<uint32_t>(
+          type >= schema::sync_type::unknown && type <= schema::sync_type::context_synchronize ? type : 0);
       e.start = clamp_time(st.int64(4));
       e.end = std::max(e.start, clamp_time(st.int64(5)));
       e.extra = static_cast<uint32_t>(st.int64(6));

@@ -11,6 +11,7 @@
 
 #include "model/event.h"
 #include "model/lod.h"
+#include "schema/enums.h"
 
 namespace gpuscope::gui {
 
@@ -70,7 +71,7 @@ struct NameSummary {
 };
 
 struct MemcpySummary {
-  uint8_t copy_kind = 0;
+  uint8_t copy_kind = schema::copy_kind::unknown;
   int64_t count = 0, bytes = 0, total = 0, max = 0;
   EventRef longest;
 };
