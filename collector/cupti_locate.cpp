@@ -75,16 +75,22 @@ std::vector<std::string> cupti_candidates(const CuptiSearch& s) {
   return out;
 }
 
-CuptiSearch this_process_search(std::vector<std::string> extra_dirs) {
-  CuptiSearch s;
-  if (const char* env = settings::raw(settings::Id::kCupti)) s.env_path = env;
+std::vector<std::string> loaded_libraries() {
+  std::vector<std::string> paths;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) {
         if (info->dlpi_name && info->dlpi_name[0] == '/')
           static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
         return 0;
       },
-      &s.loaded);
+      &paths);
+  return paths;
+}
+
+CuptiSearch this_process_search(std::vector<std::string> extra_dirs) {
+  CuptiSearch s;
+  if (const char* env = settings::raw(settings::Id::kCupti)) s.env_path = env;
+  s.loaded = loaded_libraries();
   s.extra_dirs = std::move(extra_dirs);
   if (const char* conda = std::getenv("CONDA_PREFIX")) s.conda_prefix = conda;
   s.cuda_roots.push_back("/usr/local/cuda");

@@ -23,6 +23,10 @@ struct CuptiSearch {
 // (LD_LIBRARY_PATH, ld.so.cache); the CUDA installs. Full paths or sonames.
 std::vector<std::string> cupti_candidates(const CuptiSearch& s);
 
+// The paths of the shared objects loaded in this process (dl_iterate_phdr),
+// absolute ones only.
+std::vector<std::string> loaded_libraries();
+
 // The search of this process: its loaded objects, environment and /usr/local.
 CuptiSearch this_process_search(std::vector<std::string> extra_dirs = {});
 

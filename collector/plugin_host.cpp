@@ -7,7 +7,6 @@
 #include "collector/plugin_host.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +20,7 @@
 
 #include "collector/clock.h"
 #include "collector/collector.h"
+#include "collector/cupti_locate.h"
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
 #include "collector/schedule.h"
@@ -133,19 +133,6 @@ std::string collector_dir() {
 bool wanted(const PluginSpec& spec) {
   const char* trace = settings::raw(settings::Id::kTrace);
   return !trace || std::strstr(trace, spec.source) != nullptr;
-}
-
-// The paths of every library in the process (once per plugin load).
-std::vector<std::string> loaded_libraries() {
-  std::vector<std::string> paths;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* out) {
-        auto* paths = static_cast<std::vector<std::string>*>(out);
-        if (info->dlpi_name && *info->dlpi_name) paths->push_back(info->dlpi_name);
-        return 0;
-      },
-      &paths);
-  return paths;
 }
 
 // The first candidate that exists (the torch plugin's order, the only plugin

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/cli/cli_test_util.h"
+
 namespace gpuscope::plugin_cache {
 namespace {
 
@@ -36,20 +38,7 @@ struct Folder {
   static inline int n = 0;
 };
 
-// Sets (or, with nullptr, unsets) a variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
+using cli::test::ScopedEnv;
 
 TEST(PluginCache, FolderFromTheEnvironment) {
   ScopedEnv home("HOME", "/home/u");

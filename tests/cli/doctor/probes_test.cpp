@@ -18,22 +18,9 @@ namespace gpuscope::doctor {
 namespace {
 
 using cli::test::TempDir;
+using cli::test::ScopedEnv;
 using cli::test::write_file;
 
-// Sets an environment variable for one test.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 // A folder holding torch/__init__.py with `body`, for PYTHONPATH.
 std::string fake_torch(const TempDir& dir, const std::string& body) {

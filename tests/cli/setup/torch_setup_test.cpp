@@ -15,22 +15,10 @@ namespace gpuscope::setup {
 namespace {
 
 using cli::test::TempDir;
+using cli::test::ScopedEnv;
 using cli::test::write_file;
 namespace fs = std::filesystem;
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 std::string put(const TempDir& dir, const std::string& name, const std::string& text = "") {
   fs::create_directories(fs::path(dir.file(name)).parent_path());
