@@ -24,14 +24,8 @@
 extern char** environ;
 
 namespace gpuscope::doctor {
-namespace {
 
-// One key=value line per fact, so that whatever else the interpreter prints
-// (sitecustomize, warnings) is skipped. Once torch's version is known the
-// script asks for the plugin to load (plugin_wanted=1; the answer, a path or
-// an empty line, comes on stdin), and loads it the way the collector does
-// (RTLD_NOW, RTLD_LOCAL) into a process that runs this torch.
-constexpr const char* kPythonScript = R"PY(
+const char* const kTorchScriptHead = R"PY(
 import sys
 def say(key, value):
     print(key + "=" + str(value).replace("\n", " "), flush=True)
@@ -40,6 +34,15 @@ try:
 except Exception as e:
     say("torch_error", type(e).__name__ + ": " + str(e))
     sys.exit(0)
+)PY";
+
+namespace {
+
+// After kTorchScriptHead: once torch's version is known the
+// script asks for the plugin to load (plugin_wanted=1; the answer, a path or
+// an empty line, comes on stdin), and loads it the way the collector does
+// (RTLD_NOW, RTLD_LOCAL) into a process that runs this torch.
+const std::string kPythonScript = std::string(kTorchScriptHead) + R"PY(
 say("torch_version", torch.__version__)
 try:
     import importlib.util

@@ -26,6 +26,12 @@ struct PluginLookup {
 PluginLookup plugin_lookup(const CollectorProbe& collector);
 // The plugin a job of torch `torch_version` loads (empty version: the cache is skipped).
 PluginProbe probe_plugin(const PluginLookup& lookup, const std::string& torch_version);
+// The opening of every `python -c` script that asks about torch (doctor's
+// and `setup torch`'s): `say(key, value)` prints one key=value line, so that
+// whatever else the interpreter prints (sitecustomize, warnings) is skipped;
+// `torch_error=...` and exit 0 when `import torch` fails.
+extern const char* const kTorchScriptHead;
+
 // Runs `python -c kPythonScript`: torch's version, the libcupti it loads, and
 // whether the plugin probe_plugin picks for that version loads into it and for
 // which torch it was built (the script asks for the path once it knows its

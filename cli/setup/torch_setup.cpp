@@ -29,16 +29,8 @@ namespace fs = std::filesystem;
 
 constexpr const char* kNoOps = "until then jobs are recorded without torch ops";
 
-// One key=value line per fact, as doctor's script (cli/doctor/probes.cpp).
-constexpr const char* kQueryScript = R"PY(
-import sys
-def say(key, value):
-    print(key + "=" + str(value).replace("\n", " "), flush=True)
-try:
-    import torch
-except Exception as e:
-    say("torch_error", type(e).__name__ + ": " + str(e))
-    sys.exit(0)
+// After doctor's kTorchScriptHead: what a build against this torch needs.
+const std::string kQueryScript = std::string(doctor::kTorchScriptHead) + R"PY(
 import os, sysconfig
 say("torch_version", torch.__version__)
 say("package", os.path.dirname(os.path.abspath(torch.__file__)))
