@@ -82,7 +82,7 @@ for stage in $STAGES; do
       ;;
     overhead)
       # Tracing cost (issue 18): OVERHEAD_MODES of the plain variant, alternated, each
-      # round starting one mode later.
+      # round starting one mode later; OVERHEAD_ARGS go to real_models.py (--threads).
       case " ${OVERHEAD_MODELS:-resnet50 item_loop} " in *" $m "*) ;; *) continue ;; esac
       read -r -a modes <<< "${OVERHEAD_MODES:-plain default torch_profiler}"
       for round in $(seq "${OVERHEAD_ROUNDS:-1}"); do
@@ -110,11 +110,13 @@ for stage in $STAGES; do
           rm -f "$OUT/ovh.db" "$OUT/ovh.json"
           [ "$traced" = 1 ] && cmd=(env "${envs[@]}" "$GS" record --force "${flags[@]}" -o "$OUT/ovh.db" --)
           line=$(timeout -k 5 "$LIMIT" "${cmd[@]}" "$PY" $script --model "$m" --variant plain \
-            --steps "$(record_steps_of "$m")" --blocks 4 "${extra[@]}" 2>/dev/null | grep '^REAL_MODEL' | cut -c12-)
+            --steps "$(record_steps_of "$m")" --blocks 4 "${extra[@]}" ${OVERHEAD_ARGS:-} 2>/dev/null | grep '^REAL_MODEL' | cut -c12-)
           # The recording's own measure: traced against untraced steps of that process.
           untraced=null
           if [ "$traced" = 1 ] && "$GS" analyze "$OUT/ovh.db" --format json --force -o "$OUT/ovh.json" 2>/dev/null; then
-            untraced=$("$PY" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["summary"].get("untraced")))' "$OUT/ovh.json")
+            # With the GPU busy time per traced step: is a slow recording slow on the GPU or the CPU?
+            untraced=$("$PY" -c 'import json,sys; s = json.load(open(sys.argv[1]))["summary"]; u = s.get("untraced") or {}
+u["gpu_ms_per_step"] = round(sum(d["busy_ms"] for d in s["devices"]) / max(s["steps"], 1), 3); print(json.dumps(u))' "$OUT/ovh.json")
           fi
           echo "{\"overhead\": \"$mode\", \"round\": $round, \"run\": ${line:-null}, \"untraced\": $untraced}" |
             tee -a "$OUT/overhead.jsonl"

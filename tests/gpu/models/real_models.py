@@ -22,11 +22,16 @@ Models (random weights, synthetic data, no downloads):
 Each run prints one line per variant:
   REAL_MODEL {"model": ..., "variant": ..., "step_ms": ..., "blocks_ms": [...]}
 step_ms is the median of --blocks block means (each block: --steps steps timed
-with one synchronize at its end, as a job runs).
+with one synchronize at its end, as a job runs). --threads adds "threads": for
+each block, per thread of the process (the main one first), its CPU ms per step,
+voluntary and involuntary context switches and minor faults in the block, and
+the CPU it last ran on (from /proc/self/task), to see what a slow recorded
+process spends its time on.
 """
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -413,7 +418,44 @@ def set_precision(variant):
     torch.backends.cudnn.benchmark = False
 
 
-def measure(model_name, variant, steps, blocks, warmup, torch_profiler=False):
+def thread_stats():
+    """{tid: (name, cpu_ticks, minflt, vcsw, ivcsw, last_cpu)} of this process's threads."""
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/stat" % tid) as f:
+                stat = f.read()
+            with open("/proc/self/task/%s/status" % tid) as f:
+                status = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()  # from field 3 (state) on
+        out[int(tid)] = (name, int(fields[11]) + int(fields[12]), int(fields[7]),
+                         int(status["voluntary_ctxt_switches"]), int(status["nonvoluntary_ctxt_switches"]),
+                         int(fields[36]))
+    return out
+
+
+def thread_deltas(before, after, steps):
+    """Per thread seen at both ends and busy in between: name, CPU ms per step,
+    faults, switches and last CPU; the main thread first."""
+    tick_ms = 1000.0 / os.sysconf("SC_CLK_TCK")
+    rows = []
+    for tid, a in after.items():
+        b = before.get(tid)
+        if b is None:
+            continue
+        cpu = (a[1] - b[1]) * tick_ms / steps
+        row = dict(tid=tid, name=a[0], cpu_ms_per_step=round(cpu, 2), minflt=a[2] - b[2], vcsw=a[3] - b[3],
+                   ivcsw=a[4] - b[4], cpu=a[5])
+        if tid == os.getpid() or cpu > 0 or row["vcsw"] + row["ivcsw"] > 0:
+            rows.append(row)
+    rows.sort(key=lambda r: (r["tid"] != os.getpid(), -r["cpu_ms_per_step"]))
+    return rows[:8]
+
+
+def measure(model_name, variant, steps, blocks, warmup, torch_profiler=False, threads=None):
     """Block means in ms. torch_profiler: the whole timed run inside
     torch.profiler (CPU and CUDA, record_shapes, profile_memory), as its users
     run it; the trace is collected after the last block and not saved."""
@@ -433,11 +475,14 @@ def measure(model_name, variant, steps, blocks, warmup, torch_profiler=False):
         torch.cuda.synchronize()
     means = []
     for _ in range(blocks):
+        before = thread_stats() if threads is not None else None
         t0 = time.perf_counter()
         for _ in range(steps):
             step()
         torch.cuda.synchronize()
         means.append(1000.0 * (time.perf_counter() - t0) / steps)
+        if threads is not None:
+            threads.append(thread_deltas(before, thread_stats(), steps))
     if prof is not None:
         prof.stop()
     return means
@@ -472,6 +517,7 @@ def main():
     p.add_argument("--blocks", type=int, default=3)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--profile", metavar="OUT.json", help="write a torch.profiler trace of the plain variant")
+    p.add_argument("--threads", action="store_true", help="report each block's per-thread CPU time, switches, faults")
     args = p.parse_args()
     if args.profile:
         profile(args.model, args.steps, args.profile)
@@ -482,8 +528,9 @@ def main():
         p.error("%s has no variant %s (it has: %s)" % (args.model, ", ".join(unknown), ", ".join(VARIANTS[args.model])))
     for v in variants:
         t0 = time.time()
+        threads = [] if args.threads else None
         try:
-            means = measure(args.model, v, args.steps, args.blocks, args.warmup, args.torch_profiler)
+            means = measure(args.model, v, args.steps, args.blocks, args.warmup, args.torch_profiler, threads)
         except Exception as e:  # a fix this torch cannot apply is reported, not fatal
             log("variant %s of %s failed: %r" % (v, args.model, e))
             print("REAL_MODEL " + json.dumps(dict(model=args.model, variant=v, error=repr(e)[:300])), flush=True)
@@ -491,7 +538,8 @@ def main():
         print("REAL_MODEL " + json.dumps(dict(model=args.model, variant=v, step_ms=statistics.median(means),
                                               torch_profiler=args.torch_profiler,
                                               blocks_ms=[round(m, 3) for m in means],
-                                              seconds=round(time.time() - t0, 1))), flush=True)
+                                              seconds=round(time.time() - t0, 1),
+                                              **({"threads": threads} if threads is not None else {}))), flush=True)
         torch.cuda.empty_cache()
 
 
