@@ -34,6 +34,14 @@ Config load_config() {
   c.driver_api = !settings::equals(Id::kDriverApi, "0");
   c.runtime_api = !settings::equals(Id::kRuntimeApi, "0");
   c.periodic_flush = !settings::equals(Id::kPeriodicFlush, "0");
+  if (const char* attrs = settings::raw(Id::kCuptiAttributes)) {
+    std::stringstream list(attrs);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      unsigned long long n = 0, v = 0;
+      if (std::sscanf(item.c_str(), "%llu=%llu", &n, &v) == 2) c.cupti_attributes.emplace_back(n, v);
+    }
+  }
   c.origin_ns = settings::u64(Id::kOriginNs);
   c.window_start_ns = settings::u64(Id::kWindowStartNs);
   c.window_end_ns = settings::u64(Id::kWindowEndNs);

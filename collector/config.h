@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gpuscope::collector {
 
@@ -17,6 +19,8 @@ struct Config {
   bool driver_api = true;
   bool runtime_api = true;         // GPUSCOPE_RUNTIME_API=0: no runtime API records
   bool periodic_flush = true;  // GPUSCOPE_PERIODIC_FLUSH=0: CUPTI hands over only full buffers
+  // GPUSCOPE_CUPTI_ATTRIBUTES: CUPTI activity attributes (number, value) set at subscription.
+  std::vector<std::pair<uint32_t, uint64_t>> cupti_attributes;
   uint64_t origin_ns = 0;  // 0: taken from the database or now
   uint64_t window_start_ns = 0, window_end_ns = 0;
   // GPU tracing in a duty cycle (GPUSCOPE_SAMPLE_MS=ON,OFF): CUPTI activities

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -184,9 +185,12 @@ void track_graphs(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpt
 // CUPTI work of that thread is under way.
 std::atomic<bool> g_teardown_armed{false};
 void teardown_at_api_exit();
-// Under g_control: when the GPU was drained at the last teardown (0: none
-// since the last resume), and the last untraced stretch measured between two
-// drains (take_untraced_span).
+// Under g_control: when tracing paused at a step boundary (a job thread; 0
+// from the writer thread), when the untraced stretch counts from after the
+// last teardown (0: none since the last resume), and the last untraced
+// stretch measured between the pause and the drain at the resume
+// (take_untraced_span).
+uint64_t g_paused_ns = 0;
 uint64_t g_drained_ns = 0;
 uint64_t g_span_start = 0, g_span_end = 0;
 
@@ -211,6 +215,25 @@ void watch_captures() {
   }
 }
 
+Config g_config;
+
+// GPUSCOPE_CUPTI_ATTRIBUTES, before the buffer callbacks are registered (the
+// per-thread buffer attribute must be). The flags among them are one byte.
+void set_user_attributes() {
+  for (const auto& [attribute, value] : g_config.cupti_attributes) {
+    const auto a = static_cast<CUpti_ActivityAttribute>(attribute);
+    const bool flag = a == CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER ||
+                      a == CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED ||
+                      a == CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER;
+    uint8_t byte = value != 0;
+    size_t wide = value, size = flag ? sizeof byte : sizeof wide;
+    void* where = flag ? static_cast<void*>(&byte) : static_cast<void*>(&wide);
+    if (g_api.set_attribute(a, &size, where) != CUPTI_SUCCESS)
+      std::fprintf(stderr, "gpuscope: CUPTI did not take activity attribute %u=%llu\n", attribute,
+                   static_cast<unsigned long long>(value));
+  }
+}
+
 // Takes the subscriber slot and sets CUPTI up (buffers, clock, thread ids).
 // Also run again when tracing resumes after cuptiFinalize.
 bool subscribe_and_configure(std::string& why) {
@@ -228,6 +251,7 @@ bool subscribe_and_configure(std::string& why) {
   uint8_t zeroed = 1;
   size_t zeroed_size = sizeof zeroed;
   g_api.set_attribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed);
+  set_user_attributes();
   g_api.register_timestamp_callback(timestamp);
   // OS thread ids (gettid), as every CPU-side source records them, not pthread_self().
   g_api.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
@@ -241,7 +265,6 @@ bool subscribe_and_configure(std::string& why) {
   return true;
 }
 
-Config g_config;
 std::vector<CUpti_ActivityKind> g_kinds;
 bool g_tracing = false;
 std::atomic<bool> g_finalized{false};  // read without the lock by live()
@@ -301,6 +324,7 @@ void teardown_at_api_exit() {
   }
   if (g_captures.load(std::memory_order_relaxed) > 0) return;
   t_tearing_down = true;
+  const uint64_t begun = now_ns();
   bool ok = g_api.synchronize_devices();
   g_drained_ns = 0;
   g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -312,10 +336,16 @@ void teardown_at_api_exit() {
     g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
     g_api.unsubscribe(g_subscriber);
     g_finalized.store(g_api.finalize() == CUPTI_SUCCESS);
-    // The untraced stretch is measured from here, not from the drain: the GPU
-    // idled while this thread flushed, decoded and finalized (milliseconds),
-    // which is gpuscope's time, not the job's.
-    if (g_finalized.load()) g_drained_ns = now_ns();
+    // The untraced stretch counts from the pause, where the step began: the
+    // job's CPU work before its first CUDA call (a DataLoader batch built in
+    // the main process, tens of milliseconds) is part of the step. The
+    // teardown's own time (drain, flush, decode, finalize: milliseconds, the
+    // GPU idle) is gpuscope's, so the start moves later by it. Paused from
+    // the writer thread (not at a step boundary), it counts from here.
+    if (g_finalized.load()) {
+      const uint64_t done = now_ns();
+      g_drained_ns = g_paused_ns && g_paused_ns <= begun ? g_paused_ns + (done - begun) : done;
+    }
     if (g_finalized.load()) {
       g_finalizes.fetch_add(1, std::memory_order_relaxed);
       g_session.fetch_add(1, std::memory_order_relaxed);  // every buffer of the old one has completed
@@ -373,6 +403,7 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
   }
   if (!g_active || on == g_tracing) return Switched::yes;
   if (!on) {
+    g_paused_ns = may_wait ? now_ns() : 0;
     for (CUpti_ActivityKind k : g_kinds)
       if (k != CUPTI_ACTIVITY_KIND_DEVICE) g_api.activity_disable(k);
     // CUPTI keeps instrumenting launches after its activities are disabled;
@@ -396,7 +427,7 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
   }
   disarm_teardown();  // resumed before any API exit came
   if (g_finalized) {
-    // The stretch ran untraced from the teardown's drain; draining again here
+    // The stretch ran untraced from the pause; draining again here
     // (a job thread at a step boundary: may_wait) measures how long the GPU
     // took for the untraced steps, which the CPU's step ends alone do not
     // show when the CPU runs ahead of the GPU.

@@ -5,7 +5,10 @@ namespace gpuscope::analyzer {
 namespace {
 
 constexpr double kMaxUtilization = 0.80;
-constexpr double kMinSavingPct = 2.0;
+// Below 5 % the idle left between launches is per-op Python and dispatch time
+// that no DataLoader worker takes over: 2.3-3.0 % on the launch-bound and
+// per-parameter .item() loops of tests/gpu/models, with nothing to move.
+constexpr double kMinSavingPct = 5.0;
 
 constexpr Threshold kThresholds[] = {
     {"kMaxUtilization", kMaxUtilization, "fraction", "GPU busy share of step time below which this rule looks"},

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "collector/clock.h"
 #include "collector/config.h"
 #include "collector/cupti_source.h"
 #include "collector/schedule.h"
@@ -148,6 +150,38 @@ TEST(CuptiSwitch, FinalizeAtTheNextApiExitAfterDrainingTheDevices) {
   EXPECT_EQ(count(log, "subscribe"), 2);
   EXPECT_GE(index_of(log, "runtime 1 off", fin), 0);
   EXPECT_TRUE(cupti_source::live());
+}
+
+// A step that begins with CPU work (a batch built in the main process) makes its
+// first CUDA call late: the untraced stretch still counts from the pause at the
+// step boundary, less the teardown's own time. Paused from the writer thread
+// (not at a step boundary), it counts from the end of the teardown.
+TEST(CuptiSwitch, UntracedStretchCountsFromThePauseLessTheTeardown) {
+  using std::chrono::milliseconds;
+  constexpr uint64_t kMs = 1000000;
+  start_fake(true, true);
+  cupti_source::set_before_teardown([] {
+    std::this_thread::sleep_for(milliseconds(30));  // a slow decode before cuptiFinalize
+    return true;
+  });
+  for (bool at_step_boundary : {true, false}) {
+    const uint64_t t0 = now_ns();
+    ASSERT_TRUE(off(at_step_boundary));
+    std::this_thread::sleep_for(milliseconds(20));  // the step's CPU work before its first CUDA call
+    launch_exit();                                  // the teardown: 30 ms or more
+    std::this_thread::sleep_for(milliseconds(10));  // the untraced steps' CUDA work
+    ASSERT_TRUE(on());
+    const uint64_t t1 = now_ns();
+    uint64_t a = 0, b = 0;
+    ASSERT_TRUE(cupti_source::take_untraced_span(a, b));
+    if (at_step_boundary) {
+      EXPECT_GE(b - a, 30 * kMs);           // the 20 ms before the first call and the 10 ms after it
+      EXPECT_LE(b - a, t1 - t0 - 30 * kMs);  // not the teardown
+    } else {
+      EXPECT_GE(b - a, 10 * kMs);
+      EXPECT_LT(b - a, t1 - t0 - 50 * kMs);  // neither the teardown nor the CPU work before it
+    }
+  }
 }
 
 TEST(CuptiSwitch, ResumingBeforeAnyApiExitDisarmsTheTeardown) {

@@ -35,6 +35,8 @@ namespace gpuscope::settings {
   X(kCuptiFinalize, "GPUSCOPE_CUPTI_FINALIZE", "1 where tracing switches",                                          \
     "0: CUPTI stays initialized while untraced (--sample, --delay, --duration, control stretch); 1: torn down")     \
   X(kCupti, "GPUSCOPE_CUPTI", "searched", "path of libcupti when none is loaded in the process")                  \
+  X(kCuptiAttributes, "GPUSCOPE_CUPTI_ATTRIBUTES", "CUPTI's defaults",                                              \
+    "N=V,...: CUpti_ActivityAttribute N (cupti_activity.h) set to V before tracing starts, e.g. 0=33554432")       \
   X(kDisable, "GPUSCOPE_DISABLE", "unset", "set (any value): the collector does nothing in this process")          \
   X(kCrashTrace, "GPUSCOPE_CRASH_TRACE", "unset", "set: a backtrace on stderr at SIGSEGV, SIGBUS, SIGABRT")         \
   X(kTorchPlugin, "GPUSCOPE_TORCH_PLUGIN", "the cache's, else next to the collector",                               \
