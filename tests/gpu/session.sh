@@ -9,7 +9,7 @@
 # nvml, multi_proc, recordings, overhead), bisect, plugin_check, doctor, package,
 # setup (the archive's `gpuscope setup torch`: the torch plugin into the user's cache),
 # advisor:RULE[,RULE...], diff, injection, models (tests/gpu/models/advisor_models.sh:
-# MODELS, STAGES).
+# MODELS, STAGES), slow_mode (bench/models/slow_mode.sh: MODES, ROUNDS).
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -54,6 +54,7 @@ for step in "$@"; do
     timeout -k 5 $left .carry/bin/gpuscope doctor --python python3 > "$OUT/r/doctor/doctor.txt" 2>&1
     echo "doctor rc=$?" | tee -a "$OUT/r/doctor/doctor.txt"; cat "$OUT/r/doctor/doctor.txt" ;;
   package) OUT=$OUT/r timeout -k 5 $left bash tests/gpu/package_check.sh ;;
+  slow_mode) OUT=$OUT/r/slow_mode timeout -k 5 $left bash bench/models/slow_mode.sh ;;
   setup) timeout -k 5 $left "${top:-.carry}"/bin/gpuscope setup torch --python "$(command -v python3)" ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
