@@ -2,7 +2,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "common/terminal_text.h"
+#include "common/text.h"
 #include "import/open_recording.h"
 #include "schema/enums.h"
 #include "schema/schema.h"
