@@ -188,9 +188,9 @@ std::optional<Finding> evaluate(const RuleInput& in) {
     return std::nullopt;
   Finding f = make_finding(kFusionRule, c, saving);
   f.evidence.summary = "Memory-bound ATen kernels (pointwise, norms, reductions, casts) take " +
-                       ms(c.ms_per_step(memory_bound)) + " per step, " + num(static_cast<double>(chains) / c.n_steps, 1) +
-                       " chains of " + num(static_cast<double>(chained) / static_cast<double>(chains), 1) +
-                       " kernels on average among them; compiled, such code runs about " + num(kCompileSpeedup, 1) +
+                       ms(c.ms_per_step(memory_bound)) + " per step, " + format_fixed(static_cast<double>(chains) / c.n_steps, 1) +
+                       " chains of " + format_fixed(static_cast<double>(chained) / static_cast<double>(chains), 1) +
+                       " kernels on average among them; compiled, such code runs about " + format_fixed(kCompileSpeedup, 1) +
                        "x faster.";
   f.evidence.metrics = {
       {"memory_bound_ms_per_step", c.ms_per_step(memory_bound), "ms"},
