@@ -16,6 +16,18 @@ bool is_xml_noncharacter(std::string_view s, size_t i, size_t len) {
          static_cast<unsigned char>(s[i + 2]) >= 0xBE;
 }
 
+// The reference HTML and XML need for an ASCII character, or nullptr.
+const char* markup_reference(char c, bool attribute) {
+  if (c == '&') return "&amp;";
+  if (c == '<') return "&lt;";
+  if (c == '>') return "&gt;";
+  if (c == '"') return "&quot;";
+  if (c == '\'') return "&#39;";
+  if (c == '\n') return attribute ? "&#10;" : nullptr;
+  if (c == '\t') return attribute ? "&#9;" : nullptr;
+  return is_control(static_cast<unsigned char>(c)) ? "&#xFFFD;" : nullptr;
+}
+
 }  // namespace
 
 size_t utf8_sequence_length(std::string_view s, size_t i) {
@@ -150,18 +162,8 @@ std::string html_escape(std::string_view s, bool attribute) {
       continue;
     }
     const char c = s[i++];
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      case '\n': out += attribute ? "&#10;" : "\n"; break;
-      case '\t': out += attribute ? "&#9;" : "\t"; break;
-      default:
-        if (is_control(static_cast<unsigned char>(c))) out += "&#xFFFD;";
-        else out += c;
-    }
+    if (const char* ref = markup_reference(c, attribute)) out += ref;
+    else out += c;
   }
   return out;
 }
@@ -232,7 +234,10 @@ std::string format_fixed(double v, int decimals) {
   return s;
 }
 
-std::string format_percent(double fraction, int decimals) { return format_fixed(100 * fraction, decimals) + " %"; }
+std::string format_percent(double fraction, int decimals) {
+  if (!std::isfinite(fraction)) return "n/a";
+  return format_fixed(100 * fraction, decimals) + " %";
+}
 
 std::string format_bytes(double bytes) {
   if (!std::isfinite(bytes)) return "n/a";

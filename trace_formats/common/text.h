@@ -52,7 +52,7 @@ void append_json_string(std::string& out, std::string_view s);
 
 // "12.346"; "-0.000" never appears; "n/a" when not finite.
 std::string format_fixed(double v, int decimals);
-// 0.1234 -> "12.3 %".
+// 0.1234 -> "12.3 %"; "n/a" when not finite.
 std::string format_percent(double fraction, int decimals = 1);
 // Decimal units, 1 kB = 1000 B: "999 B", "1.0 kB", "16.1 kB", "8.4 MB",
 // "1.50 GB", up to PB; the unit is picked after rounding (999,960 B is
