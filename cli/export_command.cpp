@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/text.h"
 #include "export/exporters.h"
 #include "import/open_recording.h"
 #include "store/reader.h"
@@ -25,10 +26,9 @@ struct ExportArgs {
 void report(const char* what, const formats::ExportStats& s) {
   for (const auto& f : s.files)
     std::fprintf(stderr, "gpuscope: wrote %s\n", f.c_str());
-  std::fprintf(stderr, "gpuscope: %s: %llu events, %.1f MB%s in %.2f s (%.2f M events/s)\n", what,
-               (unsigned long long)s.events, double(s.bytes) / 1e6,
-               s.bytes != s.raw_bytes ? (" (" + std::to_string(s.raw_bytes / 1000000) + " MB uncompressed)").c_str()
-                                      : "",
+  std::fprintf(stderr, "gpuscope: %s: %llu events, %s%s in %.2f s (%.2f M events/s)\n", what,
+               (unsigned long long)s.events, format_bytes(double(s.bytes)).c_str(),
+               s.bytes != s.raw_bytes ? (" (" + format_bytes(double(s.raw_bytes)) + " uncompressed)").c_str() : "",
                s.seconds, s.seconds > 0 ? double(s.events) / 1e6 / s.seconds : 0.0);
 }
 

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "common/terminal_text.h"
+#include "common/text.h"
 #include "import/open_recording.h"
 #include "schema/enums.h"
 #include "schema/schema.h"
@@ -55,9 +55,9 @@ void print_info(const std::string& path, const std::string& database) {
   int ndev = 0;
   while (dev.step()) {
     ++ndev;
-    std::printf("  %lld  %s, %lld SMs, %.1f GiB, sm_%lld%lld\n", (long long)dev.int64(0),
+    std::printf("  %lld  %s, %lld SMs, %s, sm_%lld%lld\n", (long long)dev.int64(0),
                 terminal_safe(dev.text(1)).c_str(), (long long)dev.int64(2),
-                static_cast<double>(dev.int64(3)) / (1 << 30), (long long)dev.int64(4),
+                format_bytes(static_cast<double>(dev.int64(3))).c_str(), (long long)dev.int64(4),
                 (long long)dev.int64(5));
   }
   if (ndev == 0) std::printf("  none recorded\n");

@@ -5,7 +5,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
-#include "common/terminal_text.h"
+#include "common/text.h"
 
 namespace {
 

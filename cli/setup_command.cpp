@@ -16,7 +16,7 @@
 #include "cli/support/programs.h"
 #include "common/error.h"
 #include "common/plugin_cache.h"
-#include "common/terminal_text.h"
+#include "common/text.h"
 #include "plugins/torch/build_info.h"
 
 namespace gpuscope::cli {

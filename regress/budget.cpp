@@ -126,7 +126,7 @@ CheckResult check(const Recording& run, const Budget& budget, const std::string&
       throw Error(run.path() + ": the budget limits peak memory, but the recording holds no memory events "
                                "(record with the torch plugin, or --trace ...,memory)");
     const auto limit = *budget.max_peak_memory_bytes;
-    BudgetCheck c{"max_peak_memory_bytes", fmt::bytes(static_cast<double>(limit)), fmt::bytes(static_cast<double>(peak)),
+    BudgetCheck c{"max_peak_memory_bytes", format_bytes(static_cast<double>(limit)), format_bytes(static_cast<double>(peak)),
                   peak <= limit, what, static_cast<double>(limit), static_cast<double>(peak)};
     if (!c.pass) c.detail += ": " + fmt::signed_bytes(static_cast<double>(peak - limit)) + " over the limit";
     r.checks.push_back(c);
@@ -135,7 +135,7 @@ CheckResult check(const Recording& run, const Budget& budget, const std::string&
     if (a.summary.device < 0)
       throw Error(run.path() + ": the budget sets min_gpu_utilization, but the recording has no GPU activity");
     const double u = a.summary.gpu_utilization;
-    BudgetCheck c{"min_gpu_utilization", fmt::percent(*budget.min_gpu_utilization), fmt::percent(u),
+    BudgetCheck c{"min_gpu_utilization", format_percent(*budget.min_gpu_utilization), format_percent(u),
                   u >= *budget.min_gpu_utilization, "GPU busy over step time", *budget.min_gpu_utilization, u};
     r.checks.push_back(c);
   }
@@ -144,8 +144,8 @@ CheckResult check(const Recording& run, const Budget& budget, const std::string&
     for (const auto& f : a.findings)
       if (f.id == id) found = &f;
     BudgetCheck c{"forbid_findings: " + id, "absent", found ? "present" : "absent", found == nullptr, "", 0, found ? 1.0 : 0.0};
-    c.detail = found ? found->title + "; " + found->evidence.summary + " (saves ~" + fmt::fixed(found->saving_ms_per_step, 3) +
-                           " ms per step, " + fmt::fixed(found->saving_pct, 1) + " %)"
+    c.detail = found ? found->title + "; " + found->evidence.summary + " (saves ~" + format_fixed(found->saving_ms_per_step, 3) +
+                           " ms per step, " + format_fixed(found->saving_pct, 1) + " %)"
                      : "no " + id + " finding";
     r.checks.push_back(c);
   }

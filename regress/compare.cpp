@@ -265,7 +265,7 @@ void fill_causes(DiffResult& d, const std::vector<Change>& copies, double step_d
 std::string headline(const DiffResult& d) {
   const std::string shift = "step time " + fmt::signed_percent(d.test.shift) + " (median " + fmt::duration(d.base.median_ms) +
                             " -> " + fmt::duration(d.next.median_ms) + ")";
-  const std::string thr = fmt::percent(d.options.threshold, 1);
+  const std::string thr = format_percent(d.options.threshold, 1);
   auto p_text = [](double p) { return "p " + fmt::p_is(p); };
   switch (d.verdict) {
     case Verdict::kRegression:

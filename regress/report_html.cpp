@@ -11,7 +11,6 @@ namespace gpuscope::regress {
 namespace {
 
 using namespace report;
-using fmt::html_escape;
 
 constexpr size_t kTableRows = 50;
 
@@ -41,28 +40,28 @@ std::string strip_plot(const DiffResult& d) {
   const double pad = (hi - lo) * 0.05;
   lo -= pad, hi += pad;
   auto x = [&](double v) { return left + (v - lo) / (hi - lo) * (w - left - right); };
-  std::string o = "<svg width=\"" + fmt::fixed(w, 0) + "\" height=\"" + fmt::fixed(h, 0) + "\" role=\"img\" aria-label=\"step times\">\n";
+  std::string o = "<svg width=\"" + format_fixed(w, 0) + "\" height=\"" + format_fixed(h, 0) + "\" role=\"img\" aria-label=\"step times\">\n";
   for (int i = 0; i <= 5; ++i) {
     const double v = lo + (hi - lo) * i / 5.0, px = x(v);
-    o += "<line class=\"grid\" x1=\"" + fmt::fixed(px, 1) + "\" y1=\"10\" x2=\"" + fmt::fixed(px, 1) + "\" y2=\"120\"/>";
-    o += "<text class=\"axis\" x=\"" + fmt::fixed(px, 1) + "\" y=\"138\" text-anchor=\"middle\">" + fmt::fixed(v, 2) + " ms</text>\n";
+    o += "<line class=\"grid\" x1=\"" + format_fixed(px, 1) + "\" y1=\"10\" x2=\"" + format_fixed(px, 1) + "\" y2=\"120\"/>";
+    o += "<text class=\"axis\" x=\"" + format_fixed(px, 1) + "\" y=\"138\" text-anchor=\"middle\">" + format_fixed(v, 2) + " ms</text>\n";
   }
   const double rows[2] = {40, 90};
   int row = 0;
   for (const auto* s : {&d.base, &d.next}) {
     const double y = rows[row];
     const char* cls = row == 0 ? "base" : "new";
-    o += std::string("<text class=\"label\" x=\"4\" y=\"") + fmt::fixed(y + 4, 0) + "\">" + (row == 0 ? "base" : "new") + "</text>\n";
+    o += std::string("<text class=\"label\" x=\"4\" y=\"") + format_fixed(y + 4, 0) + "\">" + (row == 0 ? "base" : "new") + "</text>\n";
     size_t i = 0;
     for (double v : s->step_ms) {
       // A small vertical jitter by index keeps equal steps visible without randomness.
       const double jy = y + static_cast<double>(static_cast<int>(i++ % 7) - 3) * 3.0;
-      o += std::string("<circle class=\"") + cls + "\" cx=\"" + fmt::fixed(x(v), 1) + "\" cy=\"" + fmt::fixed(jy, 1) +
+      o += std::string("<circle class=\"") + cls + "\" cx=\"" + format_fixed(x(v), 1) + "\" cy=\"" + format_fixed(jy, 1) +
            "\" r=\"3\" fill-opacity=\"0.6\"/>";
     }
     const double mx = x(s->median_ms);
-    o += "\n<line class=\"median\" x1=\"" + fmt::fixed(mx, 1) + "\" y1=\"" + fmt::fixed(y - 16, 0) + "\" x2=\"" + fmt::fixed(mx, 1) +
-         "\" y2=\"" + fmt::fixed(y + 16, 0) + "\"/>\n";
+    o += "\n<line class=\"median\" x1=\"" + format_fixed(mx, 1) + "\" y1=\"" + format_fixed(y - 16, 0) + "\" x2=\"" + format_fixed(mx, 1) +
+         "\" y2=\"" + format_fixed(y + 16, 0) + "\"/>\n";
     ++row;
   }
   return o + "</svg>\n";
@@ -100,7 +99,7 @@ std::string to_html(const DiffResult& d) {
     o += "<p>Behind it:</p><ul>\n";
     for (const Cause& c : d.causes)
       o += "<li>" + cause_subject(c, "<code class=\"name\">" + html_escape(c.name) + "</code>") + " " +
-           fmt::signed_fixed(c.delta_ms, 3) + " ms per step (" + fmt::fixed(c.share * 100, 0) + " % of the change)</li>\n";
+           fmt::signed_fixed(c.delta_ms, 3) + " ms per step (" + format_fixed(c.share * 100, 0) + " % of the change)</li>\n";
     o += "</ul>\n";
   }
 
@@ -138,23 +137,23 @@ std::string to_html(const DiffResult& d) {
          "<th class=\"n\">new saving</th></tr>\n";
     for (const auto& f : d.findings)
       o += "<tr>" + td(f.status) + td("<code>" + html_escape(f.id) + "</code>") + td(html_escape(f.title)) +
-           td(f.base_saving_pct ? fmt::fixed(*f.base_saving_pct, 1) + " %" : "-", true) +
-           td(f.new_saving_pct ? fmt::fixed(*f.new_saving_pct, 1) + " %" : "-", true) + "</tr>\n";
+           td(f.base_saving_pct ? format_fixed(*f.base_saving_pct, 1) + " %" : "-", true) +
+           td(f.new_saving_pct ? format_fixed(*f.new_saving_pct, 1) + " %" : "-", true) + "</tr>\n";
     o += "</table>\n";
   }
   if (!d.copies.empty()) {
     o += "<h2>Memory copies and sets, per step</h2>\n<table><tr><th>kind</th><th class=\"n\">base bytes</th><th class=\"n\">new bytes</th>"
          "<th class=\"n\">base ms</th><th class=\"n\">new ms</th><th class=\"n\">count base &rarr; new</th></tr>\n";
     for (const auto& c : d.copies)
-      o += "<tr>" + td(html_escape(c.label)) + td(fmt::bytes(c.base_bytes), true) + td(fmt::bytes(c.new_bytes), true) +
-           td(fmt::fixed(c.base_ms, 3), true) + td(fmt::fixed(c.new_ms, 3), true) +
+      o += "<tr>" + td(html_escape(c.label)) + td(format_bytes(c.base_bytes), true) + td(format_bytes(c.new_bytes), true) +
+           td(format_fixed(c.base_ms, 3), true) + td(format_fixed(c.new_ms, 3), true) +
            td(fmt::metric(c.base_count, "count") + " &rarr; " + fmt::metric(c.new_count, "count"), true) + "</tr>\n";
     o += "</table>\n";
   }
   o += "<h2>Step time breakdown, ms per step</h2>\n<table><tr><th>category</th><th class=\"n\">base</th><th class=\"n\">new</th>"
        "<th class=\"n\">&Delta;</th></tr>\n";
   for (const auto& b : d.breakdown)
-    o += "<tr>" + td(b.name) + td(fmt::fixed(b.base, 3), true) + td(fmt::fixed(b.next, 3), true) +
+    o += "<tr>" + td(b.name) + td(format_fixed(b.base, 3), true) + td(format_fixed(b.next, 3), true) +
          delta_td(b.next - b.base, fmt::signed_fixed(b.next - b.base, 3)) + "</tr>\n";
   o += "</table>\n";
   if (!d.notes.empty()) {
@@ -162,7 +161,7 @@ std::string to_html(const DiffResult& d) {
     for (const auto& n : d.notes) o += "<li>" + html_escape(n) + "</li>\n";
     o += "</ul>\n";
   }
-  o += "<p class=\"note\">Threshold " + fmt::percent(d.options.threshold) + ", alpha " + fmt::fixed(d.options.alpha, 3) +
+  o += "<p class=\"note\">Threshold " + format_percent(d.options.threshold) + ", alpha " + format_fixed(d.options.alpha, 3) +
        "; one-sided Mann-Whitney U over steps with the Hodges-Lehmann shift. Report schema " + kDiffSchema + ".</p>\n</body>\n</html>\n";
   return o;
 }

@@ -34,9 +34,9 @@ json optional_pct(const std::optional<double>& f) { return f ? json(pct(*f)) : j
 
 json side(const SideSummary& s) {
   json j;
-  j["recording"] = fmt::valid_utf8(s.recording);
-  j["device"] = fmt::valid_utf8(s.device_name);
-  j["step_source"] = fmt::valid_utf8(s.step_source);
+  j["recording"] = valid_utf8(s.recording);
+  j["device"] = valid_utf8(s.device_name);
+  j["step_source"] = valid_utf8(s.step_source);
   j["steps"] = s.steps;
   j["warmup_skipped"] = s.warmup_skipped;
   j["step_ms_median"] = ms(s.median_ms);
@@ -54,7 +54,7 @@ json side(const SideSummary& s) {
 json change(const Change& c) {
   json j;
   j["kind"] = c.kind;
-  j["name"] = fmt::valid_utf8(c.name);
+  j["name"] = valid_utf8(c.name);
   if (c.kind == "kernel") j["origin"] = c.origin;
   j["status"] = status_name(c.status);
   j["base_ms_per_step"] = ms(c.base_ms);
@@ -90,7 +90,7 @@ std::string to_json(const DiffResult& d) {
   j["schema"] = kDiffSchema;
   j["verdict"] = verdict_name(d.verdict);
   j["exit_code"] = d.exit_code();
-  j["headline"] = fmt::valid_utf8(d.headline);
+  j["headline"] = valid_utf8(d.headline);
   j["threshold_pct"] = pct(d.options.threshold);
   j["alpha"] = d.options.alpha;
   j["base"] = side(d.base);
@@ -107,7 +107,7 @@ std::string to_json(const DiffResult& d) {
   j["step_time"] = t;
   json causes = json::array();
   for (const auto& c : d.causes)
-    causes.push_back(json{{"kind", c.kind}, {"name", fmt::valid_utf8(c.name)}, {"delta_ms_per_step", ms(c.delta_ms)},
+    causes.push_back(json{{"kind", c.kind}, {"name", valid_utf8(c.name)}, {"delta_ms_per_step", ms(c.delta_ms)},
                           {"share_of_change", frac(c.share)}});
   j["causes"] = causes;
   j["top_changes"] = changes(d.top);
@@ -146,7 +146,7 @@ std::string to_json(const DiffResult& d) {
   for (const auto& f : d.findings) {
     json x;
     x["id"] = f.id;
-    x["title"] = fmt::valid_utf8(f.title);
+    x["title"] = valid_utf8(f.title);
     x["status"] = f.status;
     x["severity"] = f.severity;
     x["base_saving_pct"] = f.base_saving_pct ? json(round_to(*f.base_saving_pct, 4)) : json(nullptr);
@@ -155,7 +155,7 @@ std::string to_json(const DiffResult& d) {
   }
   j["findings"] = findings;
   json notes = json::array();
-  for (const auto& n : d.notes) notes.push_back(fmt::valid_utf8(n));
+  for (const auto& n : d.notes) notes.push_back(valid_utf8(n));
   j["notes"] = notes;
   return dump(j);
 }
@@ -165,8 +165,8 @@ std::string to_json(const CheckResult& c) {
   j["schema"] = kCheckSchema;
   j["pass"] = c.pass();
   j["exit_code"] = c.exit_code();
-  j["recording"] = fmt::valid_utf8(c.recording);
-  j["budget"] = fmt::valid_utf8(c.budget);
+  j["recording"] = valid_utf8(c.recording);
+  j["budget"] = valid_utf8(c.budget);
   j["steps"] = c.run.steps;
   j["step_ms_median"] = ms(c.run.median_ms);
   j["step_ms_p95"] = ms(c.run.p95_ms);
@@ -174,10 +174,10 @@ std::string to_json(const CheckResult& c) {
   for (const auto& k : c.checks)
     checks.push_back(json{{"name", k.name}, {"limit", k.limit}, {"actual", k.actual},
                           {"limit_value", round_to(k.limit_value, 6)}, {"actual_value", round_to(k.actual_value, 6)},
-                          {"pass", k.pass}, {"detail", fmt::valid_utf8(k.detail)}});
+                          {"pass", k.pass}, {"detail", valid_utf8(k.detail)}});
   j["checks"] = checks;
   json notes = json::array();
-  for (const auto& n : c.notes) notes.push_back(fmt::valid_utf8(n));
+  for (const auto& n : c.notes) notes.push_back(valid_utf8(n));
   j["notes"] = notes;
   return dump(j);
 }

@@ -9,7 +9,7 @@ namespace gpuscope::regress {
 namespace {
 
 std::string attr(const std::string& name, const std::string& value) {
-  return " " + name + "=\"" + fmt::xml_escape(value) + "\"";
+  return " " + name + "=\"" + html_escape(value, true) + "\"";
 }
 
 std::string property(const std::string& name, const std::string& value) {
@@ -28,14 +28,14 @@ std::string to_junit(const DiffResult& d) {
   const bool failed = d.verdict == Verdict::kRegression;
   std::string o = open_suites("gpuscope diff", 1, failed ? 1 : 0);
   o += "    <properties>\n" + property("base", d.base.recording) + property("new", d.next.recording) +
-       property("verdict", verdict_name(d.verdict)) + property("threshold_pct", fmt::fixed(d.options.threshold * 100, 2)) +
-       property("alpha", fmt::fixed(d.options.alpha, 4)) + property("shift_pct", fmt::fixed(d.test.shift * 100, 2)) +
-       property("p_slower", fmt::p_value(d.test.p_slower)) + property("base_step_ms_median", fmt::fixed(d.base.median_ms, 3)) +
-       property("new_step_ms_median", fmt::fixed(d.next.median_ms, 3)) + "    </properties>\n";
+       property("verdict", verdict_name(d.verdict)) + property("threshold_pct", format_fixed(d.options.threshold * 100, 2)) +
+       property("alpha", format_fixed(d.options.alpha, 4)) + property("shift_pct", format_fixed(d.test.shift * 100, 2)) +
+       property("p_slower", fmt::p_value(d.test.p_slower)) + property("base_step_ms_median", format_fixed(d.base.median_ms, 3)) +
+       property("new_step_ms_median", format_fixed(d.next.median_ms, 3)) + "    </properties>\n";
   o += "    <testcase" + attr("classname", "gpuscope.diff") + attr("name", "step time: " + d.next.recording + " vs " + d.base.recording) +
        attr("time", "0") + ">\n";
   // The body repeats the terminal report: CI systems show it under the failed test.
-  const std::string body = fmt::xml_escape(to_text(d), false);
+  const std::string body = html_escape(to_text(d));
   if (failed) o += "      <failure" + attr("type", "regression") + attr("message", d.headline) + ">" + body + "</failure>\n";
   else o += "      <system-out>" + body + "</system-out>\n";
   o += "    </testcase>\n  </testsuite>\n</testsuites>\n";
@@ -47,13 +47,13 @@ std::string to_junit(const CheckResult& c) {
   for (const auto& k : c.checks) failures += k.pass ? 0 : 1;
   std::string o = open_suites("gpuscope check", c.checks.size(), failures);
   o += "    <properties>\n" + property("recording", c.recording) + property("budget", c.budget) +
-       property("steps", std::to_string(c.run.steps)) + property("step_ms_median", fmt::fixed(c.run.median_ms, 3)) +
+       property("steps", std::to_string(c.run.steps)) + property("step_ms_median", format_fixed(c.run.median_ms, 3)) +
        "    </properties>\n";
   for (const auto& k : c.checks) {
     o += "    <testcase" + attr("classname", "gpuscope.check") + attr("name", k.name) + attr("time", "0") + ">\n";
     const std::string text = k.name + ": limit " + k.limit + ", actual " + k.actual + (k.detail.empty() ? "" : "; " + k.detail);
-    if (!k.pass) o += "      <failure" + attr("type", "budget") + attr("message", text) + ">" + fmt::xml_escape(text, false) + "</failure>\n";
-    else o += "      <system-out>" + fmt::xml_escape(text) + "</system-out>\n";
+    if (!k.pass) o += "      <failure" + attr("type", "budget") + attr("message", text) + ">" + html_escape(text) + "</failure>\n";
+    else o += "      <system-out>" + html_escape(text, true) + "</system-out>\n";
     o += "    </testcase>\n";
   }
   o += "  </testsuite>\n</testsuites>\n";

@@ -11,7 +11,7 @@ namespace {
 using namespace report;
 
 constexpr size_t kNameChars = 90;
-std::string name_cell(const std::string& s) { return fmt::md_escape(fmt::plain(s, kNameChars)); }
+std::string name_cell(const std::string& s) { return markdown_escape(plain_text(s, kNameChars)); }
 
 const char* verdict_icon(Verdict v) { return v == Verdict::kRegression ? "\u274c" : "\u2705"; }
 
@@ -40,7 +40,7 @@ void changes_table(std::string& o, const std::vector<Change>& list, size_t limit
     if (i == limit) break;
     o += "| " + std::to_string(++i) + " | " + c.kind + " | " + name_cell(c.name) + " | " + status_name(c.status) + " | " +
          side_ms(c, false) + " | " + side_ms(c, true) + " | " + fmt::signed_fixed(c.delta_ms, 3) + " | " +
-         fmt::optional_percent(c.delta_pct) + " | " + share_text(c) + " | " + fmt::md_escape(p_text(c)) + " |\n";
+         fmt::optional_percent(c.delta_pct) + " | " + share_text(c) + " | " + markdown_escape(p_text(c)) + " |\n";
   }
   o += "\n";
 }
@@ -49,12 +49,12 @@ void changes_table(std::string& o, const std::vector<Change>& list, size_t limit
 
 std::string to_markdown(const DiffResult& d) {
   std::string o = std::string("## ") + verdict_icon(d.verdict) + " gpuscope diff: " + verdict_label(d.verdict) + "\n\n";
-  o += "**" + fmt::md_escape(d.headline) + "**\n\n";
+  o += "**" + markdown_escape(d.headline) + "**\n\n";
   if (!d.causes.empty()) {
     o += "Behind it:\n\n";
     for (const Cause& c : d.causes)
       o += "- " + cause_subject(c, name_cell(c.name)) + " " + fmt::signed_fixed(c.delta_ms, 3) + " ms per step (" +
-           fmt::fixed(c.share * 100, 0) + " % of the change)\n";
+           format_fixed(c.share * 100, 0) + " % of the change)\n";
     o += "\n";
   }
 
@@ -70,11 +70,11 @@ std::string to_markdown(const DiffResult& d) {
   if (!d.findings.empty()) {
     o += "### Findings\n\n";
     for (const auto& f : d.findings) {
-      o += "- **" + f.status + "**: `" + fmt::plain(f.id) + "` " + fmt::md_escape(f.title);
+      o += "- **" + f.status + "**: `" + plain_text(f.id) + "` " + markdown_escape(f.title);
       if (f.base_saving_pct && f.new_saving_pct)
-        o += " (saving " + fmt::fixed(*f.base_saving_pct, 1) + " % -> " + fmt::fixed(*f.new_saving_pct, 1) + " % of step)";
-      else if (f.new_saving_pct) o += " (saves ~" + fmt::fixed(*f.new_saving_pct, 1) + " % of step)";
-      else if (f.base_saving_pct) o += " (was " + fmt::fixed(*f.base_saving_pct, 1) + " % of step)";
+        o += " (saving " + format_fixed(*f.base_saving_pct, 1) + " % -> " + format_fixed(*f.new_saving_pct, 1) + " % of step)";
+      else if (f.new_saving_pct) o += " (saves ~" + format_fixed(*f.new_saving_pct, 1) + " % of step)";
+      else if (f.base_saving_pct) o += " (was " + format_fixed(*f.base_saving_pct, 1) + " % of step)";
       o += "\n";
     }
     o += "\n";
@@ -82,19 +82,19 @@ std::string to_markdown(const DiffResult& d) {
   if (!d.copies.empty()) {
     o += "### Memory copies and sets, per step\n\n| kind | base | new | base ms | new ms |\n|---|---:|---:|---:|---:|\n";
     for (const auto& c : d.copies)
-      o += "| " + fmt::md_escape(c.label) + " | " + fmt::bytes(c.base_bytes) + " | " + fmt::bytes(c.new_bytes) + " | " +
-           fmt::fixed(c.base_ms, 3) + " | " + fmt::fixed(c.new_ms, 3) + " |\n";
+      o += "| " + markdown_escape(c.label) + " | " + format_bytes(c.base_bytes) + " | " + format_bytes(c.new_bytes) + " | " +
+           format_fixed(c.base_ms, 3) + " | " + format_fixed(c.new_ms, 3) + " |\n";
     o += "\n";
   }
   o += "<details><summary>Step time breakdown and all notes</summary>\n\n";
   o += "| category | base ms per step | new ms per step | \u0394 ms |\n|---|---:|---:|---:|\n";
   for (const auto& b : d.breakdown)
-    o += "| " + b.name + " | " + fmt::fixed(b.base, 3) + " | " + fmt::fixed(b.next, 3) + " | " + fmt::signed_fixed(b.next - b.base, 3) + " |\n";
+    o += "| " + b.name + " | " + format_fixed(b.base, 3) + " | " + format_fixed(b.next, 3) + " | " + fmt::signed_fixed(b.next - b.base, 3) + " |\n";
   o += "\n";
-  for (const auto& n : d.notes) o += "- " + fmt::md_escape(n) + "\n";
+  for (const auto& n : d.notes) o += "- " + markdown_escape(n) + "\n";
   if (!d.notes.empty()) o += "\n";
   o += "</details>\n\n";
-  o += "<sub>gpuscope diff: threshold " + fmt::percent(d.options.threshold) + ", alpha " + fmt::fixed(d.options.alpha, 3) +
+  o += "<sub>gpuscope diff: threshold " + format_percent(d.options.threshold) + ", alpha " + format_fixed(d.options.alpha, 3) +
        ", one-sided Mann-Whitney U over " + std::to_string(d.base.steps) + " + " + std::to_string(d.next.steps) +
        " steps, Hodges-Lehmann shift; schema " + kDiffSchema + "</sub>\n";
   return o;
@@ -106,10 +106,10 @@ std::string to_markdown(const CheckResult& c) {
        " analysed steps, median " + fmt::duration(c.run.median_ms) + ", p95 " + fmt::duration(c.run.p95_ms) + ".\n\n";
   o += "| limit | budget | actual | result | detail |\n|---|---:|---:|---|---|\n";
   for (const auto& k : c.checks)
-    o += "| " + fmt::md_escape(k.name) + " | " + k.limit + " | " + k.actual + " | " + (k.pass ? "pass" : "**FAIL**") + " | " +
-         fmt::md_escape(fmt::plain(k.detail, 300)) + " |\n";
+    o += "| " + markdown_escape(k.name) + " | " + k.limit + " | " + k.actual + " | " + (k.pass ? "pass" : "**FAIL**") + " | " +
+         markdown_escape(plain_text(k.detail, 300)) + " |\n";
   o += "\n";
-  for (const auto& n : c.notes) o += "- " + fmt::md_escape(n) + "\n";
+  for (const auto& n : c.notes) o += "- " + markdown_escape(n) + "\n";
   return o;
 }
 

@@ -17,9 +17,9 @@ std::string pad(std::string s, size_t width, bool right = false) {
 }
 
 std::string side_line(const char* which, const SideSummary& s) {
-  return std::string("  ") + which + " " + fmt::plain(s.recording, 60) + ": " + std::to_string(s.steps) + " steps, median " +
-         fmt::duration(s.median_ms) + ", p95 " + fmt::duration(s.p95_ms) + " (" + fmt::plain(s.step_source, 80) +
-         (s.device_name.empty() ? "" : ", " + fmt::plain(s.device_name, 60)) + ")\n";
+  return std::string("  ") + which + " " + plain_text(s.recording, 60) + ": " + std::to_string(s.steps) + " steps, median " +
+         fmt::duration(s.median_ms) + ", p95 " + fmt::duration(s.p95_ms) + " (" + plain_text(s.step_source, 80) +
+         (s.device_name.empty() ? "" : ", " + plain_text(s.device_name, 60)) + ")\n";
 }
 
 }  // namespace
@@ -30,11 +30,11 @@ std::string to_text(const DiffResult& d) {
   o += side_line("new ", d.next);
   o += "  shift " + fmt::signed_percent(d.test.shift) + " (95 % CI " + fmt::signed_percent(d.test.ci_low) + " to " +
        fmt::signed_percent(d.test.ci_high) + "), Mann-Whitney over steps: p(slower) " + fmt::p_is(d.test.p_slower) +
-       ", p(faster) " + fmt::p_is(d.test.p_faster) + "; threshold " + fmt::percent(d.options.threshold) + ", alpha " +
-       fmt::fixed(d.options.alpha, 3) + "\n";
+       ", p(faster) " + fmt::p_is(d.test.p_faster) + "; threshold " + format_percent(d.options.threshold) + ", alpha " +
+       format_fixed(d.options.alpha, 3) + "\n";
   for (const Cause& c : d.causes)
-    o += "  behind it: " + cause_subject(c, fmt::plain(c.name, 120)) + " " + fmt::signed_fixed(c.delta_ms, 3) +
-         " ms per step (" + fmt::fixed(c.share * 100, 0) + " % of the change)\n";
+    o += "  behind it: " + cause_subject(c, plain_text(c.name, 120)) + " " + fmt::signed_fixed(c.delta_ms, 3) +
+         " ms per step (" + format_fixed(c.share * 100, 0) + " % of the change)\n";
 
   if (!d.top.empty()) {
     o += "\nTop changes, ms per step:\n";
@@ -44,37 +44,37 @@ std::string to_text(const DiffResult& d) {
     for (const Change& c : d.top)
       o += pad(std::to_string(++i), 4, true) + " " + pad(c.kind, 6) + " " + pad(status_name(c.status), 10) +
            pad(side_ms(c, false), 11, true) + pad(side_ms(c, true), 11, true) + pad(fmt::signed_fixed(c.delta_ms, 3), 11, true) +
-           pad(share_text(c), 7, true) + "  " + pad(p_text(c), 8) + " " + fmt::plain(c.name, 100) + "\n";
+           pad(share_text(c), 7, true) + "  " + pad(p_text(c), 8) + " " + plain_text(c.name, 100) + "\n";
   }
   o += "\nOther measures (base -> new):\n";
   for (const auto& m : d.metrics)
     o += "  " + pad(m.name, 30) + fmt::metric(m.base, m.unit) + " -> " + fmt::metric(m.next, m.unit) +
          (metric_change(m).empty() ? "" : " (" + metric_change(m) + ")") + "\n";
   for (const auto& c : d.copies)
-    o += "  " + pad(c.label, 29) + " " + fmt::bytes(c.base_bytes) + " -> " + fmt::bytes(c.new_bytes) + " per step, " +
-         fmt::fixed(c.base_ms, 3) + " -> " + fmt::fixed(c.new_ms, 3) + " ms\n";
+    o += "  " + pad(c.label, 29) + " " + format_bytes(c.base_bytes) + " -> " + format_bytes(c.new_bytes) + " per step, " +
+         format_fixed(c.base_ms, 3) + " -> " + format_fixed(c.new_ms, 3) + " ms\n";
   if (!d.findings.empty()) {
     o += "\nFindings:\n";
     for (const auto& f : d.findings)
-      o += "  " + pad(f.status, 9) + " " + f.id + ": " + fmt::plain(f.title, 100) +
-           (f.new_saving_pct ? " (new: " + fmt::fixed(*f.new_saving_pct, 1) + " % of step)" : "") +
-           (f.base_saving_pct ? " (base: " + fmt::fixed(*f.base_saving_pct, 1) + " % of step)" : "") + "\n";
+      o += "  " + pad(f.status, 9) + " " + f.id + ": " + plain_text(f.title, 100) +
+           (f.new_saving_pct ? " (new: " + format_fixed(*f.new_saving_pct, 1) + " % of step)" : "") +
+           (f.base_saving_pct ? " (base: " + format_fixed(*f.base_saving_pct, 1) + " % of step)" : "") + "\n";
   }
   if (!d.notes.empty()) {
     o += "\nNotes:\n";
-    for (const auto& n : d.notes) o += "  - " + fmt::plain(n) + "\n";
+    for (const auto& n : d.notes) o += "  - " + plain_text(n) + "\n";
   }
   return o;
 }
 
 std::string to_text(const CheckResult& c) {
-  std::string o = std::string("gpuscope check: ") + (c.pass() ? "PASS" : "FAIL") + " (" + fmt::plain(c.recording, 60) +
-                  " against " + fmt::plain(c.budget, 60) + ", " + std::to_string(c.run.steps) + " steps, median " +
+  std::string o = std::string("gpuscope check: ") + (c.pass() ? "PASS" : "FAIL") + " (" + plain_text(c.recording, 60) +
+                  " against " + plain_text(c.budget, 60) + ", " + std::to_string(c.run.steps) + " steps, median " +
                   fmt::duration(c.run.median_ms) + ")\n";
   for (const auto& k : c.checks)
     o += std::string("  ") + (k.pass ? "pass " : "FAIL ") + pad(k.name, 30) + " limit " + pad(k.limit, 12) + " actual " +
-         pad(k.actual, 12) + " " + fmt::plain(k.detail, 200) + "\n";
-  for (const auto& n : c.notes) o += "  note: " + fmt::plain(n) + "\n";
+         pad(k.actual, 12) + " " + plain_text(k.detail, 200) + "\n";
+  for (const auto& n : c.notes) o += "  note: " + plain_text(n) + "\n";
   return o;
 }
 

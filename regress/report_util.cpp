@@ -30,10 +30,10 @@ std::string metric_change(const MetricChange& m) {
 
 std::string side_ms(const Change& c, bool is_new) {
   const bool absent = is_new ? c.status == Status::kRemoved : c.status == Status::kAdded;
-  return absent ? "-" : fmt::fixed(is_new ? c.new_ms : c.base_ms, 3);
+  return absent ? "-" : format_fixed(is_new ? c.new_ms : c.base_ms, 3);
 }
 
-std::string share_text(const Change& c) { return c.share ? fmt::fixed(*c.share * 100, 0) + " %" : ""; }
+std::string share_text(const Change& c) { return c.share ? format_fixed(*c.share * 100, 0) + " %" : ""; }
 
 std::string p_text(const Change& c) { return c.p_value ? fmt::p_value(*c.p_value) : ""; }
 

@@ -31,8 +31,8 @@ void summary(std::string& o, const Analysis& a) {
   const Summary& s = a.summary;
   o += "<h2>Summary</h2>\n<table>\n";
   auto row = [&](const std::string& k, const std::string& v) { o += "<tr><th>" + k + "</th>" + td(v) + "</tr>\n"; };
-  row("wall time", fixed(static_cast<double>(s.wall_ns) / 1e9, 3) + " s analysed (recording " +
-                       fixed(static_cast<double>(s.recording_ns) / 1e9, 3) + " s)");
+  row("wall time", format_fixed(static_cast<double>(s.wall_ns) / 1e9, 3) + " s analysed (recording " +
+                       format_fixed(static_cast<double>(s.recording_ns) / 1e9, 3) + " s)");
   row("steps", std::to_string(s.steps) + " (" + html_escape(s.step_source_detail) + ")");
   row("step time", "mean " + ms_unit(s.step_ms_mean) + ", median " + ms_unit(s.step_ms_median) + ", p95 " +
                        ms_unit(s.step_ms_p95) + ", min " + ms_unit(s.step_ms_min) + ", max " + ms_unit(s.step_ms_max));
@@ -42,10 +42,10 @@ void summary(std::string& o, const Analysis& a) {
     row("outlier steps", list);
   }
   for (const auto& d : s.devices)
-    row("GPU utilization, device " + std::to_string(d.id), percent(d.utilization) + (d.name.empty() ? "" : " (" + html_escape(d.name) + ")"));
+    row("GPU utilization, device " + std::to_string(d.id), format_percent(d.utilization) + (d.name.empty() ? "" : " (" + html_escape(d.name) + ")"));
   if (s.device >= 0) {
-    row("SM efficiency (estimated)", percent(s.sm_efficiency));
-    row("tensor-core share of kernel time", percent(s.tensor_core_share));
+    row("SM efficiency (estimated)", format_percent(s.sm_efficiency));
+    row("tensor-core share of kernel time", format_percent(s.tensor_core_share));
   }
   row("events", std::to_string(s.kernels) + " kernels, " + std::to_string(s.memcpys) + " memcpy, " + std::to_string(s.memsets) +
                     " memset, " + std::to_string(s.api_calls) + " API calls, " + std::to_string(s.ops) + " ops");
@@ -61,7 +61,7 @@ void breakdown(std::string& o, const Analysis& a) {
   for (int i = 0; i < Breakdown::kCategories; ++i) {
     const double v = static_cast<double>(a.breakdown.get(i));
     o += std::string("<tr><td><span style=\"color:") + category_color(i) + "\">&#9632;</span> " + Breakdown::category(i) +
-         "</td>" + td(fixed(v / 1e6 / n, 3), true) + td(percent(total > 0 ? v / total : 0), true) + "</tr>\n";
+         "</td>" + td(format_fixed(v / 1e6 / n, 3), true) + td(format_percent(total > 0 ? v / total : 0), true) + "</tr>\n";
   }
   o += "</table>\n<h2>Step times</h2>\n" + step_time_chart(a.steps, a.summary.step_ms_median);
 }
@@ -77,9 +77,9 @@ void ranks(std::string& o, const Analysis& a) {
     const std::string rank = r.analysed ? "<b>" + std::to_string(r.rank) + "</b>" : std::to_string(r.rank);
     o += "<tr>" + td(rank, true) + td(html_escape(r.host)) + td(std::to_string(r.pid), true) +
          td(r.device >= 0 ? std::to_string(r.device) : "-", true) + td(std::to_string(r.steps), true) +
-         td(fixed(r.step_ms_median, 3), true) + td(fixed(r.step_ms_p95, 3), true) +
-         td(r.gpu_utilization >= 0 ? percent(r.gpu_utilization) : "-", true) + td(fixed(r.collective_ms_per_step, 3), true) +
-         td(fixed(r.data_ms_per_step, 3), true) + td(fixed(r.compute_ms_per_step, 3), true) + "</tr>\n";
+         td(format_fixed(r.step_ms_median, 3), true) + td(format_fixed(r.step_ms_p95, 3), true) +
+         td(r.gpu_utilization >= 0 ? format_percent(r.gpu_utilization) : "-", true) + td(format_fixed(r.collective_ms_per_step, 3), true) +
+         td(format_fixed(r.data_ms_per_step, 3), true) + td(format_fixed(r.compute_ms_per_step, 3), true) + "</tr>\n";
   }
   o += "</table>\n";
 }
@@ -95,18 +95,18 @@ void findings(std::string& o, const Analysis& a) {
     const std::string sev = severity_name(f.severity);
     o += "<details open id=\"finding-" + html_escape(f.id) + "\"><summary><h3 style=\"display:inline\">" + std::to_string(++i) +
          ". <code>" + html_escape(f.id) + "</code>: " + html_escape(f.title) + "</h3> <span class=\"sev-" + sev + "\">" + sev +
-         "</span>, saves ~" + ms_unit(f.saving_ms_per_step) + " per step (" + fixed(f.saving_pct, 1) + " %)</summary>\n";
+         "</span>, saves ~" + ms_unit(f.saving_ms_per_step) + " per step (" + format_fixed(f.saving_pct, 1) + " %)</summary>\n";
     o += "<p>" + html_escape(f.evidence.summary) + "</p>\n";
     if (!f.evidence.metrics.empty()) {
       o += "<table><tr><th>metric</th><th class=\"n\">value</th></tr>\n";
       for (const auto& m : f.evidence.metrics)
-        o += "<tr>" + td(html_escape(m.name)) + td(fixed(m.value, 3) + " " + html_escape(m.unit), true) + "</tr>\n";
+        o += "<tr>" + td(html_escape(m.name)) + td(format_fixed(m.value, 3) + " " + html_escape(m.unit), true) + "</tr>\n";
       o += "</table>\n";
     }
     if (!f.evidence.top.empty()) {
       o += "<table><tr><th>top contributor</th><th class=\"n\">ms</th><th class=\"n\">count</th><th>detail</th></tr>\n";
       for (const auto& c : f.evidence.top)
-        o += "<tr>" + name_td(c.name) + td(fixed(c.total_ms, 3), true) + td(std::to_string(c.count), true) +
+        o += "<tr>" + name_td(c.name) + td(format_fixed(c.total_ms, 3), true) + td(std::to_string(c.count), true) +
              td(html_escape(c.detail)) + "</tr>\n";
       o += "</table>\n";
     }
@@ -126,8 +126,8 @@ void idle(std::string& o, const Analysis& a) {
   o += "<h2>GPU idle by cause</h2>\n<table><tr><th>cause</th><th class=\"n\">ms per step</th><th class=\"n\">% of step</th>"
        "<th class=\"n\">gaps</th></tr>\n";
   for (const auto& c : a.idle.causes)
-    o += std::string("<tr><td>") + idle_cause_name(c.cause) + "</td>" + td(fixed(c.ms_per_step, 3), true) +
-         td(fixed(c.pct_of_step, 1), true) + td(std::to_string(c.gaps), true) + "</tr>\n";
+    o += std::string("<tr><td>") + idle_cause_name(c.cause) + "</td>" + td(format_fixed(c.ms_per_step, 3), true) +
+         td(format_fixed(c.pct_of_step, 1), true) + td(std::to_string(c.gaps), true) + "</tr>\n";
   o += "</table>\n";
 }
 
@@ -138,8 +138,8 @@ void tables(std::string& o, const Analysis& a) {
          "<th class=\"n\">mean us</th><th class=\"n\">min us</th><th class=\"n\">max us</th><th class=\"n\">share</th><th>grid</th><th>block</th></tr>\n";
     for (const auto& k : a.top_kernels)
       o += "<tr>" + name_td(k.name) + td(k.origin) + td(k.tensor_core ? "yes" : "no") + td(std::to_string(k.count), true) +
-           td(ms(k.total_ns), true) + td(fixed(k.mean_ns / 1e3, 1), true) + td(fixed(static_cast<double>(k.min_ns) / 1e3, 1), true) +
-           td(fixed(static_cast<double>(k.max_ns) / 1e3, 1), true) + td(percent(k.share), true) + td(k.grid) + td(k.block) + "</tr>\n";
+           td(ms(k.total_ns), true) + td(format_fixed(k.mean_ns / 1e3, 1), true) + td(format_fixed(static_cast<double>(k.min_ns) / 1e3, 1), true) +
+           td(format_fixed(static_cast<double>(k.max_ns) / 1e3, 1), true) + td(format_percent(k.share), true) + td(k.grid) + td(k.block) + "</tr>\n";
     o += "</table>\n";
   }
   if (!a.top_ops.empty()) {
@@ -154,19 +154,19 @@ void tables(std::string& o, const Analysis& a) {
   if (m.torch_allocator || m.cuda_events) {
     o += "<h2>Memory</h2>\n" + memory_chart(m) + "<table>\n";
     if (m.torch_allocator)
-      o += "<tr><th>peak allocated / reserved</th>" + td(bytes(static_cast<double>(m.peak_allocated)) + " / " +
-                                                         bytes(static_cast<double>(m.peak_reserved))) + "</tr>\n";
-    if (m.cuda_events) o += "<tr><th>peak CUDA memory in use</th>" + td(bytes(static_cast<double>(m.peak_device_used))) + "</tr>\n";
+      o += "<tr><th>peak allocated / reserved</th>" + td(format_bytes(static_cast<double>(m.peak_allocated)) + " / " +
+                                                         format_bytes(static_cast<double>(m.peak_reserved))) + "</tr>\n";
+    if (m.cuda_events) o += "<tr><th>peak CUDA memory in use</th>" + td(format_bytes(static_cast<double>(m.peak_device_used))) + "</tr>\n";
     if (m.capacity > 0)
-      o += "<tr><th>capacity</th>" + td(bytes(static_cast<double>(m.capacity)) + " (peak " + percent(m.peak_fraction) + ")") + "</tr>\n";
-    o += "<tr><th>allocator calls per step</th>" + td(fixed(m.allocs_per_step, 1)) + "</tr>\n</table>\n";
+      o += "<tr><th>capacity</th>" + td(format_bytes(static_cast<double>(m.capacity)) + " (peak " + format_percent(m.peak_fraction) + ")") + "</tr>\n";
+    o += "<tr><th>allocator calls per step</th>" + td(format_fixed(m.allocs_per_step, 1)) + "</tr>\n</table>\n";
   }
   if (!a.copies.empty()) {
     o += "<h2>Memory copies and sets</h2>\n<table><tr><th>kind</th><th>direction</th><th>from</th><th>to</th><th class=\"n\">count</th>"
          "<th class=\"n\">bytes</th><th class=\"n\">ms</th><th class=\"n\">GB/s</th></tr>\n";
     for (const auto& c : a.copies)
       o += "<tr>" + td(c.kind) + td(c.direction) + td(c.src_kind) + td(c.dst_kind) + td(std::to_string(c.count), true) +
-           td(bytes(static_cast<double>(c.bytes)), true) + td(ms(c.total_ns), true) + td(fixed(c.gb_per_s, 1), true) + "</tr>\n";
+           td(format_bytes(static_cast<double>(c.bytes)), true) + td(ms(c.total_ns), true) + td(format_fixed(c.gb_per_s, 1), true) + "</tr>\n";
     o += "</table>\n";
   }
   if (!a.api_calls.empty()) {
@@ -174,7 +174,7 @@ void tables(std::string& o, const Analysis& a) {
          "<th class=\"n\">mean us</th><th class=\"n\">failed</th></tr>\n";
     for (const auto& c : a.api_calls)
       o += "<tr>" + name_td(c.name) + td(std::to_string(c.count), true) + td(ms(c.total_ns), true) +
-           td(fixed(c.mean_ns / 1e3, 1), true) + td(std::to_string(c.failed), true) + "</tr>\n";
+           td(format_fixed(c.mean_ns / 1e3, 1), true) + td(std::to_string(c.failed), true) + "</tr>\n";
     o += "</table>\n";
   }
 }

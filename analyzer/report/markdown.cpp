@@ -12,14 +12,14 @@ using namespace report;
 
 // Recorded names go out as escaped text, not code spans: a code span would
 // keep "<script>" and table pipes literally.
-std::string code_span(const std::string& s) { return md_escape(plain(s, 120)); }
+std::string code_span(const std::string& s) { return markdown_escape(plain_text(s, 120)); }
 
 void summary(std::string& o, const Analysis& a) {
   const Summary& s = a.summary;
   o += "## Summary\n\n| | |\n|---|---|\n";
-  o += "| wall time | " + fixed(static_cast<double>(s.wall_ns) / 1e9, 3) + " s analysed (recording " +
-       fixed(static_cast<double>(s.recording_ns) / 1e9, 3) + " s) |\n";
-  o += "| steps | " + std::to_string(s.steps) + " (" + md_escape(s.step_source_detail) + ") |\n";
+  o += "| wall time | " + format_fixed(static_cast<double>(s.wall_ns) / 1e9, 3) + " s analysed (recording " +
+       format_fixed(static_cast<double>(s.recording_ns) / 1e9, 3) + " s) |\n";
+  o += "| steps | " + std::to_string(s.steps) + " (" + markdown_escape(s.step_source_detail) + ") |\n";
   o += "| step time | mean " + ms_unit(s.step_ms_mean) + ", median " + ms_unit(s.step_ms_median) + ", p95 " +
        ms_unit(s.step_ms_p95) + " |\n";
   if (!s.outlier_steps.empty()) {
@@ -29,9 +29,9 @@ void summary(std::string& o, const Analysis& a) {
   }
   if (s.device >= 0) {
     for (const auto& d : s.devices)
-      o += "| GPU utilization, device " + std::to_string(d.id) + " | " + percent(d.utilization) + " |\n";
-    o += "| SM efficiency (estimated) | " + percent(s.sm_efficiency) + " |\n";
-    o += "| tensor-core share of kernel time | " + percent(s.tensor_core_share) + " |\n";
+      o += "| GPU utilization, device " + std::to_string(d.id) + " | " + format_percent(d.utilization) + " |\n";
+    o += "| SM efficiency (estimated) | " + format_percent(s.sm_efficiency) + " |\n";
+    o += "| tensor-core share of kernel time | " + format_percent(s.tensor_core_share) + " |\n";
   }
   o += "\n";
 }
@@ -42,13 +42,13 @@ void breakdown(std::string& o, const Analysis& a) {
   const double total = static_cast<double>(a.breakdown.total());
   for (int i = 0; i < Breakdown::kCategories; ++i) {
     const double v = static_cast<double>(a.breakdown.get(i));
-    o += std::string("| ") + Breakdown::category(i) + " | " + fixed(v / 1e6 / n, 3) + " | " + percent(total > 0 ? v / total : 0) + " |\n";
+    o += std::string("| ") + Breakdown::category(i) + " | " + format_fixed(v / 1e6 / n, 3) + " | " + format_percent(total > 0 ? v / total : 0) + " |\n";
   }
   o += "\n";
   if (a.summary.device >= 0) {
     o += "## GPU idle by cause\n\n| cause | ms per step | % of step | gaps |\n|---|---:|---:|---:|\n";
     for (const auto& c : a.idle.causes)
-      o += std::string("| ") + idle_cause_name(c.cause) + " | " + fixed(c.ms_per_step, 3) + " | " + fixed(c.pct_of_step, 1) +
+      o += std::string("| ") + idle_cause_name(c.cause) + " | " + format_fixed(c.ms_per_step, 3) + " | " + format_fixed(c.pct_of_step, 1) +
            " | " + std::to_string(c.gaps) + " |\n";
     o += "\n";
   }
@@ -60,7 +60,7 @@ void tables(std::string& o, const Analysis& a) {
          "|---|---|---|---:|---:|---:|---:|---|---|\n";
     for (const auto& k : a.top_kernels)
       o += "| " + code_span(k.name) + " | " + k.origin + " | " + (k.tensor_core ? "yes" : "no") + " | " +
-           std::to_string(k.count) + " | " + ms(k.total_ns) + " | " + fixed(k.mean_ns / 1e3, 1) + " | " + percent(k.share) +
+           std::to_string(k.count) + " | " + ms(k.total_ns) + " | " + format_fixed(k.mean_ns / 1e3, 1) + " | " + format_percent(k.share) +
            " | " + k.grid + " | " + k.block + " |\n";
     o += "\n";
   }
@@ -68,32 +68,32 @@ void tables(std::string& o, const Analysis& a) {
     o += "## Top ops\n\n| op | count | GPU ms | self CPU ms | input shapes | dtypes |\n|---|---:|---:|---:|---|---|\n";
     for (const auto& p : a.top_ops)
       o += "| " + code_span(p.name) + " | " + std::to_string(p.count) + " | " + ms(p.gpu_ns) + " | " + ms(p.self_cpu_ns) +
-           " | " + md_escape(p.shapes) + " | " + md_escape(p.dtypes) + " |\n";
+           " | " + markdown_escape(p.shapes) + " | " + markdown_escape(p.dtypes) + " |\n";
     o += "\n";
   }
   if (!a.copies.empty()) {
     o += "## Memory copies and sets\n\n| kind | direction | from | to | count | bytes | ms | GB/s |\n|---|---|---|---|---:|---:|---:|---:|\n";
     for (const auto& c : a.copies)
       o += "| " + c.kind + " | " + c.direction + " | " + c.src_kind + " | " + c.dst_kind + " | " + std::to_string(c.count) +
-           " | " + bytes(static_cast<double>(c.bytes)) + " | " + ms(c.total_ns) + " | " + fixed(c.gb_per_s, 1) + " |\n";
+           " | " + format_bytes(static_cast<double>(c.bytes)) + " | " + ms(c.total_ns) + " | " + format_fixed(c.gb_per_s, 1) + " |\n";
     o += "\n";
   }
   if (!a.api_calls.empty()) {
     o += "## CUDA API calls\n\n| call | count | total ms | mean us | failed |\n|---|---:|---:|---:|---:|\n";
     for (const auto& c : a.api_calls)
       o += "| " + code_span(c.name) + " | " + std::to_string(c.count) + " | " + ms(c.total_ns) + " | " +
-           fixed(c.mean_ns / 1e3, 1) + " | " + std::to_string(c.failed) + " |\n";
+           format_fixed(c.mean_ns / 1e3, 1) + " | " + std::to_string(c.failed) + " |\n";
     o += "\n";
   }
   const MemorySummary& m = a.memory;
   if (m.torch_allocator || m.cuda_events) {
     o += "## Memory\n\n| | |\n|---|---|\n";
     if (m.torch_allocator)
-      o += "| peak allocated / reserved | " + bytes(static_cast<double>(m.peak_allocated)) + " / " +
-           bytes(static_cast<double>(m.peak_reserved)) + " |\n";
-    if (m.cuda_events) o += "| peak CUDA memory in use | " + bytes(static_cast<double>(m.peak_device_used)) + " |\n";
-    if (m.capacity > 0) o += "| capacity | " + bytes(static_cast<double>(m.capacity)) + " (peak " + percent(m.peak_fraction) + ") |\n";
-    o += "| allocator calls per step | " + fixed(m.allocs_per_step, 1) + " |\n\n";
+      o += "| peak allocated / reserved | " + format_bytes(static_cast<double>(m.peak_allocated)) + " / " +
+           format_bytes(static_cast<double>(m.peak_reserved)) + " |\n";
+    if (m.cuda_events) o += "| peak CUDA memory in use | " + format_bytes(static_cast<double>(m.peak_device_used)) + " |\n";
+    if (m.capacity > 0) o += "| capacity | " + format_bytes(static_cast<double>(m.capacity)) + " (peak " + format_percent(m.peak_fraction) + ") |\n";
+    o += "| allocator calls per step | " + format_fixed(m.allocs_per_step, 1) + " |\n\n";
   }
 }
 
@@ -105,10 +105,10 @@ void ranks(std::string& o, const Analysis& a, const char* marked = "The analysed
        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : a.ranks) {
     const std::string b = r.analysed ? "**" : "";
-    o += "| " + b + std::to_string(r.rank) + b + " | " + md_escape(plain(r.host, 60)) + " | " + std::to_string(r.pid) + " | " +
-         (r.device >= 0 ? std::to_string(r.device) : "-") + " | " + std::to_string(r.steps) + " | " + fixed(r.step_ms_median, 3) +
-         " | " + fixed(r.step_ms_p95, 3) + " | " + (r.gpu_utilization >= 0 ? percent(r.gpu_utilization) : "-") + " | " +
-         fixed(r.collective_ms_per_step, 3) + " | " + fixed(r.data_ms_per_step, 3) + " | " + fixed(r.compute_ms_per_step, 3) +
+    o += "| " + b + std::to_string(r.rank) + b + " | " + markdown_escape(plain_text(r.host, 60)) + " | " + std::to_string(r.pid) + " | " +
+         (r.device >= 0 ? std::to_string(r.device) : "-") + " | " + std::to_string(r.steps) + " | " + format_fixed(r.step_ms_median, 3) +
+         " | " + format_fixed(r.step_ms_p95, 3) + " | " + (r.gpu_utilization >= 0 ? format_percent(r.gpu_utilization) : "-") + " | " +
+         format_fixed(r.collective_ms_per_step, 3) + " | " + format_fixed(r.data_ms_per_step, 3) + " | " + format_fixed(r.compute_ms_per_step, 3) +
          " |\n";
   }
   o += "\n";
@@ -124,42 +124,42 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
   o += "| # | rule | severity | saving ms/step | saving % |\n|---:|---|---|---:|---:|\n";
   int i = 0;
   for (const auto& f : a.findings)
-    o += "| " + std::to_string(++i) + " | `" + f.id + "` | " + severity_name(f.severity) + " | " + fixed(f.saving_ms_per_step, 3) +
-         " | " + fixed(f.saving_pct, 1) + " |\n";
+    o += "| " + std::to_string(++i) + " | `" + f.id + "` | " + severity_name(f.severity) + " | " + format_fixed(f.saving_ms_per_step, 3) +
+         " | " + format_fixed(f.saving_pct, 1) + " |\n";
   o += "\n";
   i = 0;
   for (const auto& f : a.findings) {
-    o += "### " + std::to_string(++i) + ". `" + f.id + "`: " + md_escape(f.title) + "\n\n";
-    o += "**Estimated saving:** " + ms_unit(f.saving_ms_per_step) + " per step (" + fixed(f.saving_pct, 1) + " %), severity " +
+    o += "### " + std::to_string(++i) + ". `" + f.id + "`: " + markdown_escape(f.title) + "\n\n";
+    o += "**Estimated saving:** " + ms_unit(f.saving_ms_per_step) + " per step (" + format_fixed(f.saving_pct, 1) + " %), severity " +
          severity_name(f.severity) + ".\n\n";
-    o += md_escape(f.evidence.summary) + "\n\n";
+    o += markdown_escape(f.evidence.summary) + "\n\n";
     if (!f.evidence.metrics.empty()) {
       o += "| metric | value |\n|---|---:|\n";
-      for (const auto& m : f.evidence.metrics) o += "| " + md_escape(m.name) + " | " + fixed(m.value, 3) + " " + md_escape(m.unit) + " |\n";
+      for (const auto& m : f.evidence.metrics) o += "| " + markdown_escape(m.name) + " | " + format_fixed(m.value, 3) + " " + markdown_escape(m.unit) + " |\n";
       o += "\n";
     }
     if (!f.evidence.top.empty()) {
       o += "Top contributors:\n\n";
       for (const auto& c : f.evidence.top)
-        o += "- " + code_span(c.name) + ": " + fixed(c.total_ms, 3) + " ms, " + std::to_string(c.count) + "x" +
-             (c.detail.empty() ? "" : " (" + md_escape(c.detail) + ")") + "\n";
+        o += "- " + code_span(c.name) + ": " + format_fixed(c.total_ms, 3) + " ms, " + std::to_string(c.count) + "x" +
+             (c.detail.empty() ? "" : " (" + markdown_escape(c.detail) + ")") + "\n";
       o += "\n";
     }
     if (!f.evidence.ranges.empty()) {
       o += "Time ranges:\n\n";
       for (const auto& r : f.evidence.ranges)
-        o += "- " + seconds(r.start_ns) + " to " + seconds(r.end_ns) + ": " + md_escape(r.label) + "\n";
+        o += "- " + seconds(r.start_ns) + " to " + seconds(r.end_ns) + ": " + markdown_escape(r.label) + "\n";
       o += "\n";
     }
-    o += "**Fix:** " + md_escape(f.fix.text) + "\n\n```python\n" + f.fix.code + "```\n\n";
+    o += "**Fix:** " + markdown_escape(f.fix.text) + "\n\n```python\n" + f.fix.code + "```\n\n";
   }
 }
 
 }  // namespace
 
 std::string to_markdown(const Analysis& a) {
-  std::string o = "# gpuscope analysis: " + md_escape(a.summary.recording) + "\n\n" + md_escape(report::scope_line(a)) + "\n\n" +
-                  md_escape(report::untraced_line(a)) + "\n\n";
+  std::string o = "# gpuscope analysis: " + markdown_escape(a.summary.recording) + "\n\n" + markdown_escape(report::scope_line(a)) + "\n\n" +
+                  markdown_escape(report::untraced_line(a)) + "\n\n";
   summary(o, a);
   breakdown(o, a);
   ranks(o, a);
@@ -167,20 +167,20 @@ std::string to_markdown(const Analysis& a) {
   tables(o, a);
   if (!a.notes.empty()) {
     o += "## Notes\n\n";
-    for (const auto& n : a.notes) o += "- " + md_escape(n) + "\n";
+    for (const auto& n : a.notes) o += "- " + markdown_escape(n) + "\n";
     o += "\n";
   }
   return o;
 }
 
 std::string to_cross_rank_markdown(const Analysis& a) {
-  std::string o = "# gpuscope cluster: " + md_escape(a.summary.recording) + "\n\n" +
-                  md_escape(report::cross_rank_scope_line(a)) + "\n\n";
+  std::string o = "# gpuscope cluster: " + markdown_escape(a.summary.recording) + "\n\n" +
+                  markdown_escape(report::cross_rank_scope_line(a)) + "\n\n";
   ranks(o, a, "In bold: the rank `gpuscope analyze` details by default; savings are a share of its step.");
   findings(o, a, "no cross-rank finding worth reporting");
   if (!a.notes.empty()) {
     o += "## Notes\n\n";
-    for (const auto& n : a.notes) o += "- " + md_escape(n) + "\n";
+    for (const auto& n : a.notes) o += "- " + markdown_escape(n) + "\n";
     o += "\n";
   }
   return o;
@@ -194,7 +194,7 @@ std::string rules_markdown() {
     o += "**Estimated saving.** " + r.saving_model + "\n\n";
     o += "| threshold | value | unit | meaning |\n|---|---:|---|---|\n";
     for (const auto& t : r.thresholds)
-      o += "| `" + t.name + "` | " + report::fixed(t.value, t.value == static_cast<int64_t>(t.value) ? 0 : 2) + " | " + t.unit +
+      o += "| `" + t.name + "` | " + format_fixed(t.value, t.value == static_cast<int64_t>(t.value) ? 0 : 2) + " | " + t.unit +
            " | " + t.meaning + " |\n";
     o += "\n";
   }

@@ -10,7 +10,7 @@ namespace {
 constexpr int kWidth = 900, kLeft = 60, kRight = 20, kTop = 16, kBottom = 28;
 constexpr size_t kMaxBars = 300;
 
-std::string n1(double v) { return fixed(v, 1); }
+std::string n1(double v) { return format_fixed(v, 1); }
 
 std::string open_svg(int height, const std::string& label) {
   // Inline in HTML5: no namespace attribute needed, so the file names no URL at all.
@@ -29,7 +29,7 @@ std::string y_axis(double max, int height, const std::string& unit) {
     s += "<line x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) + "\" y1=\"" + n1(y) +
          "\" y2=\"" + n1(y) + "\" class=\"grid\"/>";
     s += "<text x=\"" + std::to_string(kLeft - 4) + "\" y=\"" + n1(y + 4) + "\" class=\"axis\" text-anchor=\"end\">" +
-         fixed(v, v >= 10 ? 0 : 1) + "</text>\n";
+         format_fixed(v, v >= 10 ? 0 : 1) + "</text>\n";
   }
   s += "<text x=\"4\" y=\"12\" class=\"axis\">" + html_escape(unit) + "</text>\n";
   return s;
@@ -77,7 +77,7 @@ std::string step_breakdown_chart(const std::vector<StepInfo>& steps) {
       y -= h;
       s += "<rect x=\"" + n1(x) + "\" y=\"" + n1(y) + "\" width=\"" + n1(std::max(bw - 1, 0.5)) + "\" height=\"" + n1(h) +
            "\" fill=\"" + category_color(c) + "\"><title>" + html_escape(label) + ": " + Breakdown::category(c) + " " +
-           fixed(static_cast<double>(b.get(c)) / 1e6, 3) + " ms</title></rect>";
+           format_fixed(static_cast<double>(b.get(c)) / 1e6, 3) + " ms</title></rect>";
     }
     s += "\n";
   }
@@ -107,12 +107,12 @@ std::string step_time_chart(const std::vector<StepInfo>& steps, double median_ms
     pts += n1(x) + "," + n1(y) + " ";
     if (steps[i].outlier)
       s += "<circle cx=\"" + n1(x) + "\" cy=\"" + n1(y) + "\" r=\"3\" class=\"outlier\"><title>step " +
-           std::to_string(steps[i].number) + ": " + fixed(v, 3) + " ms (outlier)</title></circle>";
+           std::to_string(steps[i].number) + ": " + format_fixed(v, 3) + " ms (outlier)</title></circle>";
   }
   s += "<polyline points=\"" + pts + "\" class=\"series\" stroke=\"#4e79a7\"/>\n";
   const double my = kTop + plot_h - median_ms / max * plot_h;
   s += "<line x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) + "\" y1=\"" + n1(my) + "\" y2=\"" +
-       n1(my) + "\" class=\"median\"><title>median " + fixed(median_ms, 3) + " ms</title></line>\n";
+       n1(my) + "\" class=\"median\"><title>median " + format_fixed(median_ms, 3) + " ms</title></line>\n";
   s += "<text x=\"" + std::to_string(kLeft) + "\" y=\"" + std::to_string(height - 8) + "\" class=\"axis\">step " +
        std::to_string(steps.front().number) + "</text><text x=\"" + std::to_string(kWidth - kRight) + "\" y=\"" +
        std::to_string(height - 8) + "\" class=\"axis\" text-anchor=\"end\">step " + std::to_string(steps.back().number) + "</text>\n";
@@ -132,10 +132,10 @@ std::string top_kernels_chart(const std::vector<KernelStat>& kernels) {
     const double v = static_cast<double>(k.total_ns) / 1e6;
     const int y = kTop + row * static_cast<int>(i);
     s += "<text x=\"" + std::to_string(label_w - 6) + "\" y=\"" + std::to_string(y + 14) + "\" class=\"label\" text-anchor=\"end\">" +
-         html_escape(plain(k.name, 60)) + "<title>" + html_escape(k.name) + "</title></text>";
+         html_escape(plain_text(k.name, 60)) + "<title>" + html_escape(k.name) + "</title></text>";
     s += "<rect x=\"" + std::to_string(label_w) + "\" y=\"" + std::to_string(y + 3) + "\" width=\"" + n1(std::max(1.0, v / max * w)) +
          "\" height=\"" + std::to_string(row - 6) + "\" fill=\"" + (k.tensor_core ? "#59a14f" : "#4e79a7") + "\"/>";
-    s += "<text x=\"" + n1(label_w + v / max * w + 6) + "\" y=\"" + std::to_string(y + 14) + "\" class=\"axis\">" + fixed(v, 3) +
+    s += "<text x=\"" + n1(label_w + v / max * w + 6) + "\" y=\"" + std::to_string(y + 14) + "\" class=\"axis\">" + format_fixed(v, 3) +
          " ms</text>\n";
   }
   return s + "</svg>\n";
@@ -172,7 +172,7 @@ std::string memory_chart(const MemorySummary& m) {
   if (show_capacity) {
     const double y = kTop + plot_h - static_cast<double>(m.capacity) / max * plot_h;
     s += "<line x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) + "\" y1=\"" + n1(y) + "\" y2=\"" +
-         n1(y) + "\" class=\"capacity\"><title>device capacity " + bytes(static_cast<double>(m.capacity)) + "</title></line>\n";
+         n1(y) + "\" class=\"capacity\"><title>device capacity " + format_bytes(static_cast<double>(m.capacity)) + "</title></line>\n";
   }
   const char* names[] = {"allocated", "reserved", "CUDA in use"};
   const char* colors[] = {"#4e79a7", "#f28e2b", "#59a14f"};

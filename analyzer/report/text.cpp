@@ -32,8 +32,8 @@ void section(std::string& o, const char* title) {
 void summary(std::string& o, const Analysis& a) {
   const Summary& s = a.summary;
   section(o, "Summary");
-  o += "  wall time        " + fixed(static_cast<double>(s.wall_ns) / 1e9, 3) + " s analysed (recording " +
-       fixed(static_cast<double>(s.recording_ns) / 1e9, 3) + " s)\n";
+  o += "  wall time        " + format_fixed(static_cast<double>(s.wall_ns) / 1e9, 3) + " s analysed (recording " +
+       format_fixed(static_cast<double>(s.recording_ns) / 1e9, 3) + " s)\n";
   o += "  steps            " + std::to_string(s.steps) + ": mean " + ms_unit(s.step_ms_mean) + ", median " +
        ms_unit(s.step_ms_median) + ", p95 " + ms_unit(s.step_ms_p95) + ", min " + ms_unit(s.step_ms_min) + ", max " +
        ms_unit(s.step_ms_max) + "\n";
@@ -44,11 +44,11 @@ void summary(std::string& o, const Analysis& a) {
     o += "  outlier steps    " + list + " (longer than 1.5x the median)\n";
   }
   if (s.device >= 0) {
-    o += "  GPU utilization  " + percent(s.gpu_utilization) + " of step time busy on device " + std::to_string(s.device) + "\n";
+    o += "  GPU utilization  " + format_percent(s.gpu_utilization) + " of step time busy on device " + std::to_string(s.device) + "\n";
     for (const auto& d : s.devices)
-      if (d.id != s.device) o += "                   device " + std::to_string(d.id) + ": " + percent(d.utilization) + "\n";
-    o += "  SM efficiency    " + percent(s.sm_efficiency) + " (estimated from grid sizes)\n";
-    o += "  tensor cores     " + percent(s.tensor_core_share) + " of kernel time (by kernel name)\n";
+      if (d.id != s.device) o += "                   device " + std::to_string(d.id) + ": " + format_percent(d.utilization) + "\n";
+    o += "  SM efficiency    " + format_percent(s.sm_efficiency) + " (estimated from grid sizes)\n";
+    o += "  tensor cores     " + format_percent(s.tensor_core_share) + " of kernel time (by kernel name)\n";
   }
   o += "  events           " + std::to_string(s.kernels) + " kernels, " + std::to_string(s.memcpys) + " memcpy, " +
        std::to_string(s.memsets) + " memset, " + std::to_string(s.api_calls) + " API calls, " + std::to_string(s.ops) +
@@ -62,7 +62,7 @@ void breakdown(std::string& o, const Analysis& a) {
   for (int i = 0; i < Breakdown::kCategories; ++i) {
     const double v = static_cast<double>(a.breakdown.get(i));
     const double f = total > 0 ? v / total : 0;
-    o += "  " + pad(Breakdown::category(i), 14) + lpad(fixed(v / 1e6 / n, 3), 10) + " ms " + lpad(percent(f), 8) + "  " +
+    o += "  " + pad(Breakdown::category(i), 14) + lpad(format_fixed(v / 1e6 / n, 3), 10) + " ms " + lpad(format_percent(f), 8) + "  " +
          bar(f, 30) + "\n";
   }
 }
@@ -71,8 +71,8 @@ void idle(std::string& o, const Analysis& a) {
   if (a.summary.device < 0) return;
   section(o, "GPU idle inside steps, by cause (mean per step)");
   for (const auto& c : a.idle.causes) {
-    o += "  " + pad(idle_cause_name(c.cause), 16) + lpad(fixed(c.ms_per_step, 3), 10) + " ms " +
-         lpad(fixed(c.pct_of_step, 1) + " %", 8) + "  " + std::to_string(c.gaps) + " gaps\n";
+    o += "  " + pad(idle_cause_name(c.cause), 16) + lpad(format_fixed(c.ms_per_step, 3), 10) + " ms " +
+         lpad(format_fixed(c.pct_of_step, 1) + " %", 8) + "  " + std::to_string(c.gaps) + " gaps\n";
   }
 }
 
@@ -81,9 +81,9 @@ void kernels(std::string& o, const Analysis& a) {
   section(o, "Top kernels (by total time)");
   o += "     total ms   share   count   mean us  TC  origin  name\n";
   for (const auto& k : a.top_kernels) {
-    o += "  " + lpad(ms(k.total_ns), 11) + lpad(percent(k.share), 8) + lpad(std::to_string(k.count), 8) +
-         lpad(fixed(k.mean_ns / 1e3, 1), 10) + (k.tensor_core ? "  TC  " : "  --  ") + pad(k.origin, 7) + " " +
-         plain(k.name, 90) + "\n";
+    o += "  " + lpad(ms(k.total_ns), 11) + lpad(format_percent(k.share), 8) + lpad(std::to_string(k.count), 8) +
+         lpad(format_fixed(k.mean_ns / 1e3, 1), 10) + (k.tensor_core ? "  TC  " : "  --  ") + pad(k.origin, 7) + " " +
+         plain_text(k.name, 90) + "\n";
   }
 }
 
@@ -92,9 +92,9 @@ void ops(std::string& o, const Analysis& a) {
   section(o, "Top ops (by GPU time + self CPU time)");
   o += "     gpu ms  self cpu ms   count  name  [input shapes, dtypes]\n";
   for (const auto& p : a.top_ops) {
-    std::string in = p.shapes.empty() && p.dtypes.empty() ? "" : "  " + plain(p.shapes, 60) + " " + plain(p.dtypes, 40);
+    std::string in = p.shapes.empty() && p.dtypes.empty() ? "" : "  " + plain_text(p.shapes, 60) + " " + plain_text(p.dtypes, 40);
     o += "  " + lpad(ms(p.gpu_ns), 9) + lpad(ms(p.self_cpu_ns), 13) + lpad(std::to_string(p.count), 8) + "  " +
-         plain(p.name, 60) + in + "\n";
+         plain_text(p.name, 60) + in + "\n";
   }
 }
 
@@ -103,8 +103,8 @@ void copies(std::string& o, const Analysis& a) {
   section(o, "Memory copies and sets");
   for (const auto& c : a.copies) {
     std::string what = c.kind == "memset" ? "memset " + c.dst_kind : c.direction + " " + c.src_kind + " -> " + c.dst_kind;
-    o += "  " + pad(what, 30) + lpad(std::to_string(c.count), 8) + "x " + lpad(bytes(static_cast<double>(c.bytes)), 10) +
-         lpad(ms(c.total_ns), 11) + " ms " + lpad(fixed(c.gb_per_s, 1), 7) + " GB/s\n";
+    o += "  " + pad(what, 30) + lpad(std::to_string(c.count), 8) + "x " + lpad(format_bytes(static_cast<double>(c.bytes)), 10) +
+         lpad(ms(c.total_ns), 11) + " ms " + lpad(format_fixed(c.gb_per_s, 1), 7) + " GB/s\n";
   }
 }
 
@@ -112,8 +112,8 @@ void apis(std::string& o, const Analysis& a) {
   if (a.api_calls.empty()) return;
   section(o, "CUDA API calls (by total time)");
   for (const auto& c : a.api_calls) {
-    o += "  " + pad(plain(c.name, 32), 32) + lpad(std::to_string(c.count), 9) + "x " + lpad(ms(c.total_ns), 11) +
-         " ms  mean " + fixed(c.mean_ns / 1e3, 1) + " us" + (c.failed ? "  failed " + std::to_string(c.failed) : "") + "\n";
+    o += "  " + pad(plain_text(c.name, 32), 32) + lpad(std::to_string(c.count), 9) + "x " + lpad(ms(c.total_ns), 11) +
+         " ms  mean " + format_fixed(c.mean_ns / 1e3, 1) + " us" + (c.failed ? "  failed " + std::to_string(c.failed) : "") + "\n";
   }
 }
 
@@ -121,13 +121,13 @@ void memory(std::string& o, const Analysis& a) {
   const MemorySummary& m = a.memory;
   if (!m.torch_allocator && !m.cuda_events && m.cuda_allocs == 0) return;
   section(o, "Memory");
-  std::string cap = m.capacity > 0 ? " of " + bytes(static_cast<double>(m.capacity)) : "";
+  std::string cap = m.capacity > 0 ? " of " + format_bytes(static_cast<double>(m.capacity)) : "";
   if (m.torch_allocator)
-    o += "  torch allocator  peak allocated " + bytes(static_cast<double>(m.peak_allocated)) + ", peak reserved " +
-         bytes(static_cast<double>(m.peak_reserved)) + cap + "\n";
-  if (m.cuda_events) o += "  CUDA allocations peak in use " + bytes(static_cast<double>(m.peak_device_used)) + cap + "\n";
-  if (m.capacity > 0) o += "  peak / capacity  " + percent(m.peak_fraction) + "\n";
-  o += "  churn            " + fixed(m.allocs_per_step, 1) + " cudaMalloc/cudaFree-level calls per step (" +
+    o += "  torch allocator  peak allocated " + format_bytes(static_cast<double>(m.peak_allocated)) + ", peak reserved " +
+         format_bytes(static_cast<double>(m.peak_reserved)) + cap + "\n";
+  if (m.cuda_events) o += "  CUDA allocations peak in use " + format_bytes(static_cast<double>(m.peak_device_used)) + cap + "\n";
+  if (m.capacity > 0) o += "  peak / capacity  " + format_percent(m.peak_fraction) + "\n";
+  o += "  churn            " + format_fixed(m.allocs_per_step, 1) + " cudaMalloc/cudaFree-level calls per step (" +
        std::to_string(m.cuda_allocs) + " allocs, " + std::to_string(m.cuda_frees) + " frees, " +
        std::to_string(m.failed_allocs) + " failed)\n";
 }
@@ -137,11 +137,11 @@ void ranks(std::string& o, const Analysis& a, const char* marked = kAnalysedRank
   section(o, "Ranks (mean per step: waiting in collectives, loading data, computing, other)");
   o += "  rank  host             pid      device  steps  median ms   p95 ms   GPU util  collective  data ms  compute ms\n";
   for (const auto& r : a.ranks)
-    o += std::string(r.analysed ? "* " : "  ") + pad(std::to_string(r.rank), 5) + " " + pad(plain(r.host, 16), 16) + " " +
+    o += std::string(r.analysed ? "* " : "  ") + pad(std::to_string(r.rank), 5) + " " + pad(plain_text(r.host, 16), 16) + " " +
          pad(std::to_string(r.pid), 8) + " " + lpad(r.device >= 0 ? std::to_string(r.device) : "-", 6) +
-         lpad(std::to_string(r.steps), 7) + lpad(fixed(r.step_ms_median, 3), 11) + lpad(fixed(r.step_ms_p95, 3), 9) +
-         lpad(r.gpu_utilization >= 0 ? percent(r.gpu_utilization) : "-", 11) + lpad(fixed(r.collective_ms_per_step, 3), 12) +
-         lpad(fixed(r.data_ms_per_step, 3), 9) + lpad(fixed(r.compute_ms_per_step, 3), 12) + "\n";
+         lpad(std::to_string(r.steps), 7) + lpad(format_fixed(r.step_ms_median, 3), 11) + lpad(format_fixed(r.step_ms_p95, 3), 9) +
+         lpad(r.gpu_utilization >= 0 ? format_percent(r.gpu_utilization) : "-", 11) + lpad(format_fixed(r.collective_ms_per_step, 3), 12) +
+         lpad(format_fixed(r.data_ms_per_step, 3), 9) + lpad(format_fixed(r.compute_ms_per_step, 3), 12) + "\n";
   o += std::string("  (* ") + marked + ")\n";
 }
 
@@ -165,15 +165,15 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
   int i = 0;
   for (const auto& f : a.findings) {
     o += "\n  " + std::to_string(++i) + ". [" + severity_name(f.severity) + "] " + f.id + ": " + f.title + "\n";
-    o += "     estimated saving " + ms_unit(f.saving_ms_per_step) + " per step (" + fixed(f.saving_pct, 1) + " %)\n";
-    o += "     " + plain(f.evidence.summary) + "\n";
+    o += "     estimated saving " + ms_unit(f.saving_ms_per_step) + " per step (" + format_fixed(f.saving_pct, 1) + " %)\n";
+    o += "     " + plain_text(f.evidence.summary) + "\n";
     for (const auto& c : f.evidence.top)
-      o += "       - " + plain(c.name, 100) + ": " + fixed(c.total_ms, 3) + " ms, " + std::to_string(c.count) + "x" +
-           (c.detail.empty() ? "" : " (" + plain(c.detail, 100) + ")") + "\n";
+      o += "       - " + plain_text(c.name, 100) + ": " + format_fixed(c.total_ms, 3) + " ms, " + std::to_string(c.count) + "x" +
+           (c.detail.empty() ? "" : " (" + plain_text(c.detail, 100) + ")") + "\n";
     if (!f.evidence.ranges.empty()) {
       o += "     where: ";
       for (size_t k = 0; k < f.evidence.ranges.size() && k < 3; ++k)
-        o += (k ? "; " : "") + seconds(f.evidence.ranges[k].start_ns) + " " + plain(f.evidence.ranges[k].label, 80);
+        o += (k ? "; " : "") + seconds(f.evidence.ranges[k].start_ns) + " " + plain_text(f.evidence.ranges[k].label, 80);
       o += "\n";
     }
     o += "     fix: " + f.fix.text + "\n";
@@ -184,8 +184,8 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
 }  // namespace
 
 std::string to_text(const Analysis& a) {
-  std::string o = "gpuscope analyze: " + plain(a.summary.recording) + "\n" + plain(report::scope_line(a)) + "\n" +
-                  plain(report::untraced_line(a)) + "\n";
+  std::string o = "gpuscope analyze: " + plain_text(a.summary.recording) + "\n" + plain_text(report::scope_line(a)) + "\n" +
+                  plain_text(report::untraced_line(a)) + "\n";
   summary(o, a);
   breakdown(o, a);
   idle(o, a);
@@ -198,18 +198,18 @@ std::string to_text(const Analysis& a) {
   findings(o, a);
   if (!a.notes.empty()) {
     section(o, "Notes");
-    for (const auto& n : a.notes) o += "  - " + plain(n) + "\n";
+    for (const auto& n : a.notes) o += "  - " + plain_text(n) + "\n";
   }
   return o;
 }
 
 std::string to_cross_rank_text(const Analysis& a) {
-  std::string o = "gpuscope cluster: " + plain(a.summary.recording) + "\n" + plain(report::cross_rank_scope_line(a)) + "\n";
+  std::string o = "gpuscope cluster: " + plain_text(a.summary.recording) + "\n" + plain_text(report::cross_rank_scope_line(a)) + "\n";
   ranks(o, a, kStepRank);
   findings(o, a, "no cross-rank finding worth reporting");
   if (!a.notes.empty()) {
     section(o, "Notes");
-    for (const auto& n : a.notes) o += "  - " + plain(n) + "\n";
+    for (const auto& n : a.notes) o += "  - " + plain_text(n) + "\n";
   }
   return o;
 }

@@ -51,8 +51,8 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   if (static_cast<double>(calls) / c.n_steps < kMinCallsPerStep || c.pct_of_step(idle) < kMinSavingPct)
     return std::nullopt;
   Finding f = make_finding(kAllocatorChurnRule, c, static_cast<double>(idle));
-  f.evidence.summary = num(static_cast<double>(calls) / c.n_steps, 1) + " allocator calls per step (" +
-                       num(static_cast<double>(frees) / c.n_steps, 1) + " frees) take " + ms(c.ms_per_step(api_ns)) +
+  f.evidence.summary = format_fixed(static_cast<double>(calls) / c.n_steps, 1) + " allocator calls per step (" +
+                       format_fixed(static_cast<double>(frees) / c.n_steps, 1) + " frees) take " + ms(c.ms_per_step(api_ns)) +
                        " of CPU per step; the GPU idled " + ms(c.ms_per_step(idle)) + " per step meanwhile.";
   f.evidence.metrics = {
       {"allocator_calls_per_step", static_cast<double>(calls) / c.n_steps, "count"},

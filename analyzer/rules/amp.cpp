@@ -98,13 +98,13 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   const double tf32_share = all > 0 ? 100.0 * static_cast<double>(tf32) / static_cast<double>(all) : 0;
   f.evidence.summary =
       fp32 > 0 ? ms(c.ms_per_step(fp32)) + " per step (" + pct(share) + " of GPU kernel time) goes to " +
-                     num(static_cast<double>(count) / c.n_steps, 1) +
+                     format_fixed(static_cast<double>(count) / c.n_steps, 1) +
                      " fp32 matmul/convolution kernels per step that run on CUDA cores, not tensor cores"
                : std::string();
   if (tf32 > 0)
     f.evidence.summary += std::string(fp32 > 0 ? "; " : "") + ms(c.ms_per_step(tf32)) + " per step (" +
                           pct(tf32_share) + " of GPU kernel time) to " +
-                          num(static_cast<double>(tf32_count) / c.n_steps, 1) +
+                          format_fixed(static_cast<double>(tf32_count) / c.n_steps, 1) +
                           " TF32 tensor-core matmul/convolution kernels per step, which bf16 runs faster";
   f.evidence.summary += ".";
   f.evidence.metrics = {

@@ -83,8 +83,8 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   const double saving = static_cast<double>(transpose) + static_cast<double>(batch_norm) * (1 - 1 / kNchwBatchNormSpeedup);
   if (nconv == 0 || n == 0 || c.pct_of_step(static_cast<int64_t>(saving)) < kMinSavingPct) return std::nullopt;
   Finding f = make_finding(kChannelsLastRule, c, saving);
-  f.evidence.summary = num(static_cast<double>(n) / c.n_steps, 1) + " NCHW<->NHWC transposes per step take " +
-                       ms(c.ms_per_step(transpose)) + " per step around " + num(static_cast<double>(nconv) / c.n_steps, 1) +
+  f.evidence.summary = format_fixed(static_cast<double>(n) / c.n_steps, 1) + " NCHW<->NHWC transposes per step take " +
+                       ms(c.ms_per_step(transpose)) + " per step around " + format_fixed(static_cast<double>(nconv) / c.n_steps, 1) +
                        " convolution kernels (" + ms(c.ms_per_step(conv)) + " per step)" +
                        (batch_norm > 0 ? ", and cuDNN's NCHW batch norm takes " + ms(c.ms_per_step(batch_norm)) +
                                              " per step, about twice its NHWC kernels"

@@ -61,14 +61,14 @@ std::optional<Finding> evaluate(const RuleInput& in) {
     if (int s = c.step_of(x.start); s >= 0) per_step[static_cast<size_t>(s)] += e;
     if (e > longest_t) {
       longest_t = e;
-      longest = {x.start, x.end(), "copy with no kernel running: " + bytes_text(static_cast<double>(x.bytes))};
+      longest = {x.start, x.end(), "copy with no kernel running: " + format_bytes(static_cast<double>(x.bytes))};
     }
   }
   const int64_t saving = std::min(exposed, compute.intersect(c.step_set).total());
   if (count == 0 || c.pct_of_step(saving) < kMinSavingPct) return std::nullopt;
   Finding f = make_finding(kCopyOverlapRule, c, static_cast<double>(saving));
-  f.evidence.summary = num(static_cast<double>(count) / c.n_steps, 1) + " pinned copies per step (" +
-                       bytes_text(static_cast<double>(bytes) / c.n_steps) + ") leave " + ms(c.ms_per_step(exposed)) +
+  f.evidence.summary = format_fixed(static_cast<double>(count) / c.n_steps, 1) + " pinned copies per step (" +
+                       format_bytes(static_cast<double>(bytes) / c.n_steps) + ") leave " + ms(c.ms_per_step(exposed)) +
                        " per step with no kernel running; " + std::to_string(same_stream) + " of " +
                        std::to_string(count) + " run on a stream that also runs compute.";
   f.evidence.metrics = {

@@ -56,7 +56,7 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   const double saving = static_cast<double>(foreach) * (1 - 1 / kFusedSpeedup);
   if (count == 0 || c.pct_of_step(static_cast<int64_t>(saving)) < kMinSavingPct) return std::nullopt;
   Finding f = make_finding(kFusedOptimizerRule, c, saving);
-  f.evidence.summary = num(static_cast<double>(count) / c.n_steps, 1) + " foreach (multi-tensor) kernels per step take " +
+  f.evidence.summary = format_fixed(static_cast<double>(count) / c.n_steps, 1) + " foreach (multi-tensor) kernels per step take " +
                        ms(c.ms_per_step(foreach)) + " per step: the optimizer passes over every parameter once per "
                        "operation instead of once.";
   f.evidence.metrics = {

@@ -203,13 +203,15 @@ std::optional<Finding> evaluate(const RuleInput& in) {
       c.pct_of_step(static_cast<int64_t>(saving)) < kMinSavingPct)
     return std::nullopt;
   Finding f = make_finding(kFusionRule, c, saving);
+  const double chains_per_step = static_cast<double>(chains) / c.n_steps;
+  const double chain_length = static_cast<double>(chained) / static_cast<double>(chains);
   f.evidence.summary = "Memory-bound ATen kernels (pointwise, norms, reductions, casts) take " +
-                       ms(c.ms_per_step(memory_bound)) + " per step, " + num(static_cast<double>(chains) / c.n_steps, 1) +
-                       " chains of " + num(static_cast<double>(chained) / static_cast<double>(chains), 1) +
-                       " kernels on average among them; compiled, such code runs about " + num(kCompileSpeedup, 1) +
-                       "x faster" +
+                       ms(c.ms_per_step(memory_bound)) + " per step, " + format_fixed(chains_per_step, 1) +
+                       " chains of " + format_fixed(chain_length, 1) +
+                       " kernels on average among them; compiled, such code runs about " +
+                       format_fixed(kCompileSpeedup, 1) + "x faster" +
                        (batch_norm > 0 ? " (cuDNN's batch norm, " + ms(c.ms_per_step(batch_norm)) + " of it, about " +
-                                             num(kBatchNormCompileSpeedup, 1) + "x)"
+                                             format_fixed(kBatchNormCompileSpeedup, 1) + "x)"
                                        : std::string()) +
                        ".";
   f.evidence.metrics = {

@@ -53,7 +53,7 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   }
   Finding f = make_finding(kHostSyncRule, c, static_cast<double>(idle));
   const double n = static_cast<double>(c.gaps_by_cause[cause]) / c.n_steps;
-  f.evidence.summary = num(n, 1) + " times per step the CPU waited for the GPU and then left it idle, " +
+  f.evidence.summary = format_fixed(n, 1) + " times per step the CPU waited for the GPU and then left it idle, " +
                        ms(c.ms_per_step(idle)) + " per step (" + pct(f.saving_pct) + " of step time) in total.";
   f.evidence.metrics = {
       {"stalling_syncs_per_step", n, "count"},
@@ -62,7 +62,7 @@ std::optional<Finding> evaluate(const RuleInput& in) {
       {"cpu_blocked_ms_per_step", c.ms_per_step(wait_ns), "ms"},
   };
   f.evidence.top = by.top(5);
-  for (auto& t : f.evidence.top) t.detail = num(static_cast<double>(t.count) / c.n_steps, 1) + " per step";
+  for (auto& t : f.evidence.top) t.detail = format_fixed(static_cast<double>(t.count) / c.n_steps, 1) + " per step";
   for (const Gap& g : c.largest[cause]) {
     std::string what = g.blocker == kNone ? "a synchronization" : c.name(c.m.apis[g.blocker].name);
     f.evidence.ranges.push_back(gap_range(g, "GPU idle after " + what + ": " + ns_text(static_cast<double>(g.length()))));

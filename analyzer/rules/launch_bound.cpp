@@ -68,9 +68,9 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   Finding f = make_finding(kLaunchBoundRule, c, static_cast<double>(idle));
   const double per_launch_us =
       c.launch_gap_launches > 0 ? static_cast<double>(idle) / static_cast<double>(c.launch_gap_launches) / 1000 : 0;
-  f.evidence.summary = num(static_cast<double>(c.kernels.size()) / c.n_steps, 0) + " kernels per step with a median of " +
-                       num(median_us, 1) + " us; the GPU idled " + ms(c.ms_per_step(idle)) + " per step (" +
-                       pct(f.saving_pct) + ") waiting for the CPU to launch the next one (" + num(per_launch_us, 1) +
+  f.evidence.summary = format_fixed(static_cast<double>(c.kernels.size()) / c.n_steps, 0) + " kernels per step with a median of " +
+                       format_fixed(median_us, 1) + " us; the GPU idled " + ms(c.ms_per_step(idle)) + " per step (" +
+                       pct(f.saving_pct) + ") waiting for the CPU to launch the next one (" + format_fixed(per_launch_us, 1) +
                        " us of CPU per launch).";
   f.evidence.metrics = {
       {"kernels_per_step", static_cast<double>(c.kernels.size()) / c.n_steps, "count"},
@@ -87,7 +87,7 @@ std::optional<Finding> evaluate(const RuleInput& in) {
     return a.count != b.count ? a.count > b.count : a.name < b.name;
   });
   if (top.size() > 5) top.resize(5);
-  for (auto& t : top) t.detail = num(static_cast<double>(t.count) / c.n_steps, 1) + " kernels per step";
+  for (auto& t : top) t.detail = format_fixed(static_cast<double>(t.count) / c.n_steps, 1) + " kernels per step";
   f.evidence.top = top;
   std::vector<int64_t> per_step;
   for (const auto& s : c.step_idle) per_step.push_back(s[cause]);

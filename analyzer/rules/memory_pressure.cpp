@@ -38,8 +38,8 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   Finding f = make_finding(kMemoryPressureRule, c, static_cast<double>(idle));
   if (f.severity == Severity::kLow) f.severity = Severity::kMedium;  // an OOM away, whatever the time cost
   const double peak = static_cast<double>(std::max({mem.peak_reserved, mem.peak_allocated, mem.peak_device_used}));
-  f.evidence.summary = "Peak memory reached " + bytes_text(peak) + " of " + bytes_text(static_cast<double>(mem.capacity)) +
-                       " (" + pct(100 * mem.peak_fraction) + "); " + num(mem.allocs_per_step, 1) +
+  f.evidence.summary = "Peak memory reached " + format_bytes(peak) + " of " + format_bytes(static_cast<double>(mem.capacity)) +
+                       " (" + pct(100 * mem.peak_fraction) + "); " + format_fixed(mem.allocs_per_step, 1) +
                        " cudaMalloc-level allocations per step and " + std::to_string(mem.failed_allocs) +
                        " failed allocations; the GPU idled " + ms(c.ms_per_step(idle)) + " per step in allocator calls.";
   f.evidence.metrics = {

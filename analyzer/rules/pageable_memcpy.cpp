@@ -59,15 +59,15 @@ std::optional<Finding> evaluate(const RuleInput& in) {
     by.add(label, x.dur, 1, api_name.empty() ? "" : "via " + api_name);
     if (int s = c.step_of(x.start); s >= 0) per_step[static_cast<size_t>(s)] += x.dur;
     if (x.dur > longest.end_ns - longest.start_ns)
-      longest = {x.start, x.end(), "longest pageable copy: " + bytes_text(static_cast<double>(x.bytes))};
+      longest = {x.start, x.end(), "longest pageable copy: " + format_bytes(static_cast<double>(x.bytes))};
   }
   const double saving = static_cast<double>(time) * (1.0 - 1.0 / kPinnedSpeedup);
   if (count == 0 || c.pct_of_step(static_cast<int64_t>(saving)) < kMinSavingPct) return std::nullopt;
   Finding f = make_finding(kPageableMemcpyRule, c, saving);
   const double gbps = time > 0 ? static_cast<double>(bytes) / static_cast<double>(time) : 0;  // bytes/ns = GB/s
-  f.evidence.summary = num(static_cast<double>(count) / c.n_steps, 1) + " copies per step move " +
-                       bytes_text(static_cast<double>(bytes) / c.n_steps) + " through pageable host memory in " +
-                       ms(c.ms_per_step(time)) + " per step (" + num(gbps, 1) + " GB/s).";
+  f.evidence.summary = format_fixed(static_cast<double>(count) / c.n_steps, 1) + " copies per step move " +
+                       format_bytes(static_cast<double>(bytes) / c.n_steps) + " through pageable host memory in " +
+                       ms(c.ms_per_step(time)) + " per step (" + format_fixed(gbps, 1) + " GB/s).";
   f.evidence.metrics = {
       {"pageable_copies_per_step", static_cast<double>(count) / c.n_steps, "count"},
       {"pageable_copy_ms_per_step", c.ms_per_step(time), "ms"},

@@ -1,7 +1,6 @@
 #include "analyzer/rules/rule_util.h"
 
 #include <cmath>
-#include <cstdio>
 #include <numeric>
 
 namespace gpuscope::analyzer {
@@ -18,27 +17,14 @@ Finding make_finding(const Rule& rule, const Context& ctx, double saving_ns) {
   return f;
 }
 
-std::string num(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-std::string ms(double v) { return num(v, v >= 100 ? 1 : 3) + " ms"; }
+std::string ms(double v) { return format_fixed(v, v >= 100 ? 1 : 3) + " ms"; }
 
 std::string ns_text(double ns) {
   if (ns >= 1e6) return ms(ns / 1e6);
-  return num(ns / 1e3, 1) + " us";
+  return format_fixed(ns / 1e3, 1) + " us";
 }
 
-std::string pct(double p) { return num(p, 1) + " %"; }
-
-std::string bytes_text(double b) {
-  if (b >= 1e9) return num(b / 1e9, 2) + " GB";
-  if (b >= 1e6) return num(b / 1e6, 1) + " MB";
-  if (b >= 1e3) return num(b / 1e3, 1) + " kB";
-  return num(b, 0) + " B";
-}
+std::string pct(double p) { return format_fixed(p, 1) + " %"; }
 
 std::string short_kernel_name(std::string_view name) {
   if (name.starts_with("void ")) name.remove_prefix(5);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyzer/rules/rule.h"
+#include "common/text.h"
 
 namespace gpuscope::analyzer {
 
@@ -18,12 +19,11 @@ inline constexpr double kMediumSeverityPct = 5.0;
 // A finding for `rule` saving `saving_ns` over all analysed steps.
 Finding make_finding(const Rule& rule, const Context& ctx, double saving_ns);
 
-// "1.234 ms", "56.7 us", "12.3 %", "1.5 GB" for evidence sentences.
+// "1.234 ms", "56.7 us", "12.3 %" (of a value already in percent) for evidence
+// sentences; other numbers and sizes go through common/text.h.
 std::string ms(double ms_value);
 std::string ns_text(double ns);
 std::string pct(double p);
-std::string bytes_text(double bytes);
-std::string num(double v, int decimals = 1);
 
 // A kernel name cut to its readable head: no "void ", no argument list, at most 120 chars.
 std::string short_kernel_name(std::string_view name);

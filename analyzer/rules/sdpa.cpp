@@ -81,7 +81,7 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   const double saving = static_cast<double>(time) * (1.0 - 1.0 / kSdpaSpeedup);
   if (patterns == 0 || c.pct_of_step(static_cast<int64_t>(saving)) < kMinSavingPct) return std::nullopt;
   Finding f = make_finding(kSdpaRule, c, saving);
-  f.evidence.summary = num(static_cast<double>(patterns) / c.n_steps, 1) +
+  f.evidence.summary = format_fixed(static_cast<double>(patterns) / c.n_steps, 1) +
                        " matmul-softmax-matmul sequences per step take " + ms(c.ms_per_step(time)) +
                        " per step; a fused attention kernel never writes the attention matrix to memory.";
   f.evidence.metrics = {

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "common/settings.h"
-#include "common/terminal_text.h"
+#include "common/text.h"
 #include "plugins/torch/build_info.h"
 
 namespace gpuscope::doctor {

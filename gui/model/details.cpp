@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "common/text.h"
 #include "model/format.h"
 #include "store/reader.h"
 

@@ -37,19 +37,6 @@ std::string format_time(double ns, double resolution_ns) {
   return buf;
 }
 
-std::string format_bytes(double bytes) {
-  char buf[64];
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  double v = bytes;
-  while (std::fabs(v) >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
 std::string format_count(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n);
   std::string out;

@@ -1,5 +1,6 @@
 #include "model/summary_models.h"
 
+#include "common/text.h"
 #include "model/format.h"
 
 namespace gpuscope::gui {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/text.h"
 #include "model/format.h"
 #include "view/colors.h"
 #include "view/timeline_view.h"

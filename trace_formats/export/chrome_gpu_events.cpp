@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "common/text.h"
 #include "export/json_text.h"
 #include "import/kineto_names.h"
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "common/text.h"
 #include "common/time_math.h"
 #include "export/json_text.h"
 

@@ -1,5 +1,6 @@
 #include "export/export_model.h"
 
+#include "common/text.h"
 #include "export/json_text.h"
 
 namespace gpuscope::formats {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/text.h"
 #include "export/json_text.h"
 #include "export/out_buffer.h"
 

@@ -1,5 +1,6 @@
-// Text pieces for JSON exporters: strings that are valid JSON and valid UTF-8
-// whatever bytes a name holds, and Kineto-style microsecond numbers.
+// Number pieces for JSON exporters (Kineto-style microseconds, shortest
+// doubles) and the check for embeddable JSON text; strings are escaped by
+// append_json_string (common/text.h).
 #pragma once
 
 #include <charconv>
@@ -8,14 +9,6 @@
 #include <string_view>
 
 namespace gpuscope::formats {
-
-// Appends s as a JSON string literal: quotes, backslashes and control bytes
-// escaped, invalid UTF-8 replaced by U+FFFD.
-void append_json_string(std::string& out, std::string_view s);
-
-// Appends s with invalid UTF-8 sequences replaced by U+FFFD (for protobuf strings).
-void append_valid_utf8(std::string& out, std::string_view s);
-bool is_valid_utf8(std::string_view s);
 
 // True when s is one complete JSON value, valid UTF-8, with no raw control
 // bytes: safe to embed verbatim (shapes and dtypes stored as JSON text).

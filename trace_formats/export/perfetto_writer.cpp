@@ -3,7 +3,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "export/json_text.h"
+#include "common/text.h"
 #include "import/kineto_names.h"
 
 namespace gpuscope::formats {
@@ -22,12 +22,6 @@ constexpr const char* kCategoryNames[] = {"",     "cpu_op",     "user_annotation
                                           "cuda_driver", "kernel", "gpu_memcpy",  "gpu_memset",
                                           "cuda_sync",   "python_function", "gpu_user_annotation", "step",
                                           "cpu_instant_event"};
-
-std::string utf8(std::string_view s) {
-  std::string out;
-  append_valid_utf8(out, s);
-  return out;
-}
 
 int64_t clamp_ts(int64_t ts) { return ts < 0 ? 0 : ts; }
 
@@ -176,10 +170,10 @@ uint64_t PerfettoWriter::process_track(int64_t pid) {
   for (const auto& p : m_.processes())
     if (p.pid == pid) {
       if (!p.exe.empty()) name = std::filesystem::path(p.exe).filename().string();
-      if (!p.cmdline.empty()) pd->add_cmdline(utf8(p.cmdline));
+      if (!p.cmdline.empty()) pd->add_cmdline(valid_utf8(p.cmdline));
       if (p.rank != INT64_MIN) pd->add_process_labels("rank " + std::to_string(p.rank));
     }
-  pd->set_process_name(utf8(name));
+  pd->set_process_name(valid_utf8(name));
   emit();
   return uuid;
 }
@@ -200,7 +194,7 @@ uint64_t PerfettoWriter::thread_track(int64_t pid, int64_t tid) {
   th->set_pid(static_cast<int32_t>(pid));
   th->set_tid(tid);
   auto it = thread_names_.find({pid, tid});
-  th->set_thread_name(utf8(it != thread_names_.end() && !it->second.empty() ? it->second
+  th->set_thread_name(valid_utf8(it != thread_names_.end() && !it->second.empty() ? it->second
                                                                             : "thread " + std::to_string(tid)));
   emit();
   return uuid;
@@ -220,7 +214,7 @@ uint64_t PerfettoWriter::gpu_track(int64_t device) {
   std::string name = "GPU " + std::to_string(device);
   for (const auto& d : m_.devices())
     if (d.id == device && !d.name.empty()) name += " (" + d.name + ")";
-  pd->set_process_name(utf8(name));
+  pd->set_process_name(valid_utf8(name));
   emit();
   return uuid;
 }
@@ -243,7 +237,7 @@ uint64_t PerfettoWriter::child_track(const Key& key, uint64_t parent, const std:
   auto* td = pkt_.mutable_track_descriptor();
   td->set_uuid(uuid);
   td->set_parent_uuid(parent);
-  td->set_name(utf8(name));
+  td->set_name(valid_utf8(name));
   td->set_sibling_order_rank(order);
   emit();
   return uuid;
@@ -257,7 +251,7 @@ uint64_t PerfettoWriter::counter_track(const Key& key, uint64_t parent, const st
   auto* td = pkt_.mutable_track_descriptor();
   td->set_uuid(uuid);
   td->set_parent_uuid(parent);
-  td->set_name(utf8(name));
+  td->set_name(valid_utf8(name));
   auto* cd = td->mutable_counter();
   if (bytes) cd->set_unit(pb::CounterDescriptor::UNIT_SIZE_BYTES);
   emit();

@@ -10,7 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
-#include "common/terminal_text.h"
+#include "common/text.h"
 #include "import/importer.h"
 #include "import/torch_import.h"
 

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "common/text.h"
+
 namespace gpuscope::formats::json {
 
 namespace {
@@ -17,24 +19,6 @@ int64_t saturate(double v) {
   if (v >= 9.2e18) return kMax;
   if (v <= -9.2e18) return kMin;
   return static_cast<int64_t>(v);
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 int hex_value(char c) {
