@@ -30,12 +30,20 @@ RecordingBuilder::~RecordingBuilder() {
   if (!finished_ && std::uncaught_exceptions() == 0) finish();
 }
 
+RecordingBuilder& RecordingBuilder::unjournaled() {
+  w_.commit();  // SQLite changes the journal mode outside transactions only
+  w_.connection().exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
+  w_.begin();
+  return *this;
+}
+
 void RecordingBuilder::commit() {
   w_.commit();
   w_.begin();
 }
 
 void RecordingBuilder::finish() {
+  if (finished_) return;
   finished_ = true;
   w_.commit();
 }
@@ -48,7 +56,7 @@ RecordingBuilder& RecordingBuilder::meta(std::string_view key, std::string_view 
 RecordingBuilder& RecordingBuilder::process(const store::ProcessRow& p, std::string_view main_thread) {
   w_.put(p);
   at(p.pid, p.pid);
-  return thread(p.pid, main_thread);
+  return main_thread.empty() ? *this : thread(p.pid, main_thread);
 }
 
 RecordingBuilder& RecordingBuilder::thread(int64_t tid, std::string_view name) {

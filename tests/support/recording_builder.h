@@ -34,14 +34,18 @@ class RecordingBuilder {
   RecordingBuilder(const RecordingBuilder&) = delete;
   RecordingBuilder& operator=(const RecordingBuilder&) = delete;
 
+  // For large generated recordings: no rollback journal, no fsync (a crash
+  // leaves a broken file). Call it before adding rows.
+  RecordingBuilder& unjournaled();
   // Commits and opens the next transaction (keeps the WAL of a large recording bounded).
   void commit();
-  // Commits; nothing may be added afterwards.
+  // Commits (once; later calls do nothing); nothing may be added afterwards.
   void finish();
   store::Writer& writer() { return w_; }
 
   RecordingBuilder& meta(std::string_view key, std::string_view value);
-  // Writes the process and its main thread (tid = pid) and makes them current.
+  // Writes the process and its main thread (tid = pid; none when the name is
+  // empty) and makes them current.
   RecordingBuilder& process(const store::ProcessRow& p, std::string_view main_thread = "python3");
   // A thread of the current process.
   RecordingBuilder& thread(int64_t tid, std::string_view name);
