@@ -52,8 +52,6 @@ class RecordingBuilder {
   RecordingBuilder& device(const store::DeviceRow& d);
   // Rows added from now on belong to this process and thread.
   RecordingBuilder& at(int64_t pid, int64_t tid);
-  int64_t pid() const { return pid_; }
-  int64_t tid() const { return tid_; }
 
   // One row each, pid (and tid where the table has one) defaulted as above.
   void kernel(store::KernelRow r) { add(r); }
