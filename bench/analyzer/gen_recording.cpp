@@ -1,7 +1,7 @@
 // analyzer_bench_gen OUT.db [EVENTS]: writes a synthetic training recording of
 // at least EVENTS events (default 10 M: kernels, API calls, ops, copies, memsets,
 // syncs, ranges, memory events; external correlations and steps come on top)
-// through store::Writer, for timing `gpuscope analyze` on a large input.
+// through the simulator of the analyzer tests, for timing `gpuscope analyze` on a large input.
 // The loop is launch-heavy on purpose: many short kernels make millions of GPU
 // idle gaps, the most expensive case for the idle attribution.
 #include <unistd.h>
@@ -22,7 +22,6 @@ int main(int argc, char** argv) {
   }
   const std::string path = argv[1];
   const long long target = argc > 2 ? std::atoll(argv[2]) : 10'000'000;
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
   const auto t0 = std::chrono::steady_clock::now();
   Sim s(path);
   long long events = 0;
@@ -67,8 +66,7 @@ int main(int argc, char** argv) {
     s.step_end();
     ++step;
     if (step % 200 == 0) {  // bounded WAL
-      s.writer().commit();
-      s.writer().begin();
+      s.recording().commit();
       if (tty) std::fprintf(stderr, "\ranalyzer_bench_gen: %lld of %lld events", events, target);
     }
   }

@@ -41,14 +41,12 @@ std::string host_of(const Job& job, int rank) {
 void write_rank(const Job& job, int r, const std::string& path, bool append) {
   Sim::Config cfg;
   cfg.pid = kFirstPid + r;
-  cfg.tid = cfg.pid;
   cfg.rank = r;
   cfg.world_size = job.ranks;
   cfg.host = host_of(job, r);
   cfg.append = append;
   Sim s(path, cfg);
-  s.writer().set_meta("job_key", "cluster-bench-" + std::to_string(job.ranks));
-  s.writer().set_meta("host", cfg.host);
+  s.recording().meta("job_key", "cluster-bench-" + std::to_string(job.ranks)).meta("host", cfg.host);
   const int64_t data = us(300), enqueue = us(50), transfer = us(500), optimizer = us(400);
   const int64_t kernel = us(300), extra = r == job.straggler ? ms(job.straggler_ms) : 0;
   const int64_t slowest = job.straggler >= 0 && job.straggler < job.ranks ? ms(job.straggler_ms) : 0;
@@ -76,7 +74,7 @@ void write_rank(const Job& job, int r, const std::string& path, bool append) {
     s.step_end();
     t = done + optimizer + us(10);
   }
-  s.writer().put_stat(cfg.pid, "records_kernel", static_cast<int64_t>(job.steps) * job.kernels);
+  s.recording().writer().put_stat(cfg.pid, "records_kernel", static_cast<int64_t>(job.steps) * job.kernels);
   s.finish();
 }
 

@@ -8,14 +8,13 @@
 #include <vector>
 
 #include "schema/enums.h"
-#include "store/writer.h"
+#include "tests/support/recording_builder.h"
 
 namespace gpuscope::bench {
 
 GeneratedCounts generate_recording(const std::string& path, int64_t events, bool progress) {
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
-  store::Writer w(path);
-  w.connection().exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
+  test_support::RecordingBuilder b(path);
+  b.unjournaled();
   std::mt19937_64 rng(12345);
   std::vector<std::string> kernels, ops;
   for (int i = 0; i < 200; ++i)
@@ -24,122 +23,64 @@ GeneratedCounts generate_recording(const std::string& path, int64_t events, bool
   std::uniform_int_distribution<int> pick_kernel(0, 199), pick_op(0, 99);
   std::lognormal_distribution<double> kernel_ns(9.0, 1.0);  // median ~8 us
 
-  constexpr int64_t kPid = 4242;
   GeneratedCounts n;
-  w.begin();
-  store::ProcessRow p;
-  p.pid = kPid;
-  p.exe = "/usr/bin/python3";
-  p.cmdline = "python3 train.py";
-  p.host = "bench";
-  p.cupti_status = "ok";
-  w.put(p);
-  w.put(store::ThreadRow{kPid, kPid, "python3"});
-  store::DeviceRow d;
-  d.id = 0;
-  d.name = "Synthetic GPU";
-  w.put(d);
+  b.process(test_support::python_process(4242, "bench")).device({.id = 0, .name = "Synthetic GPU"});
 
   // One "launch" = an op with a child op, one API call and one kernel (or a
   // copy every 10th time): 4 events. Steps of 2000 launches.
   const int64_t launches = events / 4;
   int64_t t = 1'000'000;
-  int64_t corr = 1;
   std::vector<int64_t> stream_free(4, 0);
   int64_t step = 0, step_start = t;
   for (int64_t i = 0; i < launches; ++i) {
     if (i % 2000 == 0) {
       if (i > 0) {
-        store::RangeRow r;
-        r.pid = kPid;
-        r.tid = kPid;
-        r.name = "train_step";
-        r.start = step_start;
-        r.end = t;
-        r.depth = 0;
-        w.add(r);
-        w.add(store::StepRow{kPid, step++, step_start, t, schema::step_source::optimizer_step});
+        b.range({.name = "train_step", .start = step_start, .end = t, .depth = 0});
+        b.step(step++, step_start, t);
         ++n.ranges;
       }
-      store::RangeRow dl;
-      dl.pid = kPid;
-      dl.tid = kPid;
-      dl.source = schema::range_source::dataloader;
-      dl.name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
-      dl.start = t;
-      dl.end = t + 2'000'000;
-      dl.depth = 1;
-      w.add(dl);
+      b.dataloader(t, t + 2'000'000, 1);
       ++n.ranges;
       step_start = t;
       t += 2'100'000;
-      w.add(store::CounterRow{kPid, 0, "nvml_sm_util_pct", t, static_cast<double>(step % 100)});
+      b.counter({.device = 0, .name = "nvml_sm_util_pct", .ts = t, .value = static_cast<double>(step % 100)});
       ++n.counters;
     }
     const int64_t op_start = t;
-    store::OpRow op;
-    op.pid = kPid;
-    op.tid = kPid;
-    op.name = ops[static_cast<size_t>(pick_op(rng))];
-    op.start = op_start;
-    op.end = op_start + 9'000;
-    op.depth = 0;
-    w.add(op);
-    store::OpRow child = op;
-    child.name = ops[static_cast<size_t>(pick_op(rng))];
-    child.start = op_start + 1'000;
-    child.end = op_start + 8'000;
-    child.depth = 1;
-    w.add(child);
+    b.op({.name = ops[static_cast<size_t>(pick_op(rng))], .start = op_start, .end = op_start + 9'000, .depth = 0});
+    b.op({.name = ops[static_cast<size_t>(pick_op(rng))], .start = op_start + 1'000, .end = op_start + 8'000,
+          .depth = 1});
     n.ops += 2;
-    store::ApiCallRow api;
-    api.pid = kPid;
-    api.tid = kPid;
-    api.start = op_start + 2'000;
-    api.end = op_start + 6'000;
-    api.correlation = corr;
-    const int stream = static_cast<int>(i % 4);
-    const int64_t gpu_start = std::max(stream_free[static_cast<size_t>(stream)], api.end + 3'000);
-    if (i % 10 == 9) {
-      api.name = "cudaMemcpyAsync";
-      store::MemcpyRow m;
-      m.pid = kPid;
-      m.stream = 7 + stream;
-      m.correlation = corr;
-      m.start = gpu_start;
-      m.end = gpu_start + 20'000;
-      m.copy_kind = i % 3 == 0 ? schema::copy_kind::DtoH : schema::copy_kind::HtoD;
-      m.bytes = 4 << 20;
-      w.add(m);
-      stream_free[static_cast<size_t>(stream)] = m.end;
+    // The GPU work is written before its API call, so kernel names come first in the string table.
+    const int64_t corr = b.next_correlation();
+    const int64_t call_start = op_start + 2'000, call_end = op_start + 6'000;
+    const size_t stream = static_cast<size_t>(i % 4);
+    const int64_t gpu_start = std::max(stream_free[stream], call_end + 3'000);
+    const bool copy = i % 10 == 9;
+    if (copy) {
+      stream_free[stream] = gpu_start + 20'000;
+      b.memcpy({.stream = 7 + static_cast<int64_t>(stream), .correlation = corr, .start = gpu_start,
+                .end = stream_free[stream],
+                .copy_kind = i % 3 == 0 ? schema::copy_kind::DtoH : schema::copy_kind::HtoD, .bytes = 4 << 20});
       ++n.memcpys;
     } else {
-      api.name = "cudaLaunchKernel";
-      store::KernelRow k;
-      k.pid = kPid;
-      k.stream = 7 + stream;
-      k.correlation = corr;
-      k.start = gpu_start;
-      k.end = gpu_start + 1'000 + static_cast<int64_t>(kernel_ns(rng));
-      k.name = kernels[static_cast<size_t>(pick_kernel(rng))];
-      k.grid_x = 1024;
-      k.block_x = 256;
-      w.add(k);
-      stream_free[static_cast<size_t>(stream)] = k.end;
+      stream_free[stream] = gpu_start + 1'000 + static_cast<int64_t>(kernel_ns(rng));
+      b.kernel({.stream = 7 + static_cast<int64_t>(stream), .correlation = corr, .start = gpu_start,
+                .end = stream_free[stream], .name = kernels[static_cast<size_t>(pick_kernel(rng))], .grid_x = 1024,
+                .block_x = 256});
       ++n.kernels;
     }
-    w.add(api);
+    b.api({.name = copy ? "cudaMemcpyAsync" : "cudaLaunchKernel", .start = call_start, .end = call_end,
+           .correlation = corr});
     ++n.api_calls;
-    ++corr;
     t += 10'000;
     if (i % 200'000 == 199'999) {
-      w.commit();
-      w.begin();
+      b.commit();
       if (progress && isatty(2))
         std::fprintf(stderr, "\rgenerating %s: %lld%%", path.c_str(), static_cast<long long>(100 * i / launches));
     }
   }
-  w.commit();
+  b.finish();
   if (progress && isatty(2)) std::fprintf(stderr, "\r\033[K");
   n.span_ns = t;
   return n;

@@ -2,7 +2,6 @@
 // attribution, including the split of a gap after a host synchronization.
 #include <gtest/gtest.h>
 
-#include "store/writer.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 
@@ -11,31 +10,17 @@ namespace {
 
 using analyzer::IdleCause;
 
+// Rows of pid 1, thread 1, placed by hand; no process row.
 struct Raw {
-  explicit Raw(const std::string& path) : w((std::remove(path.c_str()), path)) { w.begin(); }
-  ~Raw() { w.commit(); }
+  explicit Raw(const std::string& path) : b(path) { b.at(1, 1); }
   void kernel(int64_t s, int64_t e, std::string_view name = names::kGemmBf16, int64_t corr = 0) {
-    store::KernelRow k;
-    k.pid = 1;
-    k.stream = 7;
-    k.start = s;
-    k.end = e;
-    k.name = name;
-    k.correlation = corr;
-    w.add(k);
+    b.kernel({.stream = 7, .correlation = corr, .start = s, .end = e, .name = name});
   }
   void api(int64_t s, int64_t e, std::string_view name, int64_t corr = 0) {
-    store::ApiCallRow a;
-    a.pid = 1;
-    a.tid = 1;
-    a.name = name;
-    a.start = s;
-    a.end = e;
-    a.correlation = corr;
-    w.add(a);
+    b.api({.name = name, .start = s, .end = e, .correlation = corr});
   }
-  void step(int64_t n, int64_t s, int64_t e) { w.add(store::StepRow{1, n, s, e, 2}); }
-  store::Writer w;
+  void step(int64_t n, int64_t s, int64_t e) { b.step(n, s, e); }
+  test_support::RecordingBuilder b;
 };
 
 int64_t idle(const analyzer::Analysis& a, IdleCause c) {
@@ -48,37 +33,13 @@ TEST(Breakdown, EachMomentCountedOnceByPriority) {
     Raw r(path);
     r.step(0, 0, us(1000));
     r.kernel(us(100), us(300));
-    store::MemcpyRow m;
-    m.pid = 1;
-    m.start = us(250);
-    m.end = us(400);
-    m.copy_kind = 1;
-    m.src_kind = 2;
-    m.dst_kind = 3;
-    r.w.add(m);
-    store::MemsetRow z;
-    z.pid = 1;
-    z.start = us(350);
-    z.end = us(450);
-    r.w.add(z);
+    r.b.memcpy({.start = us(250), .end = us(400), .copy_kind = schema::copy_kind::HtoD,
+                .src_kind = schema::mem_kind::pinned, .dst_kind = schema::mem_kind::device});
+    r.b.memset({.start = us(350), .end = us(450)});
     r.kernel(us(500), us(600), names::kNccl);
     r.api(us(600), us(650), "cudaLaunchKernel");
-    store::RangeRow d;
-    d.pid = 1;
-    d.tid = 1;
-    d.source = 3;
-    d.name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
-    d.start = us(640);
-    d.end = us(760);
-    d.depth = 0;
-    r.w.add(d);
-    store::OpRow o;
-    o.pid = 1;
-    o.tid = 1;
-    o.name = "aten::index";
-    o.start = us(700);
-    o.end = us(900);
-    r.w.add(o);
+    r.b.dataloader(us(640), us(760));
+    r.b.op({.name = "aten::index", .start = us(700), .end = us(900)});
   }
   auto a = analyze_path(path);
   ASSERT_EQ(a.steps.size(), 1u);
@@ -135,15 +96,7 @@ TEST(IdleAttribution, LaunchOverheadAndDataLoader) {
       r.api(t, t + us(5), "cudaLaunchKernel", corr);
       r.kernel(t + us(8), t + us(18), names::kTiny, corr++);
     }
-    store::RangeRow d;
-    d.pid = 1;
-    d.tid = 1;
-    d.source = 3;
-    d.name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
-    d.start = us(300);
-    d.end = us(900);
-    d.depth = 0;
-    r.w.add(d);
+    r.b.dataloader(us(300), us(900));
     r.api(us(950), us(955), "cudaLaunchKernel", corr);
     r.kernel(us(960), us(1000), names::kTiny, corr);
   }

@@ -109,7 +109,6 @@ TEST(Ranks, ExposedNcclKernelsAreTheWaitOnGpus) {
   for (int r = 0; r < 4; ++r) {
     Sim::Config cfg;
     cfg.pid = 6000 + r;
-    cfg.tid = cfg.pid;
     cfg.rank = r;
     cfg.world_size = 4;
     cfg.append = r > 0;
@@ -123,15 +122,7 @@ TEST(Ranks, ExposedNcclKernelsAreTheWaitOnGpus) {
       s.kernel(names::kGemmBf16, ms(10));
       s.op_end();
       const int64_t done = t + ms(32);  // after the slowest rank's compute, plus the transfer
-      store::KernelRow nccl;
-      nccl.pid = cfg.pid;
-      nccl.context = 1;
-      nccl.stream = 9;
-      nccl.start = s.gpu_idle_at();
-      nccl.end = done;
-      nccl.name = names::kNccl;
-      nccl.grid_x = nccl.block_x = 1;
-      s.writer().add(nccl);
+      s.recording().kernel({.context = 1, .stream = 9, .start = s.gpu_idle_at(), .end = done, .name = names::kNccl});
       s.cpu(done + us(20) - s.now());  // the step's sync
       s.op("Optimizer.step#SGD.step", us(100));
       s.step_end();

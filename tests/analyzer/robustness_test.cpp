@@ -1,5 +1,7 @@
 // Random rows in every table: the analysis and every report must not crash,
 // whatever the values (negative or huge times, dangling ids, overlapping steps).
+// Written with the raw store::Writer, not tests/support's builder, whose
+// defaults (a pid or tid of 0 becomes the current one) would tame the values.
 #include <gtest/gtest.h>
 
 #include <random>

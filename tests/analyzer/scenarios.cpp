@@ -287,12 +287,7 @@ void write(const std::string& name, bool planted, Sim& s) {
     s.write_steps = false;
     L.steps = 3;
   } else if (name == "two_devices") {
-    store::DeviceRow d;
-    d.id = 1;
-    d.name = "NVIDIA H200";
-    d.sm_count = 132;
-    d.total_memory = 141'000'000'000;
-    s.writer().put(d);
+    s.recording().device({.id = 1, .name = "NVIDIA H200", .sm_count = 132, .total_memory = 141'000'000'000});
     L.steps = 5;
     L.before = [](Sim& sim, int) {
       sim.device = 1;
@@ -343,7 +338,6 @@ void write_ranks(const std::string& path, const std::vector<int64_t>& extra_data
   for (int r = 0; r < n; ++r) {
     Sim::Config cfg;
     cfg.pid = 5000 + r;
-    cfg.tid = cfg.pid;
     cfg.write_device = false;
     cfg.cupti_status = "not used: the process did not initialize CUDA";
     cfg.rank = r;

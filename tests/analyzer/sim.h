@@ -1,5 +1,5 @@
-// A tiny simulator of a training process that writes a gpuscope recording with
-// store::Writer: one CPU thread issuing work, GPU streams that queue it. Launches
+// A tiny simulator of a training process that writes a gpuscope recording
+// through test_support::RecordingBuilder: one CPU thread issuing work, GPU streams that queue it. Launches
 // cost CPU time and start on the GPU when both the launch and the stream are
 // ready, so queueing, idle gaps and syncs come out as in a real trace.
 // Used by the analyzer tests (planted bottlenecks) and bench/analyzer.
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "store/writer.h"
+#include "tests/support/recording_builder.h"
 
 namespace gpuscope::testing {
 
@@ -58,7 +58,7 @@ inline constexpr const char* kTiny =
 class Sim {
  public:
   struct Config {
-    int64_t pid = 4242, tid = 4242;
+    int64_t pid = 4242;  // its main thread's tid too
     int64_t device_memory = 141'000'000'000;
     int64_t sm_count = 132;
     std::string cupti_status = "ok";
@@ -73,8 +73,7 @@ class Sim {
 
   explicit Sim(const std::string& path) : Sim(path, Config{}) {}
   Sim(const std::string& path, Config cfg);
-  ~Sim();
-  void finish();  // commits; the destructor does it too
+  void finish() { b_.finish(); }  // commits; the destructor does it too
 
   int64_t now() const { return cpu_; }
   // Time on the CPU thread outside any op (Python, numpy, ...).
@@ -111,14 +110,16 @@ class Sim {
   int64_t device = 0;  // device of the GPU work issued from now on
   int64_t gpu_idle_at() const;  // when every stream is drained
 
-  store::Writer& writer() { return w_; }
+  test_support::RecordingBuilder& recording() { return b_; }
   Config cfg;
 
  private:
-  int64_t launch(std::string_view api, int64_t stream, int64_t dur);
-  store::Writer w_;
+  // The launch's API call on the CPU; queues `dur` on `stream` from gpu_start_.
+  store::ApiCallRow launch_call(std::string_view api, int64_t stream, int64_t dur);
+  int64_t current_op() const { return ops_.empty() ? store::kNull : ops_.back().ext; }
+  test_support::RecordingBuilder b_;
   int64_t cpu_ = 1'000'000;
-  int64_t corr_ = 1, ext_ = 1;
+  int64_t ext_ = 1;
   int64_t step_start_ = 0, step_no_ = 0;
   int64_t gpu_start_ = 0;  // start of the work queued by the last launch
   std::map<int64_t, int64_t> stream_end_;
@@ -127,7 +128,6 @@ class Sim {
     int64_t start, ext;
   };
   std::vector<Open> ops_;
-  bool finished_ = false;
 };
 
 }  // namespace gpuscope::testing

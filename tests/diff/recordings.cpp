@@ -3,11 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 
-#include "store/writer.h"
 #include "tests/diff/noise.h"
+#include "tests/support/recording_builder.h"
 
 namespace gpuscope::testing {
 namespace {
@@ -43,37 +42,14 @@ RunSpec regressed_spec() {
 }
 
 void write_run(const std::string& path, const RunSpec& spec) {
-  std::remove(path.c_str());
-  store::Writer w(path);
+  namespace sc = schema;
+  test_support::RecordingBuilder b(path);
   Noise noise(spec.seed);
-  w.begin();
-  store::ProcessRow p;
-  p.pid = kPid;
-  p.host = "ci-runner";
-  p.exe = "/usr/bin/python3";
-  p.cmdline = "python3 train.py";
-  p.cupti_status = "ok";
-  w.put(p);
-  w.put(store::ThreadRow{kPid, kTid, "python3"});
-  store::DeviceRow d;
-  d.name = spec.device;
-  d.uuid = "GPU-0";
-  d.sm_count = 132;
-  d.total_memory = 141'000'000'000;
-  d.compute_major = 9;
-  w.put(d);
+  b.process(test_support::python_process(kPid, "ci-runner"))
+      .device({.name = spec.device, .uuid = "GPU-0", .sm_count = 132, .total_memory = 141'000'000'000,
+               .compute_major = 9});
 
-  int64_t cpu = 1'000'000, gpu_end = 0, corr = 1, ext = 1;
-  auto api = [&](std::string_view name, int64_t start, int64_t end) {
-    store::ApiCallRow a;
-    a.pid = kPid;
-    a.tid = kTid;
-    a.name = name;
-    a.start = start;
-    a.end = end;
-    a.correlation = corr;
-    w.add(a);
-  };
+  int64_t cpu = 1'000'000, gpu_end = 0, ext = 1;
   for (int step = 0; step < spec.steps; ++step) {
     const int64_t step_start = cpu;
     // The first step is slow, as warm-up is; the analyzer leaves it out.
@@ -81,82 +57,40 @@ void write_run(const std::string& path, const RunSpec& spec) {
     cpu += ns(spec.cpu_ms * 1000.0 * noise.factor(spec.noise_cv) * warm);
     if (spec.h2d_bytes > 0) {
       const int64_t a0 = cpu, a1 = cpu + ns(4);
-      api("cudaMemcpyAsync", a0, a1);
-      store::MemcpyRow m;
-      m.pid = kPid;
-      m.context = 1;
-      m.stream = kStream;
-      m.correlation = corr++;
-      m.start = std::max(gpu_end, a1 + ns(2));
-      m.end = m.start + ns(static_cast<double>(spec.h2d_bytes) / 25e3 * noise.factor(spec.noise_cv));  // ~25 GB/s
-      m.copy_kind = 1;
-      m.src_kind = 2;  // pinned
-      m.dst_kind = 3;
-      m.bytes = spec.h2d_bytes;
-      w.add(m);
-      gpu_end = m.end;
+      const int64_t start = std::max(gpu_end, a1 + ns(2));
+      gpu_end = start + ns(static_cast<double>(spec.h2d_bytes) / 25e3 * noise.factor(spec.noise_cv));  // ~25 GB/s
+      b.launch({.name = "cudaMemcpyAsync", .start = a0, .end = a1},
+               store::MemcpyRow{.context = 1, .stream = kStream, .start = start, .end = gpu_end,
+                                .copy_kind = sc::copy_kind::HtoD, .src_kind = sc::mem_kind::pinned,
+                                .dst_kind = sc::mem_kind::device, .bytes = spec.h2d_bytes});
       cpu = a1 + ns(1);
     }
-    if (spec.peak_reserved > 0) {
-      store::MemoryEventRow m;
-      m.pid = kPid;
-      m.ts = cpu;
-      m.source = 2;
-      m.bytes = 1 << 20;
-      m.total_allocated = spec.peak_reserved / 2 + step;
-      m.total_reserved = spec.peak_reserved;
-      w.add(m);
-    }
+    if (spec.peak_reserved > 0)
+      b.memory({.ts = cpu, .source = sc::memory_source::torch_allocator, .bytes = 1 << 20,
+                .total_allocated = spec.peak_reserved / 2 + step, .total_reserved = spec.peak_reserved});
     for (const auto& k : spec.kernels) {
       for (int l = 0; l < k.launches; ++l) {
         const int64_t op_start = cpu, my_ext = ext++;
         const int64_t a0 = cpu + ns(3), a1 = a0 + ns(4);
-        api("cudaLaunchKernel", a0, a1);
-        store::KernelRow kr;
-        kr.pid = kPid;
-        kr.context = 1;
-        kr.stream = kStream;
-        kr.correlation = corr;
-        kr.start = std::max(gpu_end, a1 + ns(3));
-        kr.end = kr.start + ns(k.us * noise.factor(spec.noise_cv) * warm);
-        kr.name = k.name;
-        kr.grid_x = 264;
-        kr.block_x = 256;
-        w.add(kr);
-        gpu_end = kr.end;
-        if (!k.op.empty()) w.put(store::ExternalCorrelationRow{kPid, corr, my_ext});
-        ++corr;
+        const int64_t start = std::max(gpu_end, a1 + ns(3));
+        gpu_end = start + ns(k.us * noise.factor(spec.noise_cv) * warm);
+        b.launch({.name = "cudaLaunchKernel", .start = a0, .end = a1},
+                 store::KernelRow{.context = 1, .stream = kStream, .start = start, .end = gpu_end, .name = k.name,
+                                  .grid_x = 264, .block_x = 256},
+                 k.op.empty() ? store::kNull : my_ext);
         cpu = a1 + ns(2);
-        if (!k.op.empty()) {
-          store::OpRow o;
-          o.pid = kPid;
-          o.tid = kTid;
-          o.name = k.op;
-          o.start = op_start;
-          o.end = cpu;
-          o.shapes = "[[4096,4096]]";
-          o.dtypes = "[\"float\"]";
-          o.external_id = my_ext;
-          w.add(o);
-        }
+        if (!k.op.empty())
+          b.op({.name = k.op, .start = op_start, .end = cpu, .shapes = "[[4096,4096]]", .dtypes = "[\"float\"]",
+                .external_id = my_ext});
       }
     }
     const int64_t s0 = cpu, s1 = std::max(cpu + ns(2), gpu_end + ns(2));
-    api("cudaStreamSynchronize", s0, s1);
-    store::SyncRow sr;
-    sr.pid = kPid;
-    sr.tid = kTid;
-    sr.type = 3;
-    sr.context = 1;
-    sr.stream = kStream;
-    sr.start = s0;
-    sr.end = s1;
-    sr.correlation = corr++;
-    w.add(sr);
+    b.launch({.name = "cudaStreamSynchronize", .start = s0, .end = s1},
+             store::SyncRow{.tid = kTid, .type = sc::sync_type::stream_synchronize, .context = 1, .stream = kStream,
+                            .start = s0, .end = s1});
     cpu = s1 + ns(5);
-    if (spec.write_steps) w.add(store::StepRow{kPid, step, step_start, cpu, 2});
+    if (spec.write_steps) b.step(step, step_start, cpu);
   }
-  w.commit();
 }
 
 namespace {

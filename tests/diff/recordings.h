@@ -1,5 +1,5 @@
 // Small synthetic training recordings for the diff tests, written with
-// store::Writer: per step some CPU work, ops that each launch one kernel, an
+// test_support::RecordingBuilder: per step some CPU work, ops that each launch one kernel, an
 // optional host-to-device copy, allocator memory, a stream sync closing the
 // step and a step row (optimizer steps). Every duration carries seeded noise.
 #pragma once

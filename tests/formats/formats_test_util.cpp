@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "store/reader.h"
-#include "store/writer.h"
+#include "tests/support/recording_builder.h"
 
 namespace gpuscope::formats::test {
 
@@ -45,109 +45,47 @@ const std::string kWeirdOp =
 }  // namespace
 
 void make_synthetic_db(const std::string& path, const SyntheticOptions& opt) {
-  fs::remove(path);
-  store::Writer w(path);
-  w.begin();
-  w.set_meta("origin_ns", "1000000000");
-  w.set_meta("origin_utc_ns", "1717000000000000000");
-  w.set_meta("host", "node-1.cluster");
-  w.set_meta("source", "synthetic test recording");
-  w.set_meta("gpuscope_version", "test");
+  namespace sc = schema;
+  test_support::RecordingBuilder b(path);
+  b.meta("origin_ns", "1000000000")
+      .meta("origin_utc_ns", "1717000000000000000")
+      .meta("host", "node-1.cluster")
+      .meta("source", "synthetic test recording")
+      .meta("gpuscope_version", "test");
 
-  const int64_t pid = 4100, tid = 4100, tid2 = 4101;
-  store::ProcessRow p;
-  p.pid = pid;
-  p.host = "node-1.cluster";
-  p.exe = "/usr/bin/python3";
+  const int64_t pid = 4100, tid2 = 4101;
+  store::ProcessRow p = test_support::python_process(pid, "node-1.cluster");
   p.cmdline = "python3 train.py --tag \"x\"";
   p.start_utc_ns = 1717000000000000000;
-  p.start = 0;
   p.end = 1000000 * (opt.steps + 1);
   p.rank = 0;
   p.local_rank = 0;
   p.world_size = opt.second_process ? 2 : 1;
-  p.cupti_status = "ok";
-  w.put(p);
-  w.put(store::ThreadRow{pid, tid, "python3"});
-  w.put(store::ThreadRow{pid, tid2, "pt_autograd_0"});
-  for (int64_t d = 0; d < 2; ++d) {
-    store::DeviceRow dev;
-    dev.id = d;
-    dev.name = "NVIDIA H200";
-    dev.uuid = "00112233445566778899aabbccddeef" + std::to_string(d);
-    dev.sm_count = 132;
-    dev.total_memory = 150110011392;
-    dev.compute_major = 9;
-    dev.compute_minor = 0;
-    dev.memory_bandwidth = 4800000000000;
-    dev.core_clock_khz = 1980000;
-    w.put(dev);
-  }
+  b.process(p).thread(tid2, "pt_autograd_0");
+  for (int64_t d = 0; d < 2; ++d)
+    b.device({.id = d, .name = "NVIDIA H200", .uuid = "00112233445566778899aabbccddeef" + std::to_string(d),
+              .sm_count = 132, .total_memory = 150110011392, .compute_major = 9, .compute_minor = 0,
+              .memory_bandwidth = 4800000000000, .core_clock_khz = 1980000});
 
-  int64_t corr = 1, ext = 1;
+  int64_t ext = 1;
   for (int s = 0; s < opt.steps; ++s) {
     const int64_t t0 = 10000 + int64_t{s} * 1000000;
-    w.add(store::StepRow{pid, s, t0, t0 + 900000, 2});
-    store::RangeRow dl;
-    dl.pid = pid;
-    dl.tid = tid;
-    dl.source = 3;
-    dl.name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
-    dl.start = t0;
-    dl.end = t0 + 50000;
-    dl.depth = 0;
-    w.add(dl);
-    store::RangeRow nv;
-    nv.pid = pid;
-    nv.tid = tid;
-    nv.source = 1;
-    nv.domain = "my_domain";
-    nv.name = "forward";
-    nv.start = t0 + 60000;
-    nv.end = t0 + 500000;
-    nv.depth = 0;
-    nv.color = 0xFF00FF00;
-    nv.category = 3;
-    w.add(nv);
-    store::RangeRow se = nv;
-    se.kind = 2;
-    se.domain = "";
-    se.name = "async region";
-    se.start = t0 + 400000;
-    se.end = t0 + 700000;  // overlaps "forward" without nesting
-    se.depth = kNull;
-    se.color = kNull;
-    se.category = kNull;
-    w.add(se);
-    store::RangeRow gpu_ann;  // Kineto's gpu_user_annotation: tid = stream, category = device
-    gpu_ann.pid = pid;
-    gpu_ann.tid = 7;
-    gpu_ann.source = 6;
-    gpu_ann.kind = 2;
-    gpu_ann.domain = "gpu_user_annotation";
-    gpu_ann.name = "forward";
-    gpu_ann.start = t0 + 150000;
-    gpu_ann.end = t0 + 250000;
-    gpu_ann.category = 0;
-    w.add(gpu_ann);
-    store::RangeRow mark = se;
-    mark.kind = 3;
-    mark.name = "checkpoint";
-    mark.start = mark.end = t0 + 450000;
-    w.add(mark);
+    b.step(s, t0, t0 + 900000);
+    b.dataloader(t0, t0 + 50000);
+    b.range({.source = sc::range_source::nvtx, .domain = "my_domain", .name = "forward", .start = t0 + 60000,
+             .end = t0 + 500000, .depth = 0, .color = 0xFF00FF00, .category = 3});
+    // Overlaps "forward" without nesting.
+    b.range({.kind = sc::range_kind::start_end, .name = "async region", .start = t0 + 400000, .end = t0 + 700000});
+    // Kineto's gpu_user_annotation: tid = stream, category = device.
+    b.range({.tid = 7, .source = sc::range_source::torch_other, .kind = sc::range_kind::start_end,
+             .domain = "gpu_user_annotation", .name = "forward", .start = t0 + 150000, .end = t0 + 250000,
+             .category = 0});
+    b.range({.kind = sc::range_kind::mark, .name = "checkpoint", .start = t0 + 450000, .end = t0 + 450000});
 
-    store::OpRow linear;
-    linear.pid = pid;
-    linear.tid = tid;
-    linear.name = "aten::linear";
-    linear.start = t0 + 100000;
-    linear.end = t0 + 300000;
-    linear.depth = 1;
-    linear.seq_nr = 40 + s;
-    linear.shapes = "[[64,256],[256,256],[256]]";
-    linear.dtypes = "[\"float\",\"float\",\"float\"]";
-    linear.external_id = ext;
-    w.add(linear);
+    store::OpRow linear{.name = "aten::linear", .start = t0 + 100000, .end = t0 + 300000, .depth = 1,
+                        .seq_nr = 40 + s, .shapes = "[[64,256],[256,256],[256]]",
+                        .dtypes = "[\"float\",\"float\",\"float\"]", .external_id = ext};
+    b.op(linear);
     store::OpRow weird = linear;
     weird.name = kWeirdOp;
     weird.start = t0 + 110000;
@@ -157,186 +95,85 @@ void make_synthetic_db(const std::string& path, const SyntheticOptions& opt) {
     weird.shapes = "[[64,";  // not JSON: must be exported as a string
     weird.dtypes = "";
     weird.external_id = ext + 1;
-    w.add(weird);
-    store::OpRow backward = linear;
-    backward.tid = tid2;
-    backward.name = "AddmmBackward0";
-    backward.start = t0 + 600000;
-    backward.end = t0 + 650000;
-    backward.depth = 0;
-    backward.backward = 1;
-    backward.scope = 1;
-    backward.shapes = "";
-    backward.dtypes = "";
-    backward.external_id = kNull;
-    w.add(backward);
+    b.op(weird);
+    b.op({.tid = tid2, .name = "AddmmBackward0", .start = t0 + 600000, .end = t0 + 650000, .depth = 0,
+          .seq_nr = 40 + s, .backward = 1, .scope = sc::op_scope::backward_function});
 
     for (int k = 0; k < opt.kernels_per_step; ++k) {
       const int64_t launch = t0 + 120000 + k * 20000;
-      store::ApiCallRow api;
-      api.pid = pid;
-      api.tid = tid;
-      api.domain = k == 2 ? 2 : 1;
-      api.cbid = k == 2 ? 307 : 211;
-      api.name = k == 2 ? "cuLaunchKernel" : "cudaLaunchKernel";
-      api.start = launch;
-      api.end = launch + 5000;
-      api.correlation = corr;
-      w.add(api);
-      w.put(store::ExternalCorrelationRow{pid, corr, ext + 1});
-      store::KernelRow kr;
-      kr.pid = pid;
-      kr.device = 0;
-      kr.context = 1;
-      kr.stream = k == 1 ? 13 : 7;
-      kr.correlation = corr;
-      kr.start = launch + 30000;
-      kr.end = launch + 30000 + 7000 + k * 111;
-      kr.name = k == 0 ? std::string_view(kWeirdKernel) : k == 1 ? "ampere_sgemm_128x64_tn" : "triton_poi_fused_0";
-      kr.grid_x = 16 + k;
-      kr.block_x = 128;
-      kr.registers = 64;
-      kr.static_smem = 1024;
-      kr.dynamic_smem = k == 1 ? 16384 : 0;
-      w.add(kr);
-      ++corr;
+      const bool driver = k == 2;
+      b.launch({.domain = driver ? sc::api_domain::driver : sc::api_domain::runtime, .cbid = driver ? 307 : 211,
+                .name = driver ? "cuLaunchKernel" : "cudaLaunchKernel", .start = launch, .end = launch + 5000},
+               store::KernelRow{.device = 0, .context = 1, .stream = k == 1 ? 13 : 7, .start = launch + 30000,
+                                .end = launch + 30000 + 7000 + k * 111,
+                                .name = k == 0   ? std::string_view(kWeirdKernel)
+                                        : k == 1 ? "ampere_sgemm_128x64_tn"
+                                                 : "triton_poi_fused_0",
+                                .grid_x = 16 + k, .block_x = 128, .registers = 64, .static_smem = 1024,
+                                .dynamic_smem = k == 1 ? 16384 : 0},
+               ext + 1);
     }
     // A graph launch: two nodes under one correlation.
-    store::ApiCallRow glaunch;
-    glaunch.pid = pid;
-    glaunch.tid = tid;
-    glaunch.name = "cudaGraphLaunch";
-    glaunch.cbid = 311;
-    glaunch.start = t0 + 310000;
-    glaunch.end = t0 + 312000;
-    glaunch.correlation = corr;
-    w.add(glaunch);
-    for (int node = 0; node < 2; ++node) {
-      store::KernelRow g;
-      g.pid = pid;
-      g.context = 1;
-      g.stream = 7;
-      g.correlation = corr;
-      g.start = t0 + 320000 + node * 3000;
-      g.end = g.start + 2500;
-      g.name = "graph_node_kernel";
-      g.graph_id = 5;
-      g.graph_node_id = 100 + node;
-      w.add(g);
-    }
-    ++corr;
+    const int64_t graph = b.next_correlation();
+    b.api({.cbid = 311, .name = "cudaGraphLaunch", .start = t0 + 310000, .end = t0 + 312000, .correlation = graph});
+    for (int node = 0; node < 2; ++node)
+      b.kernel({.context = 1, .stream = 7, .correlation = graph, .start = t0 + 320000 + node * 3000,
+                .end = t0 + 322500 + node * 3000, .name = "graph_node_kernel", .graph_id = 5,
+                .graph_node_id = 100 + node});
+    b.graph_launch({.context = 1, .stream = 7, .graph_id = 5, .correlation = graph, .start = t0 + 320000,
+                    .end = t0 + 325500});
 
-    store::ApiCallRow cpy;
-    cpy.pid = pid;
-    cpy.tid = tid;
-    cpy.name = "cudaMemcpyAsync";
-    cpy.cbid = 41;
-    cpy.start = t0 + 52000;
-    cpy.end = t0 + 58000;
-    cpy.correlation = corr;
-    w.add(cpy);
-    store::MemcpyRow m;
-    m.pid = pid;
-    m.context = 1;
-    m.stream = 7;
-    m.correlation = corr;
-    m.start = t0 + 55000;
-    m.end = t0 + 60000;
-    m.copy_kind = 1;
-    m.src_kind = 1;
-    m.dst_kind = 3;
-    m.bytes = 65536;
-    w.add(m);
-    ++corr;
+    const store::MemcpyRow m{.context = 1, .stream = 7, .start = t0 + 55000, .end = t0 + 60000,
+                             .copy_kind = sc::copy_kind::HtoD, .src_kind = sc::mem_kind::pageable,
+                             .dst_kind = sc::mem_kind::device, .bytes = 65536};
+    b.launch({.cbid = 41, .name = "cudaMemcpyAsync", .start = t0 + 52000, .end = t0 + 58000}, m);
     store::MemcpyRow back = m;
-    back.correlation = corr++;
+    back.correlation = b.next_correlation();
     back.start = t0 + 700000;
     back.end = t0 + 701000;
-    back.copy_kind = 2;
-    back.src_kind = 3;
-    back.dst_kind = 2;
+    back.copy_kind = sc::copy_kind::DtoH;
+    back.src_kind = sc::mem_kind::device;
+    back.dst_kind = sc::mem_kind::pinned;
     back.bytes = 40;
-    w.add(back);
+    b.memcpy(back);
     store::MemcpyRow peer = m;
-    peer.correlation = corr++;
+    peer.correlation = b.next_correlation();
     peer.start = t0 + 702000;
     peer.end = t0 + 703000;
-    peer.copy_kind = 10;
-    peer.src_kind = 3;
-    peer.dst_kind = 3;
+    peer.copy_kind = sc::copy_kind::PtoP;
+    peer.src_kind = peer.dst_kind = sc::mem_kind::device;
     peer.src_device = 0;
     peer.dst_device = 1;
-    w.add(peer);
-    store::MemsetRow ms;
-    ms.pid = pid;
-    ms.context = 1;
-    ms.stream = 7;
-    ms.correlation = corr++;
-    ms.start = t0 + 704000;
-    ms.end = t0 + 704000;  // zero length
-    ms.bytes = 4096;
-    ms.mem_kind = 3;
-    w.add(ms);
+    b.memcpy(peer);
+    b.memset({.context = 1, .stream = 7, .correlation = b.next_correlation(), .start = t0 + 704000,
+              .end = t0 + 704000, .bytes = 4096, .mem_kind = sc::mem_kind::device});  // zero length
+    b.sync({.tid = pid, .type = sc::sync_type::stream_synchronize, .context = 1, .stream = 7, .start = t0 + 800000,
+            .end = t0 + 850000, .correlation = b.next_correlation()});
 
-    store::SyncRow sync;
-    sync.pid = pid;
-    sync.tid = tid;
-    sync.type = 3;
-    sync.context = 1;
-    sync.stream = 7;
-    sync.start = t0 + 800000;
-    sync.end = t0 + 850000;
-    sync.correlation = corr++;
-    w.add(sync);
-
-    store::MemoryEventRow alloc;
-    alloc.pid = pid;
-    alloc.device = 0;
-    alloc.ts = t0 + 105000;
-    alloc.source = 2;
-    alloc.address = 139800000000000 + s;
-    alloc.bytes = 1 << 20;
-    alloc.total_allocated = 1 << 20;
-    alloc.total_reserved = 2 << 20;
-    w.add(alloc);
+    const store::MemoryEventRow alloc{.device = 0, .ts = t0 + 105000, .source = sc::memory_source::torch_allocator,
+                                      .address = 139800000000000 + s, .bytes = 1 << 20, .total_allocated = 1 << 20,
+                                      .total_reserved = 2 << 20};
+    b.memory(alloc);
     store::MemoryEventRow freed = alloc;
-    freed.op = 2;
+    freed.op = sc::memory_op::free;
     freed.ts = t0 + 880000;
     freed.total_allocated = 0;
-    w.add(freed);
+    b.memory(freed);
     store::MemoryEventRow cuda = alloc;
-    cuda.source = 1;
+    cuda.source = sc::memory_source::cuda;
     cuda.ts = t0 + 106000;
     cuda.total_allocated = kNull;
     cuda.total_reserved = kNull;
     cuda.correlation = 9999;
-    w.add(cuda);
+    b.memory(cuda);
 
-    store::CounterRow c;
-    c.pid = pid;
-    c.device = 0;
-    c.name = "gpu_memory_used";
-    c.ts = t0 + 106000;
-    c.value = double(2 << 20);
-    w.add(c);
-    c.name = "nvml_sm_util_pct";
-    c.value = 37.5;
-    w.add(c);
-    c.device = kNull;
-    c.name = "host_rss_bytes";
-    c.value = 1.5e9;
-    w.add(c);
+    b.counter({.device = 0, .name = "gpu_memory_used", .ts = t0 + 106000, .value = double(2 << 20)});
+    b.counter({.device = 0, .name = "nvml_sm_util_pct", .ts = t0 + 106000, .value = 37.5});
+    b.counter({.device = kNull, .name = "host_rss_bytes", .ts = t0 + 106000, .value = 1.5e9});
     ext += 2;
   }
   // A range the process never closed.
-  store::RangeRow open;
-  open.pid = pid;
-  open.tid = tid2;
-  open.source = 2;
-  open.name = "never closed";
-  open.start = 5000;
-  open.depth = 0;
-  w.add(open);
+  b.range({.tid = tid2, .source = sc::range_source::torch_user, .name = "never closed", .start = 5000, .depth = 0});
 
   if (opt.second_process) {
     const int64_t pid2 = 4200;
@@ -344,35 +181,15 @@ void make_synthetic_db(const std::string& path, const SyntheticOptions& opt) {
     q.pid = pid2;
     q.rank = 1;
     q.local_rank = 1;
-    w.put(q);
-    w.put(store::ThreadRow{pid2, pid2, "python3"});
-    store::ApiCallRow api;
-    api.pid = pid2;
-    api.tid = pid2;
-    api.name = "cudaLaunchKernel";
-    api.cbid = 211;
-    api.start = 20000;
-    api.end = 25000;
-    api.correlation = 1;  // same id as pid 4100's first launch: flows must stay apart
-    w.add(api);
-    store::KernelRow k;
-    k.pid = pid2;
-    k.device = 1;
-    k.context = 1;
-    k.stream = 7;
-    k.correlation = 1;
-    k.start = 40000;
-    k.end = 52000;
-    k.name = "ampere_sgemm_128x64_tn";
-    w.add(k);
-    w.add(store::StepRow{pid2, 0, 10000, 910000, 2});
+    b.process(q);
+    // Correlation 1 as pid 4100's first launch: flows must stay apart.
+    b.api({.cbid = 211, .name = "cudaLaunchKernel", .start = 20000, .end = 25000, .correlation = 1});
+    b.kernel({.device = 1, .context = 1, .stream = 7, .correlation = 1, .start = 40000, .end = 52000,
+              .name = "ampere_sgemm_128x64_tn"});
+    b.step(0, 10000, 910000);
   }
-  w.connection().exec(
-      "INSERT INTO graph_launch(pid, device, context, stream, graph_id, correlation, start, \"end\") "
-      "SELECT pid, device, context, stream, graph_id, correlation, min(start), max(\"end\") FROM kernel "
-      "WHERE graph_id IS NOT NULL GROUP BY pid, correlation, graph_id");
-  w.commit();
-  w.connection().exec("PRAGMA journal_mode=DELETE");
+  b.finish();
+  b.writer().connection().exec("PRAGMA journal_mode=DELETE");
 }
 
 std::map<std::string, int64_t> table_totals(const std::string& db_path) {

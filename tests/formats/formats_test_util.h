@@ -1,5 +1,5 @@
 // Shared pieces of the trace-format tests: a synthetic recording built with
-// store::Writer, per-table totals for round-trip checks, golden-file
+// test_support::RecordingBuilder, per-table totals for round-trip checks, golden-file
 // comparison, and running the gpuscope CLI.
 #pragma once
 

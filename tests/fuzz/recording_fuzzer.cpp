@@ -2,7 +2,8 @@
 // choose rows (kernels, copies, API calls, ops, ranges, steps, syncs, memory
 // events, links, counters) with odd values — negative or reversed times, the
 // int64 extremes, dangling ids, empty and strange names — written through
-// store::Writer into a fresh database, which is then analysed (every report
+// the raw store::Writer (tests/support's builder would default the zeros away)
+// into a fresh database, which is then analysed (every report
 // format), exported to Chrome and Perfetto, diffed against itself and checked
 // against a budget (`gpuscope diff` and `check`, every report format). Built with
 // GPUSCOPE_FUZZ_VIEWER (tests/gui, where Qt is), the same recordings go through

@@ -2,159 +2,65 @@
 
 #include <fstream>
 
-#include "store/writer.h"
+#include "store/sqlite.h"
+#include "tests/support/recording_builder.h"
 
 namespace gpuscope::gui::test {
 
+namespace sc = schema;
+using test_support::RecordingBuilder;
+
 void write_synthetic(const std::string& path) {
   using S = Synthetic;
-  store::Writer w(path);
-  w.begin();
-  store::ProcessRow p;
-  p.pid = S::kPid;
-  p.exe = "/usr/bin/python3";
-  p.cmdline = "python3 train.py";
-  p.host = "testhost";
-  p.start = 0;
+  RecordingBuilder b(path);
+  store::ProcessRow p = test_support::python_process(S::kPid);
   p.end = S::kFirstStep + S::kSteps * S::kStepNs + 50'000'000;
-  p.cupti_status = "ok";
-  w.put(p);
-  w.put(store::ThreadRow{S::kPid, S::kPid, "python3"});
-  store::DeviceRow d;
-  d.id = 0;
-  d.name = "Test GPU";
-  d.sm_count = 132;
-  d.total_memory = int64_t{80} << 30;
-  w.put(d);
+  b.process(p).device({.id = 0, .name = "Test GPU", .sm_count = 132, .total_memory = int64_t{80} << 30});
 
-  int64_t corr = 1;
   for (int s = 0; s < S::kSteps; ++s) {
     const int64_t step_start = S::kFirstStep + s * S::kStepNs;
-    w.add(store::StepRow{S::kPid, s, step_start, step_start + S::kStepNs, 2});
-    store::RangeRow step_range;
-    step_range.pid = S::kPid;
-    step_range.tid = S::kPid;
-    step_range.name = "train_step";
-    step_range.start = step_start;
-    step_range.end = step_start + S::kStepNs - 1'000'000;
-    step_range.depth = 0;
-    w.add(step_range);
-    store::RangeRow wait;
-    wait.pid = S::kPid;
-    wait.tid = S::kPid;
-    wait.source = 3;
-    wait.name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
-    wait.start = step_start + 1'000'000;
-    wait.end = step_start + 20'000'000;
-    wait.depth = 1;
-    w.add(wait);
+    b.step(s, step_start, step_start + S::kStepNs);
+    b.range({.name = "train_step", .start = step_start, .end = step_start + S::kStepNs - 1'000'000, .depth = 0});
+    b.dataloader(step_start + 1'000'000, step_start + 20'000'000, 1);
     for (int i = 0; i < S::kIterations; ++i) {
       const int64_t t = S::iter_start(s, i);
-      store::OpRow linear;
-      linear.pid = S::kPid;
-      linear.tid = S::kPid;
-      linear.name = "aten::linear";
-      linear.start = t;
-      linear.end = t + 400'000;
-      linear.depth = 0;
-      w.add(linear);
-      store::OpRow addmm = linear;
-      addmm.name = "aten::addmm";
-      addmm.start = t + 10'000;
-      addmm.end = t + 390'000;
-      addmm.depth = 1;
-      addmm.shapes = "[[32,128],[128,64]]";
-      w.add(addmm);
+      b.op({.name = "aten::linear", .start = t, .end = t + 400'000, .depth = 0});
+      b.op({.name = "aten::addmm", .start = t + 10'000, .end = t + 390'000, .depth = 1, .shapes = "[[32,128],[128,64]]"});
       // Launch of the gemm, then an async copy, both from inside aten::addmm.
-      store::ApiCallRow launch;
-      launch.pid = S::kPid;
-      launch.tid = S::kPid;
-      launch.cbid = 211;
-      launch.name = "cudaLaunchKernel";
-      launch.start = t + 20'000;
-      launch.end = t + 25'000;
-      launch.correlation = corr;
-      w.add(launch);
-      store::KernelRow k;
-      k.pid = S::kPid;
-      k.device = 0;
-      k.context = 1;
-      k.stream = S::kStream;
-      k.correlation = corr;
-      k.start = t + 30'000;
-      k.end = k.start + S::gemm_ns(i);
-      k.name = "gemm_kernel";
-      k.grid_x = 128;
-      k.block_x = 256;
-      k.registers = 64;
-      w.add(k);
-      ++corr;
-      store::ApiCallRow copy_call = launch;
-      copy_call.cbid = 41;
-      copy_call.name = "cudaMemcpyAsync";
-      copy_call.start = t + 100'000;
-      copy_call.end = t + 110'000;
-      copy_call.correlation = corr;
-      w.add(copy_call);
-      store::MemcpyRow m;
-      m.pid = S::kPid;
-      m.device = 0;
-      m.context = 1;
-      m.stream = S::kStream;
-      m.correlation = corr;
-      m.start = t + 200'000;
-      m.end = t + 280'000;
-      m.copy_kind = 1;
-      m.src_kind = 1;
-      m.dst_kind = 3;
-      m.bytes = S::kCopyBytes;
-      w.add(m);
-      ++corr;
+      const store::KernelRow gemm{.device = 0, .context = 1, .stream = S::kStream, .start = t + 30'000,
+                                  .end = t + 30'000 + S::gemm_ns(i), .name = "gemm_kernel", .grid_x = 128,
+                                  .block_x = 256, .registers = 64};
+      b.launch({.cbid = 211, .name = "cudaLaunchKernel", .start = t + 20'000, .end = t + 25'000}, gemm);
+      b.launch({.cbid = 41, .name = "cudaMemcpyAsync", .start = t + 100'000, .end = t + 110'000},
+               store::MemcpyRow{.device = 0, .context = 1, .stream = S::kStream, .start = t + 200'000,
+                                .end = t + 280'000, .copy_kind = sc::copy_kind::HtoD,
+                                .src_kind = sc::mem_kind::pageable, .dst_kind = sc::mem_kind::device,
+                                .bytes = S::kCopyBytes});
       // A relu on the side stream, launched outside any op.
-      store::ApiCallRow relu_call = launch;
-      relu_call.start = t + 500'000;
-      relu_call.end = t + 504'000;
-      relu_call.correlation = corr;
-      w.add(relu_call);
-      store::KernelRow relu = k;
+      store::KernelRow relu = gemm;
       relu.stream = S::kSideStream;
-      relu.correlation = corr;
       relu.start = t + 520'000;
       relu.end = t + 530'000;
       relu.name = "relu_kernel";
-      w.add(relu);
-      ++corr;
+      b.launch({.cbid = 211, .name = "cudaLaunchKernel", .start = t + 500'000, .end = t + 504'000}, relu);
     }
   }
   for (int64_t ts = 0; ts < p.end; ts += 10'000'000) {
-    w.add(store::CounterRow{S::kPid, 0, "nvml_sm_util_pct", ts, static_cast<double>((ts / 10'000'000) % 100)});
-    store::MemoryEventRow mem;
-    mem.pid = S::kPid;
-    mem.device = 0;
-    mem.ts = ts;
-    mem.source = 2;
-    mem.bytes = 1 << 20;
-    mem.total_allocated = (ts / 10'000'000 % 50) << 20;
-    mem.total_reserved = int64_t{64} << 20;
-    w.add(mem);
+    b.counter({.device = 0, .name = "nvml_sm_util_pct", .ts = ts, .value = static_cast<double>((ts / 10'000'000) % 100)});
+    b.memory({.device = 0, .ts = ts, .source = sc::memory_source::torch_allocator, .bytes = 1 << 20,
+              .total_allocated = (ts / 10'000'000 % 50) << 20, .total_reserved = int64_t{64} << 20});
   }
-  w.commit();
 }
 
 void write_synthetic_ranks(const std::string& path) {
   using S = SyntheticRanks;
-  store::Writer w(path);
-  w.begin();
+  RecordingBuilder b(path);
   const int64_t end = S::kFirstStep + (S::kSteps + 1) * S::kStepNs;
-  store::ProcessRow launcher;
-  launcher.pid = S::kLauncherPid;
-  launcher.exe = "/usr/bin/python3";
+  store::ProcessRow launcher = test_support::python_process(S::kLauncherPid, "node0");
   launcher.cmdline = "torchrun --nproc-per-node 4 train.py";
-  launcher.host = "node0";
   launcher.end = end;
   launcher.cupti_status = "not used: the process did not initialize CUDA";
-  w.put(launcher);
-  w.put(store::ThreadRow{S::kLauncherPid, S::kLauncherPid, "torchrun"});
+  b.process(launcher, "torchrun");
   for (int r = 0; r < S::kRanks; ++r) {
     const int64_t pid = S::kPid[r], worker = pid + 1000;
     store::ProcessRow p = launcher;
@@ -164,48 +70,25 @@ void write_synthetic_ranks(const std::string& path) {
     p.host = r < 2 ? "node0" : "node1";
     p.rank = p.local_rank = r;
     p.world_size = S::kRanks;
-    w.put(p);
-    w.put(store::ThreadRow{pid, pid, "python3"});
-    w.put(store::ThreadRow{pid, worker, "pt_gloo"});
+    b.process(p).thread(worker, "pt_gloo");
     auto op = [&](std::string_view name, int64_t start, int64_t ns) {
-      store::OpRow o;
-      o.pid = pid;
-      o.tid = pid;
-      o.name = name;
-      o.start = start;
-      o.end = start + ns;
-      w.add(o);
-      return o.end;
+      b.op({.name = name, .start = start, .end = start + ns});
+      return start + ns;
     };
     for (int k = 0; k < S::kSteps; ++k) {
       const int64_t start = S::step_start(r, k);
-      store::RangeRow data;
-      data.pid = pid;
-      data.tid = pid;
-      data.source = 3;
-      data.name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
-      data.start = start;
-      data.end = start + S::kDataNs + (r == S::kStraggler ? S::kExtraDataNs : 0);
-      data.depth = 0;
-      w.add(data);
-      const int64_t enqueue = op("aten::linear", data.end, S::kComputeNs);
+      const int64_t data_end = start + S::kDataNs + (r == S::kStraggler ? S::kExtraDataNs : 0);
+      b.dataloader(start, data_end);
+      const int64_t enqueue = op("aten::linear", data_end, S::kComputeNs);
       op("c10d::allreduce_", enqueue, S::kEnqueueNs);
       // Every rank leaves the all-reduce when the last one arrived and the data moved.
       const int64_t done = S::step_end(r, k) - S::kOptimizerNs;
-      store::RangeRow gloo;
-      gloo.pid = pid;
-      gloo.tid = worker;
-      gloo.source = 2;
-      gloo.name = "gloo:all_reduce";
-      gloo.start = enqueue + 10'000;
-      gloo.end = done;
-      gloo.depth = 0;
-      w.add(gloo);
+      b.range({.tid = worker, .source = sc::range_source::torch_user, .name = "gloo:all_reduce",
+               .start = enqueue + 10'000, .end = done, .depth = 0});
       op("Optimizer.step#SGD.step", done, S::kOptimizerNs);
-      w.add(store::StepRow{pid, k, start, S::step_end(r, k), 2});
+      b.step(k, start, S::step_end(r, k));
     }
   }
-  w.commit();
 }
 
 void write_newer_schema(const std::string& path) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "store/reader.h"
-#include "store/writer.h"
+#include "tests/support/recording_builder.h"
 #include "tests/unit/temp_db.h"
 
 namespace gpuscope::merge {
@@ -110,28 +110,18 @@ TEST(Align, NothingSharedIsNoAlignment) {
 // whose CPU launched it, so the same collective is matched on every rank.
 std::string nccl_node(const std::string& name, std::vector<int64_t> pids, int64_t clock_offset, int64_t lagging) {
   const std::string path = gpuscope::testing::fresh_temp_db(name);
-  store::Writer w(path);
-  w.begin();
+  test_support::RecordingBuilder b(path);
   for (int64_t pid : pids) {
-    store::ProcessRow p;
-    p.pid = pid;
-    p.rank = pid % 10;
-    w.put(p);
+    b.process({.pid = pid, .rank = pid % 10}, /*main_thread=*/"");
     for (int s = 0; s < 10; ++s) {
-      const int64_t t0 = s * 20 * kMs + clock_offset;
-      w.add(store::StepRow{.pid = pid, .number = s, .start = t0, .end = t0 + 20 * kMs});
-      store::ApiCallRow launch;
-      launch.pid = pid, launch.tid = pid, launch.name = "cudaLaunchKernel";
-      launch.start = t0 + 15 * kMs, launch.end = launch.start + 5000, launch.correlation = 100 + s;
-      w.add(launch);
-      store::KernelRow k;
-      k.pid = pid, k.correlation = launch.correlation, k.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
-      k.start = t0 + (pid == lagging ? 23 : 16) * kMs;
-      k.end = t0 + 25 * kMs;  // every rank leaves the all-reduce together
-      w.add(k);
+      const int64_t t0 = s * 20 * kMs + clock_offset, launch = t0 + 15 * kMs;
+      b.step(s, t0, t0 + 20 * kMs);
+      b.api({.name = "cudaLaunchKernel", .start = launch, .end = launch + 5000, .correlation = 100 + s});
+      // Every rank leaves the all-reduce together.
+      b.kernel({.correlation = 100 + s, .start = t0 + (pid == lagging ? 23 : 16) * kMs, .end = t0 + 25 * kMs,
+                .name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"});
     }
   }
-  w.commit();
   return path;
 }
 

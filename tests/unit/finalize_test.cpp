@@ -10,7 +10,7 @@
 
 #include "cli/record_support.h"
 #include "store/sqlite.h"
-#include "store/writer.h"
+#include "tests/support/recording_builder.h"
 #include "tests/unit/temp_db.h"
 
 namespace gpuscope {
@@ -19,26 +19,12 @@ namespace {
 TEST(Finalize, WaitsGetTheThreadOfTheirApiCall) {
   const std::string path = testing::fresh_temp_db("finalize");
   {
-    store::Writer w(path);
-    w.begin();
-    for (int64_t corr : {10, 11, 12}) {
-      store::ApiCallRow a;
-      a.pid = 5;
-      a.tid = 100 + corr;
-      a.name = "cudaStreamSynchronize";
-      a.correlation = corr;
-      w.add(a);
-    }
-    store::ApiCallRow other;  // same correlation, another process
-    other.pid = 6, other.tid = 999, other.name = "cudaDeviceSynchronize", other.correlation = 11;
-    w.add(other);
-    for (int64_t corr : {11, 12, 13}) {  // 13: its call was not recorded
-      store::SyncRow s;
-      s.pid = 5;
-      s.correlation = corr;
-      w.add(s);
-    }
-    w.commit();
+    test_support::RecordingBuilder b(path);
+    for (int64_t corr : {10, 11, 12})
+      b.api({.pid = 5, .tid = 100 + corr, .name = "cudaStreamSynchronize", .correlation = corr});
+    // Same correlation, another process.
+    b.api({.pid = 6, .tid = 999, .name = "cudaDeviceSynchronize", .correlation = 11});
+    for (int64_t corr : {11, 12, 13}) b.sync({.pid = 5, .correlation = corr});  // 13: its call was not recorded
   }
   cli::finalize_recording(path);
   store::Connection c(path, store::Connection::Mode::kReadOnly);
@@ -51,12 +37,10 @@ TEST(Finalize, WaitsGetTheThreadOfTheirApiCall) {
 TEST(Finalize, ApiCallsLinkToTheInnermostOpOpenOnTheirThread) {
   const std::string path = testing::fresh_temp_db("finalize_links");
   {
-    store::Writer w(path);
-    w.begin();
+    test_support::RecordingBuilder b(path);
+    b.at(5, 1);
     auto op = [&](int64_t tid, int64_t start, int64_t end, int64_t depth, int64_t ext) {
-      store::OpRow o;
-      o.pid = 5, o.tid = tid, o.name = "aten::op", o.start = start, o.end = end, o.depth = depth, o.external_id = ext;
-      w.add(o);
+      b.op({.tid = tid, .name = "aten::op", .start = start, .end = end, .depth = depth, .external_id = ext});
     };
     op(1, 100, 1000, 0, 1);   // A
     op(1, 200, 400, 1, 2);    //   B
@@ -66,9 +50,7 @@ TEST(Finalize, ApiCallsLinkToTheInnermostOpOpenOnTheirThread) {
     op(1, 2000, 3000, 0, 6);  // F
     op(1, 2000, 2500, 1, 7);  //   G, starts with its parent
     auto call = [&](int64_t pid, int64_t tid, int64_t corr, int64_t start) {
-      store::ApiCallRow a;
-      a.pid = pid, a.tid = tid, a.name = "cudaLaunchKernel", a.correlation = corr, a.start = start, a.end = start + 5;
-      w.add(a);
+      b.api({.pid = pid, .tid = tid, .name = "cudaLaunchKernel", .start = start, .end = start + 5, .correlation = corr});
     };
     call(5, 1, 1, 150);   // in A
     call(5, 1, 2, 300);   // in B
@@ -80,10 +62,7 @@ TEST(Finalize, ApiCallsLinkToTheInnermostOpOpenOnTheirThread) {
     call(6, 1, 8, 300);   // another process, no ops
     call(5, 1, 9, 2000);  // in G
     call(5, 1, 10, 220);  // CUPTI linked it already: kept
-    store::ExternalCorrelationRow cupti;
-    cupti.pid = 5, cupti.correlation = 10, cupti.external_id = 99;
-    w.put(cupti);
-    w.commit();
+    b.external_correlation(10, 99);
   }
   cli::finalize_recording(path);
   store::Connection c(path, store::Connection::Mode::kReadOnly);
@@ -132,27 +111,17 @@ TEST(Finalize, LinksByThreadAndTimeEqualCuptisOnRealRecordings) {
 TEST(Finalize, ImpossibleCorrelationIdsAreUnlinked) {
   const std::string path = testing::fresh_temp_db("finalize_corr");
   {
-    store::Writer w(path);
-    w.begin();
-    auto call = [&](int64_t corr) {
-      store::ApiCallRow a;
-      a.pid = 5, a.tid = 1, a.name = "cudaLaunchKernel", a.correlation = corr;
-      w.add(a);
-    };
+    test_support::RecordingBuilder b(path);
+    b.at(5, 1);
+    auto call = [&](int64_t corr) { b.api({.name = "cudaLaunchKernel", .correlation = corr}); };
     auto kernel = [&](int64_t corr, int64_t graph) {
-      store::KernelRow k;
-      k.pid = 5, k.correlation = corr, k.name_id = w.intern("k");
-      if (graph) k.graph_id = graph;
-      w.add(k);
+      b.kernel({.correlation = corr, .name = "k", .graph_id = graph ? graph : store::kNull});
     };
     call(1), kernel(1, 0);                 // a launch and its kernel: kept
     call(2), call(2), kernel(2, 0);        // two calls with one id
     call(3), kernel(3, 0), kernel(3, 0);   // two plain kernels from one launch
     call(4), kernel(4, 7), kernel(4, 7);   // a graph replay: many kernels, one id, kept
-    store::SyncRow wait;                   // a wait of one of the two calls with id 2
-    wait.pid = 5, wait.correlation = 2;
-    w.add(wait);
-    w.commit();
+    b.sync({.correlation = 2});            // a wait of one of the two calls with id 2
   }
   cli::finalize_recording(path);
   store::Connection c(path, store::Connection::Mode::kReadOnly);

@@ -7,7 +7,7 @@
 
 #include "cli/nvml_poller.h"
 #include "store/sqlite.h"
-#include "store/writer.h"
+#include "tests/support/recording_builder.h"
 #include "tests/unit/temp_db.h"
 
 namespace gpuscope {
@@ -15,14 +15,8 @@ namespace {
 
 std::string fresh_db(const std::string& name) { return testing::fresh_temp_db("nvml_" + name); }
 
-void add_counter(store::Writer& w, int64_t pid, int64_t device, std::string_view name, double value) {
-  store::CounterRow r;
-  r.pid = pid;
-  r.device = device;
-  r.name = name;
-  r.ts = 1;
-  r.value = value;
-  w.add(r);
+void add_counter(test_support::RecordingBuilder& b, int64_t pid, int64_t device, std::string_view name, double value) {
+  b.counter({.pid = pid, .device = device, .name = name, .ts = 1, .value = value});
 }
 
 // (pid, device, name, value) of every counter, by value.
@@ -37,19 +31,13 @@ std::vector<std::tuple<int64_t, int64_t, std::string, double>> counters(const st
 TEST(NvmlRenumber, NvmlIndicesBecomeCudaOrdinalsAndUnusedGpusGo) {
   const std::string path = fresh_db("map");
   {
-    store::Writer w(path);
-    w.begin();
-    store::DeviceRow d0, d1;  // the job saw two GPUs: CUDA 0 and 1
-    d0.id = 0, d0.uuid = "aa00";
-    d1.id = 1, d1.uuid = "bb11";
-    w.put(d0);
-    w.put(d1);
-    add_counter(w, 7, 0, "nvml_sm_util_pct", 1);      // NVML 0 = CUDA 1
-    add_counter(w, 7, 1, "nvml_sm_util_pct", 2);      // NVML 1: not the job's
-    add_counter(w, 7, 2, "nvml_power_w", 3);          // NVML 2 = CUDA 0
-    add_counter(w, 7, 0, "gpu_memory_used", 4);       // not NVML: untouched
-    add_counter(w, 8, 2, "nvml_sm_util_pct", 5);      // another pid: untouched
-    w.commit();
+    test_support::RecordingBuilder b(path);
+    b.device({.id = 0, .uuid = "aa00"}).device({.id = 1, .uuid = "bb11"});  // the job saw two GPUs: CUDA 0 and 1
+    add_counter(b, 7, 0, "nvml_sm_util_pct", 1);      // NVML 0 = CUDA 1
+    add_counter(b, 7, 1, "nvml_sm_util_pct", 2);      // NVML 1: not the job's
+    add_counter(b, 7, 2, "nvml_power_w", 3);          // NVML 2 = CUDA 0
+    add_counter(b, 7, 0, "gpu_memory_used", 4);       // not NVML: untouched
+    add_counter(b, 8, 2, "nvml_sm_util_pct", 5);      // another pid: untouched
   }
   cli::renumber_nvml_counters(path, 7, {"bb11", "cc22", "aa00"});
   using C = std::tuple<int64_t, int64_t, std::string, double>;
@@ -62,10 +50,8 @@ TEST(NvmlRenumber, NvmlIndicesBecomeCudaOrdinalsAndUnusedGpusGo) {
 TEST(NvmlRenumber, WithoutDeviceRowsNothingChanges) {
   const std::string path = fresh_db("none");
   {
-    store::Writer w(path);
-    w.begin();
-    add_counter(w, 7, 1, "nvml_sm_util_pct", 1);
-    w.commit();
+    test_support::RecordingBuilder b(path);
+    add_counter(b, 7, 1, "nvml_sm_util_pct", 1);
   }
   cli::renumber_nvml_counters(path, 7, {"bb11", "cc22"});
   using C = std::tuple<int64_t, int64_t, std::string, double>;

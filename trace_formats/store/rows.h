@@ -3,7 +3,8 @@
 // against the schema, tests/unit/rows_test.cpp the names. Enum columns hold the
 // codes of schema/enums.h. Timestamps: ns since meta.origin_ns.
 // String columns (`*_id` in the schema) are passed as text and interned by
-// the writer. Nullable integers use store::kNull.
+// the writer. Nullable integers use store::kNull. Every field has a default,
+// so a row can be written with designated initializers naming only what it sets.
 #pragma once
 
 #include <cstdint>
@@ -38,10 +39,10 @@ struct Interned {
 struct ProcessRow {
   static constexpr std::string_view kTable = "process";
   int64_t pid = 0, parent_pid = kNull;
-  std::string host, exe, cmdline;
+  std::string host{}, exe{}, cmdline{};
   int64_t start_utc_ns = 0, start = 0, end = 0;
   int64_t rank = kNull, local_rank = kNull, world_size = kNull;
-  std::string cupti_status;
+  std::string cupti_status{};
   template <class F> void fields(F&& f) const {
     f("pid", pid); f("parent_pid", parent_pid); f("host", std::string_view(host));
     f("exe", std::string_view(exe)); f("cmdline", std::string_view(cmdline));
@@ -54,7 +55,7 @@ struct ProcessRow {
 struct ThreadRow {
   static constexpr std::string_view kTable = "thread";
   int64_t pid = 0, tid = 0;
-  std::string name;
+  std::string name{};
   template <class F> void fields(F&& f) const {
     f("pid", pid); f("tid", tid); f("name", std::string_view(name));
   }
@@ -63,7 +64,7 @@ struct ThreadRow {
 struct DeviceRow {
   static constexpr std::string_view kTable = "device";
   int64_t id = 0;
-  std::string name, uuid;
+  std::string name{}, uuid{};
   int64_t sm_count = 0, total_memory = 0, compute_major = 0, compute_minor = 0;
   int64_t memory_bandwidth = 0, core_clock_khz = 0;
   template <class F> void fields(F&& f) const {
@@ -77,7 +78,7 @@ struct DeviceRow {
 struct KernelRow {
   static constexpr std::string_view kTable = "kernel";
   int64_t pid = 0, device = 0, context = 0, stream = 0, correlation = 0, start = 0, end = 0;
-  std::string_view name;
+  std::string_view name{};
   int64_t name_id = -1;  // set instead of `name` when the writer's id is known
   int64_t grid_x = 1, grid_y = 1, grid_z = 1, block_x = 1, block_y = 1, block_z = 1;
   int64_t registers = 0, static_smem = 0, dynamic_smem = 0;
@@ -122,7 +123,7 @@ struct MemsetRow {
 struct ApiCallRow {
   static constexpr std::string_view kTable = "api_call";
   int64_t pid = 0, tid = 0, domain = schema::api_domain::runtime, cbid = 0;
-  std::string_view name;
+  std::string_view name{};
   int64_t start = 0, end = 0, correlation = 0, return_code = 0;
   template <class F> void fields(F&& f) const {
     f("pid", pid); f("tid", tid); f("domain", domain); f("cbid", cbid); f("name_id", Interned{name});
@@ -168,8 +169,8 @@ struct RangeRow {
   static constexpr std::string_view kTable = "range";
   int64_t pid = 0, tid = 0;
   int64_t source = schema::range_source::nvtx, kind = schema::range_kind::push_pop;
-  std::string_view domain;  // empty = default domain (NULL)
-  std::string_view name;
+  std::string_view domain{};  // empty = default domain (NULL)
+  std::string_view name{};
   int64_t start = 0, end = kNull, depth = kNull, color = kNull, category = kNull;
   template <class F> void fields(F&& f) const {
     f("pid", pid); f("tid", tid); f("source", source); f("kind", kind);
@@ -181,9 +182,9 @@ struct RangeRow {
 struct OpRow {
   static constexpr std::string_view kTable = "op";
   int64_t pid = 0, tid = 0;
-  std::string_view name;
+  std::string_view name{};
   int64_t start = 0, end = 0, depth = 0, seq_nr = kNull, backward = 0, scope = schema::op_scope::function;
-  std::string_view shapes, dtypes;  // empty = not recorded (NULL)
+  std::string_view shapes{}, dtypes{};  // empty = not recorded (NULL)
   int64_t external_id = kNull;
   template <class F> void fields(F&& f) const {
     f("pid", pid); f("tid", tid); f("name_id", Interned{name}); f("start", start); f("end", end);
@@ -212,7 +213,7 @@ struct StepRow {
 struct CounterRow {
   static constexpr std::string_view kTable = "counter";
   int64_t pid = 0, device = kNull;
-  std::string_view name;
+  std::string_view name{};
   int64_t ts = 0;
   double value = 0;
   template <class F> void fields(F&& f) const {
@@ -223,7 +224,7 @@ struct CounterRow {
 struct MessageRow {
   static constexpr std::string_view kTable = "message";
   int64_t pid = 0, ts = 0, severity = schema::severity::warning;
-  std::string_view text;
+  std::string_view text{};
   template <class F> void fields(F&& f) const {
     f("pid", pid); f("ts", ts); f("severity", severity); f("text", text);
   }
