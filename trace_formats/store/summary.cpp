@@ -1,0 +1,61 @@
+#include "store/summary.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "schema/enums.h"
+#include "schema/schema.h"
+
+namespace gpuscope::store {
+
+int64_t dropped_records(Connection& db) {
+  return db.query_int("SELECT coalesce(sum(value),0) FROM collector_stat WHERE key LIKE 'dropped%'").value_or(0);
+}
+
+RecordingSummary summarize(Reader& r) {
+  RecordingSummary s;
+  s.schema_version = r.schema_version();
+  s.gpuscope_version = r.meta("gpuscope_version", "?");
+  s.source = r.meta("source", "gpuscope record");
+
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const char* t : {"kernel", "memcpy", "memset", "api_call", "range", "op", "sync"}) {
+    auto st = r.query("SELECT min(start), max(\"end\") FROM \"" + std::string(t) + "\"");
+    if (st.step() && !st.is_null(0)) {
+      lo = std::min(lo, st.int64(0));
+      hi = std::max(hi, st.int64(1));
+    }
+  }
+  if (lo <= hi) s.span = RecordingSummary::Span{lo, hi};
+
+  auto traced = r.query("SELECT count(*), sum(\"end\" - start) FROM range WHERE source = " +
+                        std::to_string(schema::range_source::sampling_window));
+  if (traced.step() && traced.int64(0) > 0) {
+    // Between stretches CUPTI is torn down where it safely can be (docs/ARCHITECTURE.md).
+    auto teardowns = r.query("SELECT coalesce(sum(value), 0) FROM collector_stat WHERE key = 'cupti_finalizes'");
+    s.traced = RecordingSummary::Traced{traced.int64(0), traced.int64(1), r.meta("sample", ""),
+                                        teardowns.step() ? teardowns.int64(0) : 0};
+  }
+
+  auto dev = r.query("SELECT id, name, sm_count, total_memory, compute_major, compute_minor FROM device ORDER BY id");
+  while (dev.step())
+    s.devices.push_back({dev.int64(0), std::string(dev.text(1)), dev.int64(2), dev.int64(3), dev.int64(4), dev.int64(5)});
+
+  auto proc = r.query("SELECT pid, host, rank, world_size, cupti_status, cmdline FROM process ORDER BY pid");
+  while (proc.step()) {
+    auto nullable = [&](int col) { return proc.is_null(col) ? std::nullopt : std::optional<int64_t>(proc.int64(col)); };
+    s.processes.push_back({proc.int64(0), std::string(proc.text(1)), nullable(2), nullable(3),
+                           std::string(proc.text(4)), std::string(proc.text(5))});
+  }
+
+  for (const auto& t : schema::tables()) {
+    if (t.name == "meta" || t.name == "enum") continue;
+    s.rows.push_back({std::string(t.name), r.count(t.name)});
+  }
+  s.dropped = dropped_records(r.db());
+  auto msg = r.query("SELECT pid, text FROM message ORDER BY ts");
+  while (msg.step()) s.messages.push_back({msg.int64(0), std::string(msg.text(1))});
+  return s;
+}
+
+}  // namespace gpuscope::store
