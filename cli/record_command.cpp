@@ -159,7 +159,7 @@ int run_record(RecordOptions& opt) {
   env.emplace_back("LD_PRELOAD", preload && *preload ? collector + ":" + preload : collector);
   if (!std::getenv("CUDA_INJECTION64_PATH")) env.emplace_back("CUDA_INJECTION64_PATH", collector);
   if (!std::getenv("NVTX_INJECTION64_PATH")) env.emplace_back("NVTX_INJECTION64_PATH", collector);
-  // Ops are linked to their kernels after the job (finalize_recording), not by
+  // Ops are linked to their kernels after the job (store::finalize_recording), not by
   // CUPTI external correlation around every op.
   if (!settings::is_set(Id::kTorchExternalIds)) env.emplace_back(settings::name(Id::kTorchExternalIds), "0");
   if (!sample.empty()) env.emplace_back(settings::name(Id::kSampleMs), sample);
@@ -206,7 +206,7 @@ int run_record(RecordOptions& opt) {
   g_child_pid = 0;
   nvml.stop();
 
-  finalize_recording(output);
+  finalize_and_report(output);
 
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);

@@ -16,7 +16,8 @@ void validate_trace_list(const std::string& list);
 int claim_output(const std::string& path, bool force);
 // GPUSCOPE_COLLECTOR, else libgpuscope_collector.so next to or under the binary.
 std::string find_collector();
-// Derives graph launches, folds the WAL into the file and prints a summary on stderr.
-void finalize_recording(const std::string& path);
+// Finalizes the recording after the job (store::finalize_recording) and prints
+// what it holds on stderr; a failure is a warning, the recording stays as written.
+void finalize_and_report(const std::string& path);
 
 }  // namespace gpuscope::cli

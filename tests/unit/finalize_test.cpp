@@ -1,6 +1,7 @@
-// What `gpuscope record` does to the database after the job: waits get the
-// thread of the API call that waited (CUPTI's synchronization records have none),
-// and API calls are linked to the innermost op open on their thread.
+// What `gpuscope record` does to the database after the job (store/finalize.cpp):
+// graph launches are derived from their kernels, waits get the thread of the
+// API call that waited (CUPTI's synchronization records have none), API calls
+// are linked to the innermost op open on their thread, and the WAL is folded back.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "cli/record_support.h"
+#include "store/finalize.h"
 #include "store/sqlite.h"
 #include "tests/support/recording_builder.h"
 #include "tests/unit/temp_db.h"
@@ -26,7 +27,7 @@ TEST(Finalize, WaitsGetTheThreadOfTheirApiCall) {
     b.api({.pid = 6, .tid = 999, .name = "cudaDeviceSynchronize", .correlation = 11});
     for (int64_t corr : {11, 12, 13}) b.sync({.pid = 5, .correlation = corr});  // 13: its call was not recorded
   }
-  cli::finalize_recording(path);
+  store::finalize_recording(path);
   store::Connection c(path, store::Connection::Mode::kReadOnly);
   auto st = c.prepare("SELECT correlation, coalesce(tid, -1) FROM sync ORDER BY correlation");
   std::vector<std::pair<int64_t, int64_t>> got;
@@ -64,7 +65,7 @@ TEST(Finalize, ApiCallsLinkToTheInnermostOpOpenOnTheirThread) {
     call(5, 1, 10, 220);  // CUPTI linked it already: kept
     b.external_correlation(10, 99);
   }
-  cli::finalize_recording(path);
+  store::finalize_recording(path);
   store::Connection c(path, store::Connection::Mode::kReadOnly);
   auto st = c.prepare("SELECT pid, correlation, external_id FROM external_correlation ORDER BY pid, correlation");
   std::vector<std::tuple<int64_t, int64_t, int64_t>> got;
@@ -97,7 +98,7 @@ TEST(Finalize, LinksByThreadAndTimeEqualCuptisOnRealRecordings) {
       store::Connection c(copy, store::Connection::Mode::kReadWrite);
       c.exec("DELETE FROM external_correlation");
     }
-    cli::finalize_recording(copy);
+    store::finalize_recording(copy);
     EXPECT_EQ(links(copy), cupti);
     ++recordings;
     compared += cupti.size();
@@ -123,7 +124,7 @@ TEST(Finalize, ImpossibleCorrelationIdsAreUnlinked) {
     call(4), kernel(4, 7), kernel(4, 7);   // a graph replay: many kernels, one id, kept
     b.sync({.correlation = 2});            // a wait of one of the two calls with id 2
   }
-  cli::finalize_recording(path);
+  store::finalize_recording(path);
   store::Connection c(path, store::Connection::Mode::kReadOnly);
   EXPECT_EQ(c.query_text("SELECT group_concat(correlation) FROM (SELECT correlation FROM api_call ORDER BY id)"),
             "1,0,0,0,4");
@@ -132,6 +133,56 @@ TEST(Finalize, ImpossibleCorrelationIdsAreUnlinked) {
   // Unlinked, the wait is not given the thread of some other unlinked call.
   EXPECT_EQ(c.query_int("SELECT count(*) FROM sync WHERE correlation = 0 AND tid IS NULL"), 1);
   EXPECT_EQ(c.query_int("SELECT count(*) FROM external_correlation WHERE correlation = 0"), 0);
+}
+
+// One graph_launch row per launch of a graph, spanning its kernels, unless the
+// process has graph_launch rows already; the counts are the file's.
+TEST(Finalize, GraphLaunchesComeFromTheirKernelsAndTheCountsAreReturned) {
+  const std::string path = testing::fresh_temp_db("finalize_graphs");
+  {
+    test_support::RecordingBuilder b(path);
+    b.process(test_support::python_process(5));
+    b.at(5, 5);
+    b.api({.name = "cudaGraphLaunch", .start = 10, .end = 20, .correlation = 1});
+    b.kernel({.stream = 3, .correlation = 1, .start = 100, .end = 150, .name = "a", .graph_id = 7});
+    b.kernel({.stream = 3, .correlation = 1, .start = 160, .end = 300, .name = "b", .graph_id = 7});
+    b.api({.name = "cudaGraphLaunch", .start = 400, .end = 410, .correlation = 2});
+    b.kernel({.stream = 3, .correlation = 2, .start = 500, .end = 520, .name = "a", .graph_id = 7});
+    b.kernel({.correlation = 3, .start = 600, .end = 610, .name = "plain"});
+    b.kernel({.pid = 6, .correlation = 1, .start = 100, .end = 110, .name = "a", .graph_id = 8});
+    b.graph_launch({.pid = 6, .graph_id = 8, .correlation = 1, .start = 90, .end = 120});  // CUPTI's: kept alone
+    b.writer().put_stat(5, "dropped_ring", 2);
+  }
+  const store::Finalized f = store::finalize_recording(path);
+  EXPECT_EQ(f.unlinked, 0);
+  EXPECT_EQ(f.processes, 1);
+  EXPECT_EQ(f.kernels, 5);
+  EXPECT_EQ(f.api_calls, 2);
+  EXPECT_EQ(f.memcpys, 0);
+  EXPECT_EQ(f.dropped, 2);
+  store::Connection c(path, store::Connection::Mode::kReadOnly);
+  EXPECT_EQ(c.query_text("SELECT group_concat(row, ' ') FROM (SELECT pid || ':' || correlation || ':' || graph_id || ':' || "
+                         "stream || ':' || start || '-' || \"end\" AS row FROM graph_launch ORDER BY pid, correlation)"),
+            "5:1:7:3:100-300 5:2:7:3:500-520 6:1:8:0:90-120");
+  EXPECT_EQ(c.query_text("PRAGMA journal_mode"), "delete");
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+}
+
+TEST(Finalize, UnlinkedRowsAreCounted) {
+  const std::string path = testing::fresh_temp_db("finalize_unlinked");
+  {
+    test_support::RecordingBuilder b(path);
+    b.at(5, 1);
+    b.api({.name = "cudaLaunchKernel", .correlation = 2});
+    b.api({.name = "cudaLaunchKernel", .correlation = 2});
+    b.kernel({.correlation = 2, .name = "k"});
+  }
+  EXPECT_EQ(store::finalize_recording(path).unlinked, 3);
+}
+
+TEST(Finalize, ANonRecordingIsAnError) {
+  const std::string path = testing::fresh_temp_db("finalize_missing");
+  EXPECT_THROW(store::finalize_recording(path), Error);
 }
 
 }  // namespace
