@@ -19,7 +19,7 @@
 #include <utility>
 
 #include "cli/commands.h"
-#include "cli/nvml_poller.h"
+#include "cli/nvml/nvml_poller.h"
 #include "cli/record_support.h"
 #include "common/output_name.h"
 #include "common/settings.h"

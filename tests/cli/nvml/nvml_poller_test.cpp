@@ -5,7 +5,7 @@
 #include <tuple>
 #include <vector>
 
-#include "cli/nvml_poller.h"
+#include "cli/nvml/nvml_poller.h"
 #include "store/sqlite.h"
 #include "tests/support/recording_builder.h"
 #include "tests/unit/temp_db.h"

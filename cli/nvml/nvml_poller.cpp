@@ -1,4 +1,4 @@
-#include "cli/nvml_poller.h"
+#include "cli/nvml/nvml_poller.h"
 
 #include <dlfcn.h>
 #include <time.h>
