@@ -184,6 +184,23 @@ TEST(CuptiSwitch, UntracedStretchCountsFromThePauseLessTheTeardown) {
   }
 }
 
+// GPUSCOPE_CUPTI_ATTRIBUTES reaches CUPTI before the buffer callbacks are
+// registered, flags as one byte and sizes as size_t.
+TEST(CuptiSwitch, UserAttributesAreSetAtSubscription) {
+  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
+  ASSERT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  setenv("GPUSCOPE_CUPTI_ATTRIBUTES", "0=33554432,bad,9=0", 1);
+  Config config = load_config();
+  unsetenv("GPUSCOPE_CUPTI_ATTRIBUTES");
+  ASSERT_EQ(config.cupti_attributes.size(), 2u);  // "bad" is left out
+  std::string why;
+  ASSERT_TRUE(cupti_source::start(config, true, why)) << why;
+  auto log = calls();
+  const int subscribed = index_of(log, "subscribe");
+  EXPECT_GT(index_of(log, "attribute 0 = 33554432 (8 bytes)", subscribed), subscribed);
+  EXPECT_GT(index_of(log, "attribute 9 = 0 (1 bytes)", subscribed), subscribed);
+}
+
 TEST(CuptiSwitch, ResumingBeforeAnyApiExitDisarmsTheTeardown) {
   start_fake(true, true);
   ASSERT_TRUE(off());

@@ -99,7 +99,14 @@ FAKE CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc fn
 FAKE CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) { note("unsubscribe"); return CUPTI_SUCCESS; }
 FAKE CUptiResult cuptiGetResultString(CUptiResult, const char** s) { *s = "fake error"; return CUPTI_SUCCESS; }
 FAKE CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc) { return CUPTI_SUCCESS; }
-FAKE CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute, size_t*, void*) { return CUPTI_SUCCESS; }
+// Logged as "attribute N = V (S bytes)", the value read at the size given.
+FAKE CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute a, size_t* size, void* value) {
+  uint64_t v = 0;
+  if (*size == 1) v = *static_cast<uint8_t*>(value);
+  if (*size == sizeof(size_t)) v = *static_cast<size_t*>(value);
+  note("attribute " + std::to_string(a) + " = " + std::to_string(v) + " (" + std::to_string(*size) + " bytes)");
+  return CUPTI_SUCCESS;
+}
 FAKE CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind, uint64_t) { return CUPTI_SUCCESS; }
 FAKE CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind, uint64_t*) { return CUPTI_SUCCESS; }
 FAKE CUptiResult cuptiGetVersion(uint32_t* v) { *v = 130000; return CUPTI_SUCCESS; }
