@@ -345,8 +345,6 @@ void teardown_at_api_exit() {
     if (g_finalized.load()) {
       const uint64_t done = now_ns();
       g_drained_ns = g_paused_ns && g_paused_ns <= begun ? g_paused_ns + (done - begun) : done;
-    }
-    if (g_finalized.load()) {
       g_finalizes.fetch_add(1, std::memory_order_relaxed);
       g_session.fetch_add(1, std::memory_order_relaxed);  // every buffer of the old one has completed
     }
