@@ -20,16 +20,15 @@ read -r -a modes <<< "${MODES:-plain default}"
 for round in $(seq "${ROUNDS:-3}"); do
   for i in "${!modes[@]}"; do
     mode=${modes[$(((i + round - 1) % ${#modes[@]}))]}
-    cmd=() envs=()
+    cmd=() envs=() extra=()
+    record=("$GS" record --force -o "$OUT/slow.db" --)
     case $mode in
     plain) ;;
-    default) cmd=("$GS" record --force -o "$OUT/slow.db" --) ;;
-    torch_profiler) ;;
-    cupti_*) envs=(GPUSCOPE_CUPTI_ATTRIBUTES="${mode#cupti_}") cmd=("$GS" record --force -o "$OUT/slow.db" --) ;;
+    default) cmd=("${record[@]}") ;;
+    torch_profiler) extra=(--torch-profiler) ;;
+    cupti_*) envs=(GPUSCOPE_CUPTI_ATTRIBUTES="${mode#cupti_}") cmd=("${record[@]}") ;;
     *) echo "slow_mode.sh: unknown mode $mode" >&2; continue ;;
     esac
-    extra=()
-    [ "$mode" = torch_profiler ] && extra=(--torch-profiler)
     rm -f "$OUT/slow.db" "$OUT/samples.json" "$OUT/slow.out"
     env "${envs[@]}" timeout -k 5 "$LIMIT" "${cmd[@]}" "$PY" tests/gpu/models/real_models.py --model "$MODEL" \
       --variant plain --steps 20 --blocks 6 --threads "${extra[@]}" > "$OUT/slow.out" 2> "$OUT/slow.err" &
