@@ -201,7 +201,7 @@ std::optional<Finding> evaluate(const RuleInput& in) {
   f.evidence.metrics = {
       {"memory_bound_ms_per_step", c.ms_per_step(memory_bound), "ms"},
       {"assumed_speedup", kCompileSpeedup, "x"},
-      {"chains_per_step", static_cast<double>(chains) / c.n_steps, "count"},
+      {"chains_per_step", chains_per_step, "count"},
       {"chained_kernels_per_step", static_cast<double>(chained) / c.n_steps, "count"},
       {"chain_kernel_ms_per_step", c.ms_per_step(chain_time), "ms"},
   };
