@@ -59,6 +59,7 @@ struct ThreadState {
   uint64_t external_id_base = 0;
   uint64_t external_id_next = 0;
   uint32_t optimizer_steps_open = 0;
+  const at::RecordFunction* fetch = nullptr;  // the DataLoader range that turned RecordFunction off here
   MemoryScope memory;  // the allocator hook, installed for the top-level op
 };
 
@@ -168,6 +169,15 @@ void start_range(ThreadState& ts, const at::RecordFunction& fn, const char* name
   RangeFrame frame{&fn, now, classify_range(name), false};
   if (frame.info.kind == RangeKind::kProfilerStep && g_options.external_ids) note_torch_profiler();
   if (frame.info.kind == RangeKind::kOptimizerStep) frame.nested_optimizer_step = ts.optimizer_steps_open++ > 0;
+  // A main-process DataLoader fetch runs the Dataset's per-sample torch ops,
+  // thousands a step, each paying torch's callback machinery and ours. Off on
+  // this thread until the fetch's range ends (torch still ends a RecordFunction
+  // it began with callbacks), so the fetch runs at its untraced speed.
+  if (frame.info.kind == RangeKind::kDataLoader && !g_options.dataloader_ops && !ts.fetch &&
+      at::isRecordFunctionEnabled()) {
+    at::enableRecordFunction(false);
+    ts.fetch = &fn;
+  }
   ts.ranges.push_back(frame);
   g_tracker->note_activity(now);
 }
@@ -177,6 +187,10 @@ void end_range(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
   // so ranges are kept apart from ops and matched by their RecordFunction.
   for (size_t i = ts.ranges.size(); i-- > 0;) {
     if (ts.ranges[i].fn != &fn) continue;
+    if (ts.fetch == &fn) {
+      at::enableRecordFunction(true);
+      ts.fetch = nullptr;
+    }
     RangeFrame frame = ts.ranges[i];
     ts.ranges.erase(ts.ranges.begin() + static_cast<std::ptrdiff_t>(i));
     if (frame.info.kind == RangeKind::kOptimizerStep && ts.optimizer_steps_open) --ts.optimizer_steps_open;

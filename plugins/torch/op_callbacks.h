@@ -20,6 +20,9 @@ struct CallbackOptions {
                                    // (off under `gpuscope record`, which links after the job)
   bool ops = true;            // GPUSCOPE_TORCH_OPS=0: ops not recorded (ranges and steps are), to
                               // measure torch's own RecordFunction cost apart from the plugin's
+  bool dataloader_ops = false; // GPUSCOPE_TORCH_DATALOADER_OPS=1: ops inside a main-process DataLoader
+                               // fetch too; by default torch's RecordFunction is off on the thread for
+                               // the fetch (its range stays), so a per-sample Dataset costs nothing
   uint32_t ab_steps = 0;      // GPUSCOPE_TORCH_AB_STEPS=N (benchmark): ops recorded in alternate
                               // blocks of N steps, so one process compares with and without them
   bool ab_idle = false;       // GPUSCOPE_TORCH_AB_IDLE=1: in the "off" blocks the callback stays on and

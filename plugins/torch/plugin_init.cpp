@@ -105,6 +105,7 @@ int init(const gpuscope_host_api* h) {
   options.shapes = options.ops && !settings::equals(Id::kTorchShapes, "0");
   options.external_ids = h->trace_enabled("cuda") && torch_cuda_loaded();
   options.push_external_ids = options.external_ids && !settings::equals(Id::kTorchExternalIds, "0");
+  options.dataloader_ops = settings::equals(Id::kTorchDataLoaderOps, "1");
   options.ab_steps = env_count(h, Id::kTorchAbSteps);
   if (settings::is_set(Id::kTorchAbIdle)) options.ab_idle = settings::equals(Id::kTorchAbIdle, "1");
   std::string why;

@@ -74,6 +74,29 @@ def dataloader_workers0():
           "meta torch_build, torch_cuda_version, torch_git_version present")
     check(q1(db, "SELECT value FROM collector_stat WHERE key = 'dropped_cpu_records'") == 0, "no record dropped")
     check(q1(db, "SELECT count(*) FROM message WHERE severity >= 2") == 0, "no warnings stored")
+    # The fetch's own ops (the Dataset's indexing, the collate's stack) are left out by default.
+    check(ops_inside_fetches(db) == [], "no op inside a DataLoader fetch: %s" % ops_inside_fetches(db)[:5])
+
+
+def ops_inside_fetches(db):
+    """(name, count) of the ops that ran on the training thread inside a DataLoader range."""
+    return q(db, """SELECT n.value, count(*) FROM op o JOIN string n ON n.id = o.name_id
+                    JOIN range r ON r.source = 3 AND r.pid = o.pid AND r.tid = o.tid
+                                AND o.start >= r.start AND o.start < r."end"
+                    GROUP BY n.value ORDER BY count(*) DESC""")
+
+
+@case
+def dataloader_ops():
+    # GPUSCOPE_TORCH_DATALOADER_OPS=1: the fetch's ops are recorded too, the rest is as by default.
+    result, db = record("dataloader_ops", train_mlp(0, ["--sleep-ms", "0"]), env={"GPUSCOPE_TORCH_DATALOADER_OPS": "1"})
+    check(result.returncode == 0, "job exits 0 (got %d)" % result.returncode)
+    inside = dict(ops_inside_fetches(db))
+    check(inside.get("aten::stack", 0) >= 2 * STEPS and sum(inside.values()) >= STEPS * BATCH,
+          "the collate's stacks and the per-sample indexing inside the fetches: %s" % sorted(inside.items())[:8])
+    check(len(op_rows(db, "aten::linear")) == 4 * STEPS, "training ops as by default")
+    loader = q(db, "SELECT count(*) FROM range WHERE source = 3")
+    check(loader == [(STEPS,)], "one DataLoader range per step: %s" % loader)
 
 
 @case

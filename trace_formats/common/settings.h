@@ -45,6 +45,8 @@ namespace gpuscope::settings {
     "per-user cache: gpuscope setup torch builds the torch plugin into torch/VERSION/ there")                    \
   X(kTorchOps, "GPUSCOPE_TORCH_OPS", "1", "0: no ops (ranges and steps stay)")                                     \
   X(kTorchShapes, "GPUSCOPE_TORCH_SHAPES", "1", "0: no op input shapes or dtypes")                                 \
+  X(kTorchDataLoaderOps, "GPUSCOPE_TORCH_DATALOADER_OPS", "0",                                                    \
+    "1: ops inside a main-process DataLoader fetch too (by default its range is recorded, its ops are not)")      \
   X(kTorchMemory, "GPUSCOPE_TORCH_MEMORY", "1", "0: no allocator memory")                                          \
   X(kTorchCpuMemory, "GPUSCOPE_TORCH_CPU_MEMORY", "0", "1: the CPU allocator's memory too")                        \
   X(kTorchMemorySteps, "GPUSCOPE_TORCH_MEMORY_STEPS", "2 (record --full: 0)",                                        \
