@@ -361,6 +361,7 @@ Analysis analyze(store::Reader& reader, const Options& options) {
   Analysis a;
   fill_summary(a, c, m, plan);
   measure_untraced(a, plan, m.imported);
+  measure_kernel_gap_floor(a, c);
   fill_idle(a, c);
   a.memory = memory_summary(c);
   fill_notes(a, c, m, plan, opt.device.has_value());

@@ -96,6 +96,11 @@ struct Summary {
   // that exists untraced over the traced idle time), GPU-side savings times
   // gpu_saving_factor (the GPU's busy share of the untraced step).
   double cpu_idle_factor = 1, gpu_saving_factor = 1;
+  // GPU idle per step between kernels that were queued back to back (their
+  // median gap times the gaps per step); 0 when too few were seen to tell.
+  // launch-bound and low-utilization claim only untraced idle above it:
+  // launch_idle_factor is cpu_idle_factor with the floor taken out.
+  double kernel_gap_floor_ms = 0, launch_idle_factor = 1;
   int64_t first_step = 0, last_step = 0;
   double step_ms_mean = 0, step_ms_median = 0, step_ms_p95 = 0, step_ms_min = 0, step_ms_max = 0;
   std::vector<int64_t> outlier_steps;

@@ -1,6 +1,7 @@
 #include "analyzer/untraced.h"
 
 #include <algorithm>
+#include <climits>
 #include <string_view>
 
 #include "analyzer/rules/cross_rank.h"
@@ -10,12 +11,18 @@
 namespace gpuscope::analyzer {
 namespace {
 
+// Queued gaps needed before their median stands for the GPU's own gap.
+constexpr size_t kMinQueuedGaps = 20;
+
 // Rules whose saving is GPU idle time while the CPU does something: tracing
 // stretches that CPU time, so they claim only the idle time that exists untraced.
 bool cpu_side(std::string_view id) {
   return id == "low-utilization" || id == "launch-bound" || id == "host-sync" || id == "dataloader-stall" ||
          id == "allocator-churn" || id == "memory-pressure";
 }
+
+// CPU-side rules whose idle is the short gaps between one kernel and the next.
+bool between_kernels(std::string_view id) { return id == "launch-bound" || id == "low-utilization"; }
 
 // Time the job spends compiling is what it is, traced or not; and a cross-rank
 // finding is a difference between ranks, each traced alike, so tracing cancels out.
@@ -68,6 +75,25 @@ void measure_untraced(Analysis& a, const StepPlan& plan, bool imported) {
     s.tracing_cost_pct = 100 * (s.traced_step_ms / s.untraced_step_ms - 1);
 }
 
+void measure_kernel_gap_floor(Analysis& a, const Context& c) {
+  // A gap before a kernel whose launch call had returned before the GPU ran dry:
+  // the CPU was ahead, so the gap is the GPU's own from one kernel to the next.
+  std::vector<double> queued;
+  int64_t gaps = 0, busy_until = INT64_MIN;
+  for (uint32_t i : c.kernels) {
+    const KernelRec& k = c.m.kernels[i];
+    if (busy_until != INT64_MIN && k.start > busy_until) {
+      ++gaps;
+      const uint32_t api = c.m.api_by_corr.find(k.corr);
+      if (api != kNone && c.m.apis[api].end() <= busy_until)
+        queued.push_back(static_cast<double>(k.start - busy_until));
+    }
+    busy_until = std::max(busy_until, k.end());
+  }
+  if (queued.size() < kMinQueuedGaps || c.n_steps <= 0) return;
+  a.summary.kernel_gap_floor_ms = median(std::move(queued)) * static_cast<double>(gaps) / 1e6 / c.n_steps;
+}
+
 void judge_against_untraced(Analysis& a) {
   Summary& s = a.summary;
   const double traced = s.traced_step_ms;
@@ -77,6 +103,11 @@ void judge_against_untraced(Analysis& a) {
     const double traced_idle = traced - busy;
     const double job_idle = std::clamp(s.untraced_step_ms - busy, 0.0, std::max(traced_idle, 0.0));
     s.cpu_idle_factor = traced_idle > 0 ? job_idle / traced_idle : 1;
+    // Launch overhead and per-op CPU time fill the many short gaps between
+    // kernels; of the untraced idle, the floor back-to-back kernels leave
+    // anyway is not theirs to save (CUDA graphs do not remove it).
+    const double launch_idle = std::clamp(job_idle - s.kernel_gap_floor_ms, 0.0, job_idle);
+    s.launch_idle_factor = traced_idle > 0 ? launch_idle / traced_idle : 1;
   }
   // A GPU-side saving shortens the step only while the GPU is on its critical
   // path; its busy share of the step is the first-order estimate of that.
@@ -84,7 +115,10 @@ void judge_against_untraced(Analysis& a) {
   std::vector<Finding> kept;
   for (Finding& f : a.findings) {
     f.traced_saving_ms = f.saving_ms_per_step;
-    const double factor = unscaled(f.id) ? 1 : cpu_side(f.id) ? s.cpu_idle_factor : s.gpu_saving_factor;
+    const double factor = unscaled(f.id)             ? 1
+                          : between_kernels(f.id)    ? s.launch_idle_factor
+                          : cpu_side(f.id)           ? s.cpu_idle_factor
+                                                     : s.gpu_saving_factor;
     f.saving_ms_per_step *= factor;
     f.saving_pct = job > 0 ? 100 * f.saving_ms_per_step / job : 0;
     if (f.id != "memory-pressure" && f.saving_pct < min_saving_pct(f.id)) continue;

@@ -7,12 +7,18 @@
 #pragma once
 
 #include "analyzer/analysis.h"
+#include "analyzer/context.h"
 #include "analyzer/steps.h"
 
 namespace gpuscope::analyzer {
 
 // Fills summary.untraced_* and traced_step_ms from the plan and the analysed steps.
 void measure_untraced(Analysis& a, const StepPlan& plan, bool imported);
+
+// Fills summary.kernel_gap_floor_ms: the idle time per step the GPU has even
+// when every kernel is queued before the one ahead of it ends (the gap between
+// back-to-back kernels), which no CPU-side fix removes.
+void measure_kernel_gap_floor(Analysis& a, const Context& c);
 
 // Corrects, filters and ranks a.findings (the rules' raw output).
 void judge_against_untraced(Analysis& a);

@@ -76,7 +76,9 @@ json summary_json(const Summary& s) {
                      {"traced_step_ms", ms3(s.traced_step_ms)},
                      {"tracing_cost_pct", s.untraced_step_ms > 0 ? json(round_to(s.tracing_cost_pct, 2)) : json(nullptr)},
                      {"cpu_idle_factor", round_to(s.cpu_idle_factor, 4)},
-                     {"gpu_saving_factor", round_to(s.gpu_saving_factor, 4)}};
+                     {"gpu_saving_factor", round_to(s.gpu_saving_factor, 4)},
+                     {"launch_idle_factor", round_to(s.launch_idle_factor, 4)},
+                     {"kernel_gap_floor_ms", ms3(s.kernel_gap_floor_ms)}};
   return out;
 }
 

@@ -46,7 +46,7 @@ store::ApiCallRow Sim::launch_call(std::string_view api_name, int64_t stream, in
   const int64_t start = cpu_ + (cfg.launch_cpu_ns - cfg.launch_api_ns);
   const store::ApiCallRow a{.name = api_name, .start = start, .end = start + cfg.launch_api_ns};
   int64_t& end = stream_end_[stream];
-  gpu_start_ = std::max(end, a.end + cfg.launch_latency_ns);
+  gpu_start_ = std::max(end > 0 ? end + cfg.kernel_gap_ns : 0, a.end + cfg.launch_latency_ns);
   end = gpu_start_ + dur;
   cpu_ += cfg.launch_cpu_ns;
   return a;

@@ -66,6 +66,7 @@ class Sim {
     int64_t launch_cpu_ns = us(6);   // CPU time a launch costs the issuing thread
     int64_t launch_api_ns = us(4);   // of which inside cudaLaunchKernel
     int64_t launch_latency_ns = us(3);
+    int64_t kernel_gap_ns = 0;  // the GPU's own gap between back-to-back work on a stream
     int64_t rank = store::kNull, world_size = store::kNull;  // RANK/WORLD_SIZE of a distributed job's process
     std::string host = "testhost";
     bool append = false;  // add this process to the recording at the path instead of replacing it

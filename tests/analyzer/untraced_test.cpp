@@ -98,6 +98,64 @@ TEST(Untraced, CpuStepsStandInWithoutTheGpuMeasure) {
   EXPECT_NEAR(a.summary.untraced_step_ms, 10.0, 0.2);
 }
 
+// 200 kernels of 20 us a step, the GPU leaving 2 us between two queued back to
+// back. Traced, the first 50 are launched faster than they run and the other
+// 150 each wait ~26 us for the CPU (launch-bound, ~7.2 ms a step); untraced a step takes
+// `untraced_ms`. Steps 3-10 run untraced, as in control_stretch_recording.
+std::string launch_gap_recording(const std::string& name, double untraced_ms) {
+  const std::string path = temp_db(name);
+  Sim::Config cfg;
+  cfg.kernel_gap_ns = us(2);
+  Sim s(path, cfg);
+  int64_t window = s.now(), untraced_start = 0;
+  for (int i = 0; i < 25; ++i) {
+    const bool traced = i < 3 || i > 10;
+    if (i == 3) {
+      s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window, s.now());
+      untraced_start = s.now();
+    }
+    if (i == 11) {
+      s.range(store::kRangeSourceUntracedDrained, std::string(store::kUntracedDrainedName), untraced_start, s.now());
+      window = s.now();
+    }
+    s.step_begin();
+    if (traced) {
+      for (int k = 0; k < 200; ++k) {
+        if (k >= 50) s.cpu(us(40));
+        s.kernel(names::kAdd, us(20));
+      }
+      s.cpu(std::max<int64_t>(0, s.gpu_idle_at() - s.now()));  // the step ends with its work
+    } else {
+      s.cpu(ms(untraced_ms));
+    }
+    s.step_end();
+  }
+  s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window, s.now());
+  s.finish();
+  return path;
+}
+
+// Untraced the job runs at its GPU time plus the gaps back-to-back kernels
+// leave (4.0 + 0.4 ms): the idle is the GPU's own, which CUDA graphs do not
+// remove, so launch-bound claims nothing.
+TEST(Untraced, TheGapsBetweenQueuedKernelsAreNotLaunchOverhead) {
+  auto a = analyze_path(launch_gap_recording("untraced_gap_floor", 4.4));
+  EXPECT_NEAR(a.summary.kernel_gap_floor_ms, 0.4, 0.05);
+  EXPECT_NEAR(a.summary.untraced_step_ms, 4.4, 0.1);
+  EXPECT_GT(a.summary.cpu_idle_factor, 0.1);  // the untraced step has idle time ...
+  EXPECT_LT(a.summary.launch_idle_factor, 0.02);  // ... but none between launches
+  EXPECT_EQ(find(a, "launch-bound"), nullptr);
+}
+
+// Untraced the step takes 6 ms: 2 ms of idle, of which 1.6 above the gaps
+// back-to-back kernels leave. launch-bound claims those 1.6 ms.
+TEST(Untraced, LaunchOverheadAboveTheGapFloorIsKept) {
+  auto a = analyze_path(launch_gap_recording("untraced_launch_kept", 6.0));
+  const analyzer::Finding* f = find(a, "launch-bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->saving_ms_per_step, 1.6, 0.2);
+}
+
 // A recording without untraced steps says why it cannot judge, in one line of
 // every report format.
 TEST(Untraced, UnknownSaysWhy) {
