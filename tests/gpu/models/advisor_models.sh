@@ -104,6 +104,7 @@ for stage in $STAGES; do
           no_api) envs=(GPUSCOPE_RUNTIME_API=0 GPUSCOPE_DRIVER_API=0) ;;
           no_driver_api) envs=(GPUSCOPE_DRIVER_API=0) ;;
           no_flush) envs=(GPUSCOPE_PERIODIC_FLUSH=0) ;;
+          fetch_ops) envs=(GPUSCOPE_TORCH_DATALOADER_OPS=1) ;;
           *) echo "advisor_models.sh: unknown overhead mode $mode" >&2; continue ;;
           esac
           cmd=()
