@@ -4,8 +4,8 @@
 Between processes, the launch-bound loop's median step moves by 20-40 % on the
 GPU machine (a KVM guest; docs/PERFORMANCE.md), which hides a cost of a few
 points however many runs are alternated. Here every run is one `gpuscope
-record` with GPUSCOPE_TORCH_AB_STEPS=N: the torch plugin records ops for N
-steps, then not for the next N, and so on, with everything else unchanged
+record` of the script under ab_shim.py --block N: the torch plugin records ops
+for N steps, then not for the next N, and so on, with everything else unchanged
 (CUPTI, steps, ranges, the collector). Steps with op rows are the "on" ones.
 Adjacent blocks are compared, so drift within the run cancels too.
 
@@ -53,7 +53,7 @@ ap.add_argument("--script", default=os.path.join(HERE, "..", "..", "samples", "t
                 help="a sample from samples/torch (default: launch_bound.py)")
 ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
 ap.add_argument("--steps", type=int, default=300)
-ap.add_argument("--block", type=int, default=10, help="steps per block (GPUSCOPE_TORCH_AB_STEPS)")
+ap.add_argument("--block", type=int, default=10, help="steps per block (ab_shim.py --block)")
 ap.add_argument("--runs", type=int, default=1, help="processes, one after the other")
 ap.add_argument("--sample", help="ON,OFF seconds: gpuscope record --sample")
 ap.add_argument("--cpus", help="run under `taskset -c CPUS`")
@@ -62,7 +62,7 @@ ap.add_argument("--plain", action="store_true",
                      "points of that plain step (`pp_of_plain`, `sampled_pp_of_plain`), the unit of the overhead "
                      "targets; that denominator comes from another process, so it carries the usual spread")
 ap.add_argument("--idle", action="store_true",
-                help="GPUSCOPE_TORCH_AB_IDLE=1: the blocks without ops keep the op callback registered, returning "
+                help="ab_shim.py --idle: the blocks without ops keep the op callback registered, returning "
                      "at once, so on/off is the plugin's own work and torch's cost of calling it is left out")
 ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="more environment for the job")
 ap.add_argument("--json", metavar="OUT.json", help="also write the results here")
@@ -104,11 +104,11 @@ def record(db):
     cmd = [args.gpuscope, "record", "-o", db]
     if args.sample:
         cmd += ["--sample", args.sample]
-    cmd += ["--", args.python, args.script, "--device", args.device, "--steps", str(args.steps)]
-    env = dict(os.environ, GPUSCOPE_TORCH_AB_STEPS=str(args.block), **extra_env)
+    cmd += ["--", args.python, os.path.join(HERE, "ab_shim.py"), "--block", str(args.block)]
     if args.idle:
-        env["GPUSCOPE_TORCH_AB_IDLE"] = "1"
-    return run(cmd, env, "`gpuscope record`", False)
+        cmd.append("--idle")
+    cmd += [args.script, "--device", args.device, "--steps", str(args.steps)]
+    return run(cmd, dict(os.environ, **extra_env), "`gpuscope record`", False)
 
 
 def ms(values):

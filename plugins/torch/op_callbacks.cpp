@@ -70,43 +70,29 @@ uint64_t g_handle = 0;          // ops: every scope but USER_SCOPE; off while sa
 std::mutex g_ops_switch;        // step boundaries (job threads) and the collector's writer thread
 bool g_ops_on = true;           // under g_ops_switch: the callback's state
 bool g_ops_wanted = true;       // under g_ops_switch: what the collector's schedule asks for
-bool g_ab_block_on = true;      // under g_ops_switch: GPUSCOPE_TORCH_AB_STEPS's block
-uint64_t g_ab_boundaries = 0;   // under g_ops_switch: step boundaries seen
+int g_paused = 0;               // under g_ops_switch: set_ops_paused's mode
 
 // Whether ops are recorded. on_start reads it first, so the callback can stay
-// on and return at once (GPUSCOPE_TORCH_AB_IDLE=1: torch's own cost of calling
-// it, told apart from the plugin's work); start_op reads it again after
+// on and return at once (set_ops_paused(2): torch's own cost of calling it,
+// told apart from the plugin's work); start_op reads it again after
 // stamping the start, for the ops torch began before the callback went off:
 // their start comes after the plugin's own work (shapes) and can fall after
 // the stretch the switch ended. Set before torch is told, so such an op sees it
 // off and is dropped.
 std::atomic<bool> g_ops_recording{true};
 
-// Holds g_ops_switch. Ops are recorded when the schedule wants them and, for
-// the in-process A/B benchmark, the current block is an "on" block.
+// Holds g_ops_switch. Ops are recorded when the schedule wants them and no
+// pause is asked for.
 void apply_ops_state() {
-  const bool recording = g_ops_wanted && g_ab_block_on;
+  const bool recording = g_ops_wanted && g_paused == 0;
   g_ops_recording.store(recording, std::memory_order_seq_cst);
-  // GPUSCOPE_TORCH_AB_IDLE=1 keeps the callback on in the "off" blocks.
-  const bool on = recording || (g_options.ab_idle && g_ops_wanted);
+  const bool on = recording || (g_paused == 2 && g_ops_wanted);
   if (on == g_ops_on) return;
   g_ops_on = on;
   if (on)
     at::reenableCallback(g_handle);
   else
     at::disableCallback(g_handle);
-}
-
-// GPUSCOPE_TORCH_AB_STEPS=N: ops on for N steps, off for the next N, and so
-// on, so one process measures what recording ops costs with everything else
-// (CUPTI, steps, the collector) unchanged. Steps without op rows are the "off"
-// ones. Called at every step boundary, after the collector's schedule.
-void on_step_for_ab() {
-  if (!g_options.ab_steps || !g_options.ops || !g_handle) return;
-  std::lock_guard lock(g_ops_switch);
-  if (++g_ab_boundaries % g_options.ab_steps != 0) return;
-  g_ab_block_on = !g_ab_block_on;
-  apply_ops_state();
 }
 
 void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
@@ -122,7 +108,6 @@ void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
     memory_reporter_step_ended();
   }
   h->step_boundary(end);
-  on_step_for_ab();
 }
 
 // Thread states live on the heap behind a trivially destructible pointer; a
@@ -321,6 +306,14 @@ void set_ops_traced(bool on) {
   std::lock_guard lock(g_ops_switch);
   if (on && !g_ops_wanted) memory_reporter_stretch_started();
   g_ops_wanted = on;
+  apply_ops_state();
+}
+
+void set_ops_paused(int mode) {
+  if (!g_options.ops || !g_handle || mode < 0 || mode > 2) return;
+  std::lock_guard lock(g_ops_switch);
+  if (mode == 0 && g_paused != 0 && g_ops_wanted) memory_reporter_stretch_started();
+  g_paused = mode;
   apply_ops_state();
 }
 

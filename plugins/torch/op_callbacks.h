@@ -23,10 +23,6 @@ struct CallbackOptions {
   bool dataloader_ops = false; // GPUSCOPE_TORCH_DATALOADER_OPS=1: ops inside a main-process DataLoader
                                // fetch too; by default torch's RecordFunction is off on the thread for
                                // the fetch (its range stays), so a per-sample Dataset costs nothing
-  uint32_t ab_steps = 0;      // GPUSCOPE_TORCH_AB_STEPS=N (benchmark): ops recorded in alternate
-                              // blocks of N steps, so one process compares with and without them
-  bool ab_idle = false;       // GPUSCOPE_TORCH_AB_IDLE=1: in the "off" blocks the callback stays on and
-                              // returns at once (torch's cost of calling it, without the plugin's work)
 };
 
 // Adds the global callbacks; false with `why` when torch refused.
@@ -37,6 +33,13 @@ StepTracker& step_tracker();
 // Sampled tracing: enables or disables the ops' callback (idempotent; from
 // any thread). The collector calls it through gpuscope_plugin_set_traced.
 void set_ops_traced(bool on);
+
+// Pauses op recording on top of the schedule, from any thread: 0 records
+// (the default), 1 pauses with the op callback off, 2 pauses with it on and
+// returning at once (torch's cost of calling it, without the plugin's work).
+// Exported as gpuscope_plugin_pause_ops; bench/torch_plugin/ab_shim.py uses it
+// to compare steps with and without ops inside one process.
+void set_ops_paused(int mode);
 
 // The RecordFunction handle of the plugin's op callback (0 before
 // registration); the cost benchmark switches it off and on.

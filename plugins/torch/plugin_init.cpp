@@ -36,22 +36,6 @@ namespace {
 const gpuscope_host_api* g_host = nullptr;
 std::atomic<bool> g_finished{false};
 
-// A whole number 1..1e6 from the environment; 0 when unset, and said when it
-// is set but not such a number.
-uint32_t env_count(const gpuscope_host_api* h, settings::Id id) {
-  const char* v = settings::text(id);
-  if (!v) return 0;
-  char* end = nullptr;
-  const unsigned long n = std::strtoul(v, &end, 10);
-  if (*end || *v == '-' || n == 0 || n > 1000000) {
-    const std::string text = std::string(settings::name(id)) + "=" + v + " is not a step count (1 to 1000000); ignored";
-    std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
-    h->emit_message(GPUSCOPE_WARNING, text.c_str());
-    return 0;
-  }
-  return static_cast<uint32_t>(n);
-}
-
 // Only a CUDA build of torch launches GPU work; its CUDA library is loaded
 // together with libtorch_cpu, so it is there by the time we are.
 bool torch_cuda_loaded() {
@@ -106,8 +90,6 @@ int init(const gpuscope_host_api* h) {
   options.external_ids = h->trace_enabled("cuda") && torch_cuda_loaded();
   options.push_external_ids = options.external_ids && !settings::equals(Id::kTorchExternalIds, "0");
   options.dataloader_ops = settings::equals(Id::kTorchDataLoaderOps, "1");
-  options.ab_steps = env_count(h, Id::kTorchAbSteps);
-  if (settings::is_set(Id::kTorchAbIdle)) options.ab_idle = settings::equals(Id::kTorchAbIdle, "1");
   std::string why;
   if (!register_callbacks(options, why)) {
     h->emit_message(GPUSCOPE_ERROR, ("libgpuscope_torch.so: " + why).c_str());
@@ -142,6 +124,16 @@ extern "C" __attribute__((visibility("default"))) int gpuscope_plugin_init(const
 extern "C" __attribute__((visibility("default"))) void gpuscope_plugin_set_traced(int on) {
   try {
     gpuscope::torch_plugin::set_ops_traced(on != 0);
+  } catch (...) {
+  }
+}
+
+// Op recording paused (1: callback off, 2: callback on, returning at once) or
+// not (0), on top of the collector's schedule: for benchmarks that compare
+// steps with and without ops in one process (bench/torch_plugin/ab_shim.py).
+extern "C" __attribute__((visibility("default"))) void gpuscope_plugin_pause_ops(int mode) {
+  try {
+    gpuscope::torch_plugin::set_ops_paused(mode);
   } catch (...) {
   }
 }

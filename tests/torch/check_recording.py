@@ -179,13 +179,20 @@ def ops_off():
     check(q1(db, "SELECT count(*) FROM meta WHERE key = 'torch_version'") == 1, "the plugin was loaded")
 
 
+def ab_shim(n, extra=(), idle=False):
+    """train_mlp.py run by bench/torch_plugin/ab_shim.py: ops paused in alternate blocks of n steps."""
+    mlp = train_mlp(0, ["--sleep-ms", "0"] + list(extra))
+    shim = os.path.join(args.samples, "..", "bench", "torch_plugin", "ab_shim.py")
+    return [mlp[0], shim, "--block", str(n)] + (["--idle"] if idle else []) + mlp[1:]
+
+
 @case
 def ab_blocks():
-    # GPUSCOPE_TORCH_AB_STEPS=N (bench/torch_plugin/ab_steps.py): ops in alternate blocks of N
+    # bench/torch_plugin/ab_shim.py --block N (ab_steps.py): ops in alternate blocks of N
     # steps; steps and ranges in all of them. The switch comes at a step's end, so step k
     # (counted from 0) has ops when k // N is even.
     n = 3
-    result, db = record("ab", train_mlp(0, ["--sleep-ms", "0"]), env={"GPUSCOPE_TORCH_AB_STEPS": str(n)})
+    result, db = record("ab", ab_shim(n))
     check(result.returncode == 0, "job exits 0")
     steps = q(db, 'SELECT number, start, "end" FROM step ORDER BY number')
     check(len(steps) == STEPS, "%d steps found (got %d)" % (STEPS, len(steps)))
@@ -195,20 +202,16 @@ def ab_blocks():
     check(with_ops[1:] == want[1:], "ops in alternate blocks of %d steps: %s" % (n, "".join("x" if o else "." for o in with_ops)))
     check(q1(db, "SELECT count(*) FROM range WHERE source IN (3, 4)") >= STEPS,
           "DataLoader and optimizer ranges in every block (%s)" % q1(db, "SELECT count(*) FROM range WHERE source IN (3, 4)"))
-    # GPUSCOPE_TORCH_AB_IDLE=1: the callback stays on in the blocks without ops; the same pattern.
-    result, db = record("ab_idle", train_mlp(0, ["--sleep-ms", "0"]),
-                        env={"GPUSCOPE_TORCH_AB_STEPS": str(n), "GPUSCOPE_TORCH_AB_IDLE": "1"})
+    # --idle: the callback stays on in the blocks without ops; the same pattern.
+    result, db = record("ab_idle", ab_shim(n, idle=True))
     idle = [q1(db, 'SELECT count(*) FROM op WHERE start >= ? AND "end" <= ?', s, e) > 0
             for _, s, e in q(db, 'SELECT number, start, "end" FROM step ORDER BY number')]
     check(result.returncode == 0 and idle[1:] == want[1:],
-          "GPUSCOPE_TORCH_AB_IDLE=1: the same blocks: %s" % "".join("x" if o else "." for o in idle))
-    result, db = record("ab_bad", train_mlp(0, ["--steps", "4", "--sleep-ms", "0"]), env={"GPUSCOPE_TORCH_AB_STEPS": "3x"})
-    check(result.returncode == 0, "a bad GPUSCOPE_TORCH_AB_STEPS: job exits 0")
-    check("GPUSCOPE_TORCH_AB_STEPS=3x is not a step count" in result.stderr, "said on stderr")
-    check(q1(db, "SELECT count(*) FROM message WHERE text LIKE '%GPUSCOPE_TORCH_AB_STEPS=3x%'") == 1, "and in the database")
-    check(all(q1(db, 'SELECT count(*) FROM op WHERE start >= ? AND "end" <= ?', s, e) > 0
-              for _, s, e in q(db, 'SELECT number, start, "end" FROM step WHERE number > 0')),
-          "and ignored: ops in every step")
+          "ab_shim.py --idle: the same blocks: %s" % "".join("x" if o else "." for o in idle))
+    # Without the plugin there is nothing to pause: the shim says so and fails.
+    result, db = record("ab_noplugin", ab_shim(n, ["--steps", "4"]), trace="cuda,nvtx")
+    check(result.returncode != 0 and "the torch plugin is not loaded" in result.stderr,
+          "without the plugin the shim fails with one line (rc %d)" % result.returncode)
 
 
 @case

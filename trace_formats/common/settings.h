@@ -53,10 +53,6 @@ namespace gpuscope::settings {
     "allocator memory in the first N steps of each traced stretch; 0: in every traced step")                      \
   X(kTorchExternalIds, "GPUSCOPE_TORCH_EXTERNAL_IDS", "0 under record, else 1",                                     \
     "1: ops linked to kernels through CUPTI external correlation (slower) instead of by thread and time")          \
-  X(kTorchAbSteps, "GPUSCOPE_TORCH_AB_STEPS", "off",                                                                \
-    "benchmark: N: ops recorded in alternate blocks of N steps (bench/torch_plugin/ab_steps.py)")                  \
-  X(kTorchAbIdle, "GPUSCOPE_TORCH_AB_IDLE", "0",                                                                    \
-    "benchmark: 1: in the AB_STEPS off blocks the op callback stays on and returns at once")                       \
   X(kCollector, "GPUSCOPE_COLLECTOR", "next to gpuscope, or ../lib", "record: path of libgpuscope_collector.so")   \
   X(kAnalyzeTiming, "GPUSCOPE_ANALYZE_TIMING", "unset", "set: analyze prints its phase timings on stderr")   \
   X(kPython, "GPUSCOPE_PYTHON", "/usr/bin/python3",                                                                 \

@@ -92,6 +92,11 @@ typedef void (*gpuscope_plugin_shutdown_fn)(void);
  * thread) whenever sampled tracing switches, and once after init with the
  * current state; 0 means record only steps and ranges until called with 1. */
 typedef void (*gpuscope_plugin_set_traced_fn)(int traced);
+/* Optional export gpuscope_plugin_pause_ops (the torch plugin): pauses op
+ * recording on top of the collector's schedule, from any thread: 0 records,
+ * 1 pauses with the op callback off, 2 pauses with it on and returning at once.
+ * Not called by the collector; benchmarks call it (bench/torch_plugin/ab_shim.py). */
+typedef void (*gpuscope_plugin_pause_ops_fn)(int mode);
 /* Optional export gpuscope_plugin_built_for: the version of the library the
  * plugin extends that it was built against (torch: TORCH_VERSION), which
  * `gpuscope doctor` compares with the one the user's python runs. */
