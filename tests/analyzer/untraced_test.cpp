@@ -11,18 +11,13 @@
 namespace gpuscope::testing {
 namespace {
 
-// A job with 10 ms of kernels a step. Traced, the CPU needs `traced_cpu_ms`
-// a step (Python the tracer slowed down), more than the GPU, which idles for
-// the difference; untraced it needs `untraced_cpu_ms`. Steps 0-2 are traced (warm-up), 3-10 run untraced (the
-// control stretch, measured on the GPU from drain to drain: written as a
-// range of source untraced_drained when `drained`), 11-24 are traced again.
-std::string control_stretch_recording(const std::string& name, double traced_cpu_ms, double untraced_cpu_ms,
-                                      bool drained = true) {
-  const std::string path = temp_db(name);
-  Sim s(path, Sim::Config{});
+// Writes 25 steps: 0-2 traced (warm-up), 3-10 untraced (the control stretch,
+// measured on the GPU from drain to drain: a range of source untraced_drained
+// when `drained`), 11-24 traced again; each step's work from `traced` or `untraced`.
+template <class Traced, class Untraced>
+void control_stretch_steps(Sim& s, Traced traced, Untraced untraced, bool drained = true) {
   int64_t window = s.now(), untraced_start = 0;
   for (int i = 0; i < 25; ++i) {
-    const bool traced = i < 3 || i > 10;
     if (i == 3) {
       s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window, s.now());
       untraced_start = s.now();
@@ -33,18 +28,33 @@ std::string control_stretch_recording(const std::string& name, double traced_cpu
       window = s.now();
     }
     s.step_begin();
-    if (traced) {
-      s.op_begin("aten::mm");
-      s.kernel(names::kGemmBf16, ms(10));
-      s.op_end();
-      s.cpu(ms(traced_cpu_ms));
-    } else {
-      s.cpu(ms(std::max(10.0, untraced_cpu_ms)));  // the GPU's 10 ms, untraced and unseen
-    }
+    if (i < 3 || i > 10)
+      traced();
+    else
+      untraced();
     s.step_end();
   }
   s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window, s.now());
   s.finish();
+}
+
+// A job with 10 ms of kernels a step. Traced, the CPU needs `traced_cpu_ms`
+// a step (Python the tracer slowed down), more than the GPU, which idles for
+// the difference; untraced it needs `untraced_cpu_ms`.
+std::string control_stretch_recording(const std::string& name, double traced_cpu_ms, double untraced_cpu_ms,
+                                      bool drained = true) {
+  const std::string path = temp_db(name);
+  Sim s(path, Sim::Config{});
+  control_stretch_steps(
+      s,
+      [&] {
+        s.op_begin("aten::mm");
+        s.kernel(names::kGemmBf16, ms(10));
+        s.op_end();
+        s.cpu(ms(traced_cpu_ms));
+      },
+      [&] { s.cpu(ms(std::max(10.0, untraced_cpu_ms))); },  // the GPU's 10 ms, untraced and unseen
+      drained);
   return path;
 }
 
@@ -100,38 +110,23 @@ TEST(Untraced, CpuStepsStandInWithoutTheGpuMeasure) {
 
 // 200 kernels of 20 us a step, the GPU leaving 2 us between two queued back to
 // back. Traced, the first 50 are launched faster than they run and the other
-// 150 each wait ~26 us for the CPU (launch-bound, ~7.2 ms a step); untraced a step takes
-// `untraced_ms`. Steps 3-10 run untraced, as in control_stretch_recording.
+// 150 each wait ~26 us for the CPU (launch-bound, ~7.2 ms a step); untraced a
+// step takes `untraced_ms`.
 std::string launch_gap_recording(const std::string& name, double untraced_ms) {
   const std::string path = temp_db(name);
   Sim::Config cfg;
   cfg.kernel_gap_ns = us(2);
   Sim s(path, cfg);
-  int64_t window = s.now(), untraced_start = 0;
-  for (int i = 0; i < 25; ++i) {
-    const bool traced = i < 3 || i > 10;
-    if (i == 3) {
-      s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window, s.now());
-      untraced_start = s.now();
-    }
-    if (i == 11) {
-      s.range(store::kRangeSourceUntracedDrained, std::string(store::kUntracedDrainedName), untraced_start, s.now());
-      window = s.now();
-    }
-    s.step_begin();
-    if (traced) {
-      for (int k = 0; k < 200; ++k) {
-        if (k >= 50) s.cpu(us(40));
-        s.kernel(names::kAdd, us(20));
-      }
-      s.cpu(std::max<int64_t>(0, s.gpu_idle_at() - s.now()));  // the step ends with its work
-    } else {
-      s.cpu(ms(untraced_ms));
-    }
-    s.step_end();
-  }
-  s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window, s.now());
-  s.finish();
+  control_stretch_steps(
+      s,
+      [&] {
+        for (int k = 0; k < 200; ++k) {
+          if (k >= 50) s.cpu(us(40));
+          s.kernel(names::kAdd, us(20));
+        }
+        s.cpu(std::max<int64_t>(0, s.gpu_idle_at() - s.now()));  // the step ends with its work
+      },
+      [&] { s.cpu(ms(untraced_ms)); });
   return path;
 }
 
