@@ -12,7 +12,9 @@ recording (and each ablation of it: no_memory, no_shapes, default_noops, no_api,
 (`summary.untraced.tracing_cost_pct` of `gpuscope analyze`, "inside"), which is
 free of the ±20-40 % that whole processes differ by on the GPU machine.
 
-  bench/models/tracing_cost_table.py OUT/models/overhead.jsonl [--json summary.json]
+  bench/models/tracing_cost_table.py OUT/models/overhead.jsonl [MORE.jsonl ...] [--json summary.json]
+
+Several files (one per machine start) are pooled; a round pairs runs of one file only.
 """
 import argparse
 import json
@@ -42,15 +44,18 @@ def spread(values):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("overhead_jsonl")
+    p.add_argument("overhead_jsonl", nargs="+")
     p.add_argument("--json", help="also write the numbers as JSON here")
     args = p.parse_args()
-    runs = load(args.overhead_jsonl)
-    if not runs:
-        sys.exit("tracing_cost_table.py: %s: no runs with a step time" % args.overhead_jsonl)
-    by = {}  # model -> round -> mode -> step_ms, untraced
-    for r in runs:
-        by.setdefault(r["run"]["model"], {}).setdefault(r["round"], {})[r["overhead"]] = r
+    runs = []
+    by = {}  # model -> (file, round) -> mode -> step_ms, untraced
+    for i, path in enumerate(args.overhead_jsonl):
+        loaded = load(path)
+        if not loaded:
+            sys.exit("tracing_cost_table.py: %s: no runs with a step time" % path)
+        for r in loaded:
+            by.setdefault(r["run"]["model"], {}).setdefault((i, r["round"]), {})[r["overhead"]] = r
+        runs += loaded
     modes = []
     for r in runs:
         if r["overhead"] not in modes and r["overhead"] != "plain":
