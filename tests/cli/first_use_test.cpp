@@ -90,7 +90,7 @@ TEST(FirstUse, WriteErrorsSayWhy) {
 TEST(FirstUse, TerminalEscapesInInputAreShownNotSent) {
   TempDir tmp;
   // An unknown category carrying "ESC ] 0 ; pwned BEL" (set the window title).
-  std::string trace = read_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/formats/kineto_small.json");
+  std::string trace = read_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/import/kineto_small.json");
   const std::string from = "\"a_future_category\"";
   ASSERT_NE(trace.find(from), std::string::npos);
   trace.replace(trace.find(from), from.size(), "\"evil\\u001b]0;pwned\\u0007\"");

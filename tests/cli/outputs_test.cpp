@@ -51,7 +51,7 @@ TEST(Outputs, SymlinksAtTheOldTemporaryNamesAreNotFollowed) {
       {"diff --markdown", "diff " + rec + " " + rec + " -q --markdown %D/d.md", "d.md.tmp", "d.md"},
       {"check --json", "check " + rec + " --budget %D/budget.json -q --json %D/c.json", "c.json.tmp", "c.json"},
       {"export --chrome", "export -q " + rec + " --chrome %D/t.json", ".t.json.tmp-", "t.json"},
-      {"import -o", "import -q " + std::string(GPUSCOPE_SOURCE_DIR) + "/tests/formats/kineto_small.json -o %D/i.db",
+      {"import -o", "import -q " + std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/import/kineto_small.json -o %D/i.db",
        ".i.db.importing-", "i.db"},
   };
   for (const auto& c : cases) {
@@ -104,7 +104,7 @@ TEST(Outputs, AnOutputNeverReplacesAnInputEvenWithForce) {
   fs::copy_file(data("nvtx_loop.db"), a);
   fs::copy_file(data("nvtx_loop.db"), b);
   fs::copy_file(data("nvtx_loop.db"), k);
-  fs::copy_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/formats/kineto_small.json", t);
+  fs::copy_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/import/kineto_small.json", t);
   write_file(bj, R"({"max_step_ms_median": 1000})");
   fs::create_symlink(a, link);
   const std::vector<std::pair<std::string, std::string>> cases = {

@@ -12,7 +12,7 @@
 
 #include "store/reader.h"
 #include "tests/support/recording_builder.h"
-#include "tests/unit/temp_db.h"
+#include "tests/trace_formats/store/temp_db.h"
 
 namespace gpuscope::merge {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "store/reader.h"
-#include "tests/unit/temp_db.h"
+#include "tests/trace_formats/store/temp_db.h"
 
 namespace gpuscope::test_support {
 namespace {

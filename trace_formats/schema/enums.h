@@ -53,7 +53,7 @@ namespace gpuscope::schema {
   E(severity, GPUSCOPE_ENUM_SEVERITY)
 
 // op.scope holds torch's at::RecordScope as the plugin passes it on. Its
-// values are listed in the column's doc (tests/unit/enums_test.cpp), not in
+// values are listed in the column's doc (tests/trace_formats/schema/enums_test.cpp), not in
 // the `enum` table, which recordings carry unchanged.
 #define GPUSCOPE_ENUM_OP_SCOPE(X, T)                                                             \
   X(T, function, 0) X(T, backward_function, 1) X(T, torchscript_function, 2)                    \

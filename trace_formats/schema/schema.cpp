@@ -318,7 +318,7 @@ std::string markdown() {
   std::string out =
       "# gpuscope database schema\n\n"
       "<!-- Generated from trace_formats/schema/schema.cpp and enums.h by `gpuscope schema --markdown`; "
-      "tests/unit/schema_test.cpp fails when this page and the code disagree. -->\n\n"
+      "tests/trace_formats/schema/schema_test.cpp fails when this page and the code disagree. -->\n\n"
       "A recording is one SQLite file. Schema version: **" + std::to_string(kVersion) +
       "** (`meta.schema_version`); readers refuse a newer version.\n\n"
       "Every timestamp is an integer number of nanoseconds since `meta.origin_ns`, on one clock "

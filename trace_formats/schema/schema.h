@@ -1,6 +1,6 @@
 // The one declaration of the gpuscope database schema. The DDL, the version
 // constant and docs/schema.md are all generated from the tables below (docs
-// are checked by tests/unit/schema_test.cpp); the enum lookup rows come from
+// are checked by tests/trace_formats/schema/schema_test.cpp); the enum lookup rows come from
 // the enums declared in schema/enums.h.
 #pragma once
 
@@ -17,7 +17,7 @@ inline constexpr int kVersion = 1;
 // The storage type, and for integers what they hold, so that tools that
 // rewrite recordings (`gpuscope merge`) find every time, string-id and pid
 // column here instead of in a list of their own. kTime, kStringId and kPid are
-// INTEGER in SQL; tests/unit/schema_test.cpp checks each against its doc.
+// INTEGER in SQL; tests/trace_formats/schema/schema_test.cpp checks each against its doc.
 enum class ColumnType {
   kInteger,
   kReal,

@@ -1,6 +1,6 @@
 // One struct per data table. fields() hands the writer each value with its
 // column's name, in the table's column order: the writer checks the count
-// against the schema, tests/unit/rows_test.cpp the names. Enum columns hold the
+// against the schema, tests/trace_formats/store/rows_test.cpp the names. Enum columns hold the
 // codes of schema/enums.h. Timestamps: ns since meta.origin_ns.
 // String columns (`*_id` in the schema) are passed as text and interned by
 // the writer. Nullable integers use store::kNull. Every field has a default,

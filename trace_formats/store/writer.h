@@ -93,7 +93,7 @@ struct Writer::Binder {
   Writer& w;
   Statement& st;
   int index = 1;
-  // Row structs name each column (tests/unit/rows_test.cpp checks the names).
+  // Row structs name each column (tests/trace_formats/store/rows_test.cpp checks the names).
   template <class T> void operator()(std::string_view /*column*/, const T& v) { (*this)(v); }
   void operator()(int64_t v) { st.bind(index++, v); }
   void operator()(double v) { st.bind(index++, v); }

@@ -8,7 +8,7 @@
 #include "cli/nvml/nvml_poller.h"
 #include "store/sqlite.h"
 #include "tests/support/recording_builder.h"
-#include "tests/unit/temp_db.h"
+#include "tests/trace_formats/store/temp_db.h"
 
 namespace gpuscope {
 namespace {

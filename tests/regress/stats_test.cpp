@@ -12,7 +12,7 @@
 #include "common/error.h"
 #include "regress/diff.h"
 #include "regress/stats.h"
-#include "tests/diff/noise.h"
+#include "tests/regress/noise.h"
 
 namespace gpuscope::testing {
 namespace {

@@ -10,15 +10,15 @@
 
 #include "import/torch_import.h"
 #include "store/reader.h"
-#include "tests/formats/formats_test_util.h"
+#include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
 namespace {
 
 using test::TempDir;
 
-const std::string kSmall = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/formats/kineto_small.json";
-const std::string kGolden = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/formats/golden/";
+const std::string kSmall = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/import/kineto_small.json";
+const std::string kGolden = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/import/golden/";
 
 // Text cells with every non-printable or non-ASCII byte as \xNN, so the
 // golden file shows exactly what was stored.

@@ -13,7 +13,7 @@
 
 #include "store/sqlite.h"
 #include "store/writer.h"
-#include "tests/diff/recordings.h"
+#include "tests/regress/recordings.h"
 
 namespace gpuscope::testing {
 namespace {

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "export/output_file.h"
-#include "tests/formats/formats_test_util.h"
+#include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
 namespace {

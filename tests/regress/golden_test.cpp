@@ -15,14 +15,14 @@
 
 #include "common/error.h"
 #include "regress/diff.h"
-#include "tests/diff/recordings.h"
+#include "tests/regress/recordings.h"
 
 namespace gpuscope::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kGolden = fs::path(GPUSCOPE_SOURCE_DIR) / "tests" / "diff" / "golden";
+const fs::path kGolden = fs::path(GPUSCOPE_SOURCE_DIR) / "tests" / "regress" / "golden";
 
 std::string read(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);

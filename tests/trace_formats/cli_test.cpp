@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "store/writer.h"
-#include "tests/formats/formats_test_util.h"
+#include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
 namespace {
@@ -35,7 +35,7 @@ struct BadInput {
 };
 
 TEST(Cli, ImportRejectsBadInputCleanly) {
-  std::string small = test::read_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/formats/kineto_small.json");
+  std::string small = test::read_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/import/kineto_small.json");
   std::string gz = test::read_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/torch113_cpu_mlp.json.gz");
   std::vector<BadInput> cases = {
       {"empty.json", "", "empty file"},
@@ -65,7 +65,7 @@ TEST(Cli, ImportRejectsBadInputCleanly) {
 
 TEST(Cli, ImportAndExportRoundTripThroughTheBinary) {
   TempDir tmp;
-  std::string trace = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/formats/kineto_small.json";
+  std::string trace = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/import/kineto_small.json";
   test::RunResult imp = test::run(test::gpuscope_bin() + " import '" + trace + "' -o '" + tmp.file("k.db") + "'");
   ASSERT_EQ(imp.exit_code, 0) << imp.output;
   EXPECT_NE(imp.output.find("unknown categories, not imported: a_future_category 1 overhead 1"), std::string::npos)

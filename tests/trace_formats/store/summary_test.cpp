@@ -10,7 +10,7 @@
 #include "store/reader.h"
 #include "store/summary.h"
 #include "tests/support/recording_builder.h"
-#include "tests/unit/temp_db.h"
+#include "tests/trace_formats/store/temp_db.h"
 
 namespace gpuscope {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "common/error.h"
 #include "export/exporters.h"
-#include "tests/formats/formats_test_util.h"
+#include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
 namespace {

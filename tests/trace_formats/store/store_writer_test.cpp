@@ -17,7 +17,7 @@
 
 #include "store/reader.h"
 #include "store/writer.h"
-#include "tests/unit/temp_db.h"
+#include "tests/trace_formats/store/temp_db.h"
 
 namespace gpuscope {
 namespace {

@@ -1,11 +1,11 @@
-#include "tests/diff/recordings.h"
+#include "tests/regress/recordings.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 
-#include "tests/diff/noise.h"
+#include "tests/regress/noise.h"
 #include "tests/support/recording_builder.h"
 
 namespace gpuscope::testing {

@@ -5,7 +5,7 @@
 
 #include "export/exporters.h"
 #include "import/torch_import.h"
-#include "tests/formats/formats_test_util.h"
+#include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
 namespace {

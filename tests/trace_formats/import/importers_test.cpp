@@ -10,7 +10,7 @@
 #include "import/open_recording.h"
 #include "import/torch_import.h"
 #include "store/reader.h"
-#include "tests/formats/formats_test_util.h"
+#include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
 namespace {
@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::TempDir;
 
-const std::string kSmall = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/formats/kineto_small.json";
+const std::string kSmall = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/import/kineto_small.json";
 const std::string kGz = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/torch113_cpu_mlp.json.gz";
 const std::string kRecording = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/nvtx_loop.db";
 

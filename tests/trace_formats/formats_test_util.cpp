@@ -1,4 +1,4 @@
-#include "tests/formats/formats_test_util.h"
+#include "tests/trace_formats/formats_test_util.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -12,7 +12,7 @@
 
 #include "import/torch_import.h"
 #include "store/sqlite.h"
-#include "tests/formats/formats_test_util.h"
+#include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
 namespace {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "export/exporters.h"
-#include "tests/formats/formats_test_util.h"
+#include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
 namespace {
@@ -262,7 +262,7 @@ TEST(ChromeExport, MatchesGolden) {
   export_and_parse(tmp.file("g.db"), tmp.file("g.json"), &text);
   // The trace name holds the temporary path's file name only.
   std::string diff = test::golden_mismatch(
-      std::string(GPUSCOPE_SOURCE_DIR) + "/tests/formats/golden/synthetic.chrome.json", text);
+      std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/export/golden/synthetic.chrome.json", text);
   EXPECT_TRUE(diff.empty()) << diff;
 }
 
