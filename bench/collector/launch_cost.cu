@@ -11,6 +11,13 @@
 //              enter and exit time) into a thread-local array: what a lighter collector could do
 //   cb_all     kernels + callbacks on every runtime API call, returning at once (CUPTI's
 //              own cost of calling a subscriber)
+//   copy_sync  kernels + MEMCPY + SYNCHRONIZATION records
+//   gpuscope   the kinds `gpuscope record` enables: kernels, MEMCPY, MEMCPY2, MEMSET,
+//              SYNCHRONIZATION, RUNTIME, DRIVER
+//
+// Besides the launch loop, each phase times a `.item()`-like round trip: an
+// empty kernel, a 4-byte device-to-host cudaMemcpyAsync into pinned memory and a
+// cudaStreamSynchronize, `launches / 16` times (ns per round trip).
 //
 // Each phase launches an empty kernel `launches` times in batches of 256 (a
 // stream synchronize after each batch, not timed, so the launch queue never
@@ -95,6 +102,22 @@ double time_launches(int launches, cudaStream_t stream) {
   return static_cast<double>(spent) / launches;
 }
 
+// What `.item()` does: queue a kernel, copy 4 bytes back, wait for them.
+double time_round_trips(int trips, cudaStream_t stream, int* device_word, int* host_word) {
+  const uint64_t t0 = now_ns();
+  for (int i = 0; i < trips; ++i) {
+    empty_kernel<<<1, 1, 0, stream>>>();
+    cudaMemcpyAsync(host_word, device_word, sizeof(int), cudaMemcpyDeviceToHost, stream);
+    cudaStreamSynchronize(stream);
+  }
+  return static_cast<double>(now_ns() - t0) / trips;
+}
+
+const CUpti_ActivityKind kCopySyncKinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+const CUpti_ActivityKind kGpuscopeKinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                             CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                             CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -118,17 +141,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "launch_cost: no CUDA device\n");
     return 1;
   }
+  int* device_word = nullptr;
+  int* host_word = nullptr;
+  cudaMalloc(&device_word, sizeof(int));
+  cudaMallocHost(&host_word, sizeof(int));
+  const int trips = std::max(1, launches / 16);
   time_launches(launches, stream);  // warm-up
-  std::vector<double> plain;
-  for (int r = 0; r < rounds; ++r) plain.push_back(time_launches(launches, stream));
+  time_round_trips(trips, stream, device_word, host_word);
+  std::vector<double> plain, plain_trip;
+  for (int r = 0; r < rounds; ++r) {
+    plain.push_back(time_launches(launches, stream));
+    plain_trip.push_back(time_round_trips(trips, stream, device_word, host_word));
+  }
 
   if (!ok(cuptiActivityRegisterCallbacks(requested, completed), "cuptiActivityRegisterCallbacks")) return 1;
   CUpti_SubscriberHandle subscriber;
   if (!ok(cuptiSubscribe(&subscriber, on_callback, nullptr), "cuptiSubscribe")) return 1;
   t_records.reserve(static_cast<size_t>(launches) * 2);
 
-  const std::vector<std::string> phases = {"kernels", "runtime", "callback", "cb_all"};
-  std::vector<std::vector<double>> ns(phases.size());
+  const std::vector<std::string> phases = {"kernels", "runtime", "callback", "cb_all", "copy_sync", "gpuscope"};
+  std::vector<std::vector<double>> ns(phases.size()), trip(phases.size());
   ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable kernels");
   for (int r = 0; r < rounds; ++r) {
     for (size_t p = 0; p < phases.size(); ++p) {
@@ -143,7 +175,16 @@ int main(int argc, char** argv) {
         g_record_launches = true;
       }
       if (phase == "cb_all") ok(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), "callback domain");
+      if (phase == "copy_sync")
+        for (CUpti_ActivityKind k : kCopySyncKinds) ok(cuptiActivityEnable(k), "enable copy/sync kinds");
+      if (phase == "gpuscope")
+        for (CUpti_ActivityKind k : kGpuscopeKinds) ok(cuptiActivityEnable(k), "enable gpuscope's kinds");
       ns[p].push_back(time_launches(launches, stream));
+      trip[p].push_back(time_round_trips(trips, stream, device_word, host_word));
+      if (phase == "copy_sync")
+        for (CUpti_ActivityKind k : kCopySyncKinds) cuptiActivityDisable(k);
+      if (phase == "gpuscope")
+        for (CUpti_ActivityKind k : kGpuscopeKinds) cuptiActivityDisable(k);
       t_records.clear();
       g_record_launches = false;
       if (phase == "runtime") ok(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME), "disable runtime");
@@ -153,6 +194,8 @@ int main(int argc, char** argv) {
   }
   std::printf("{\"launches\": %d, \"rounds\": %d, \"ns_per_launch\": {\"plain\": %.1f", launches, rounds, median(plain));
   for (size_t p = 0; p < phases.size(); ++p) std::printf(", \"%s\": %.1f", phases[p].c_str(), median(ns[p]));
+  std::printf("}, \"ns_per_round_trip\": {\"plain\": %.1f", median(plain_trip));
+  for (size_t p = 0; p < phases.size(); ++p) std::printf(", \"%s\": %.1f", phases[p].c_str(), median(trip[p]));
   std::printf("}, \"per_round\": {\"plain\": [");
   for (size_t i = 0; i < plain.size(); ++i) std::printf("%s%.1f", i ? ", " : "", plain[i]);
   std::printf("]");
