@@ -29,7 +29,6 @@
 #include <cuda_runtime.h>
 #include <cupti.h>
 #include <pthread.h>
-#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -38,33 +37,17 @@
 #include <string>
 #include <vector>
 
+#include "counting_buffers.h"
+
 __global__ void empty_kernel() {}
 
 namespace {
 
-constexpr size_t kBufferBytes = 8u << 20;
+using gpuscope::bench::completed;
+using gpuscope::bench::g_records;
+using gpuscope::bench::now_ns;
+
 constexpr int kBatch = 256;
-std::atomic<unsigned long long> g_records{0};
-
-uint64_t now_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
-void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  *size = *buffer ? kBufferBytes : 0;
-  *max_records = 0;
-}
-
-void CUPTIAPI completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  CUpti_Activity* record = nullptr;
-  unsigned long long n = 0;
-  while (valid && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) ++n;
-  g_records.fetch_add(n);
-  std::free(buffer);
-}
 
 // The callback phase's own record, as a collector's ring would hold it.
 struct LaunchRecord {
@@ -154,7 +137,9 @@ int main(int argc, char** argv) {
     plain_trip.push_back(time_round_trips(trips, stream, device_word, host_word));
   }
 
-  if (!ok(cuptiActivityRegisterCallbacks(requested, completed), "cuptiActivityRegisterCallbacks")) return 1;
+  if (!ok(cuptiActivityRegisterCallbacks(gpuscope::bench::requested<8u << 20>, completed),
+          "cuptiActivityRegisterCallbacks"))
+    return 1;
   CUpti_SubscriberHandle subscriber;
   if (!ok(cuptiSubscribe(&subscriber, on_callback, nullptr), "cuptiSubscribe")) return 1;
   t_records.reserve(static_cast<size_t>(launches) * 2);

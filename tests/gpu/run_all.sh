@@ -16,6 +16,10 @@ export PYTHONUNBUFFERED=1
 stages=${*:-"env plugin known_work profiler_compare multi_proc recordings overhead"}
 export GPUSCOPE_CRASH_TRACE=1
 log() { echo "=== $* ($(date +%T))"; }
+# The folder of the libcupti that torch's wheel brings, else the toolkit's (CUDA_INJECTION64_PATH tools need it).
+cupti_dir() {
+  dirname "$(python3 -c 'import glob,site; print((glob.glob(site.getsitepackages()[0] + "/nvidia/cu13/lib/libcupti.so*") + ["/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti.so.13"])[0])')"
+}
 . tests/gpu/hang.sh
 
 # guard SECONDS cmd...: runs cmd; if it outlives SECONDS, prints the stacks of
@@ -225,14 +229,20 @@ noise)
 cupti_floor)
   # CUPTI's own floor beside ours (run on 2026-12-03: noisy, 2 rounds).
   log cupti_floor
-  CUPTI_DIR=$(dirname "$(python3 -c 'import glob,site; print((glob.glob(site.getsitepackages()[0] + "/nvidia/cu13/lib/libcupti.so*") + ["/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti.so.13"])[0])')")
-  BARE="!CUDA_INJECTION64_PATH=$PWD/.carry/lib/libbare_cupti.so LD_LIBRARY_PATH=$CUPTI_DIR"
+  BARE="!CUDA_INJECTION64_PATH=$PWD/.carry/lib/libbare_cupti.so LD_LIBRARY_PATH=$(cupti_dir)"
   python3 bench/overhead.py --gpuscope "$GS" --rounds ${ROUNDS:-3} --out "$OUT/cupti_floor.json" \
     --loops launch_bound --launch-steps ${STEPS:-400} --no-torch-profiler --variant default= \
     --variant "bare_cupti=$BARE" --variant "bare_cupti_runtime=$BARE BARE_CUPTI_RUNTIME=1" \
     --variant "kernels_only=--trace cuda,nvtx GPUSCOPE_DRIVER_API=0 GPUSCOPE_RUNTIME_API=0" \
     --variant "torch_no_cupti=--trace nvtx,torch" \
     2>&1 | grep --line-buffered -v '^ \|^[{}]'
+  ;;
+launch_cost)
+  # CPU ns per kernel launch (and per .item()-like round trip) under CUPTI setups, in one process
+  # (bench/collector/launch_cost.cu, built here by bench/collector/build_launch_cost.sh into .carry/lib).
+  log launch_cost
+  guard 300 env LD_LIBRARY_PATH="$(cupti_dir)" .carry/lib/launch_cost "${LC_ROUNDS:-7}" "${LC_LAUNCHES:-51200}" |
+    tee "$OUT/launch_cost.json"
   ;;
 sampled_record)
   # A sampled recording resumes tracing at every stretch (with and without cuptiFinalize).

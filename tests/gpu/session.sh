@@ -10,8 +10,7 @@
 # setup (the archive's `gpuscope setup torch`: the torch plugin into the user's cache),
 # advisor:RULE[,RULE...], diff, injection, models (tests/gpu/models/advisor_models.sh:
 # MODELS, STAGES), slow_mode (bench/models/slow_mode.sh: MODES, ROUNDS), dataloader_ops
-# (bench/torch_plugin/dataloader_ops.py on the GPU: DL_ROUNDS), launch_cost (bench/collector/launch_cost.cu:
-# LC_ROUNDS, LC_LAUNCHES).
+# (bench/torch_plugin/dataloader_ops.py on the GPU: DL_ROUNDS).
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -60,12 +59,6 @@ for step in "$@"; do
   dataloader_ops)
     timeout -k 5 $left python3 bench/torch_plugin/dataloader_ops.py --gpuscope "${top:-$PWD/.carry}"/bin/gpuscope \
       --python python3 --device cuda --rounds "${DL_ROUNDS:-5}" --json | tee "$OUT/r/dataloader_ops.json" ;;
-  launch_cost)
-    # CPU ns per kernel launch under CUPTI setups, in one process (bench/collector/launch_cost.cu,
-    # built here by bench/collector/build_launch_cost.sh into .carry/lib).
-    cupti_dir=$(dirname "$(python3 -c 'import glob,site; print((glob.glob(site.getsitepackages()[0] + "/nvidia/cu13/lib/libcupti.so*") + ["/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti.so.13"])[0])')")
-    LD_LIBRARY_PATH=$cupti_dir timeout -k 5 $left .carry/lib/launch_cost "${LC_ROUNDS:-7}" "${LC_LAUNCHES:-51200}" |
-      tee "$OUT/r/launch_cost.json" ;;
   setup) timeout -k 5 $left "${top:-.carry}"/bin/gpuscope setup torch --python "$(command -v python3)" ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
