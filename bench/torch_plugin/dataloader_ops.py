@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+from alternate import alternated
+
 WORKER = r"""
 import json, statistics, sys, time, torch
 from torch.utils.data import DataLoader, Dataset
@@ -107,15 +109,7 @@ def main():
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="gpuscope_dataloader_ops_")
-    runs = {s: [] for s in SETUPS}
-    for r in range(args.rounds):
-        order = SETUPS if r % 2 == 0 else list(reversed(SETUPS))
-        for setup in order:
-            runs[setup].append(run_one(setup, args, tmp, r))
-        if sys.stderr.isatty():
-            sys.stderr.write("\rround %d/%d" % (r + 1, args.rounds))
-    if sys.stderr.isatty():
-        sys.stderr.write("\n")
+    runs = alternated(SETUPS, args.rounds, lambda setup, r: run_one(setup, args, tmp, r))
     os.rmdir(tmp)
 
     def med(setup, key):

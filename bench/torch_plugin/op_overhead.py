@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+from alternate import alternated
+
 WORKER = r"""
 import statistics, sys, time, torch
 burst, bursts = int(sys.argv[1]), int(sys.argv[2])
@@ -94,17 +96,12 @@ def main():
     tmp = tempfile.mkdtemp(prefix="gpuscope_op_overhead_")
     results = {s: [] for s in SETUPS}
     facts = {}
-    for r in range(args.rounds):
-        order = SETUPS if r % 2 == 0 else list(reversed(SETUPS))
-        for setup in order:
-            ns, f = run_one(setup, args, tmp, r)
+    runs = alternated(SETUPS, args.rounds, lambda setup, r: run_one(setup, args, tmp, r))
+    for setup, pairs in runs.items():
+        for ns, f in pairs:
             results[setup].append(ns)
             if f:
                 facts.setdefault(setup, []).append(f)
-        if sys.stderr.isatty():
-            sys.stderr.write("\rround %d/%d" % (r + 1, args.rounds))
-    if sys.stderr.isatty():
-        sys.stderr.write("\n")
     os.rmdir(tmp)
 
     def diff(a, b):
