@@ -163,6 +163,12 @@ int run_record(RecordOptions& opt) {
   // CUPTI external correlation around every op.
   if (!settings::is_set(Id::kTorchExternalIds)) env.emplace_back(settings::name(Id::kTorchExternalIds), "0");
   if (!sample.empty()) env.emplace_back(settings::name(Id::kSampleMs), sample);
+  // Ops in 2 steps of every 50; finalize_and_report gives the other steps'
+  // kernels their ops by position (store/place_ops.h). That needs the API calls.
+  if (!settings::is_set(Id::kTorchOpSteps)) {
+    const bool by_position = !opt.full && ("," + opt.trace + ",").find(",cuda,") != std::string::npos;
+    env.emplace_back(settings::name(Id::kTorchOpSteps), by_position ? "auto" : "0");
+  }
   if (opt.full) {
     env.emplace_back(settings::name(Id::kControlSteps), "0");
     // Everything traced: the allocator's events in every step too, unless the user said otherwise.
@@ -245,7 +251,9 @@ static void add_record_command(CLI::App& app) {
                   "boundaries when torch steps are seen); steps and ranges are recorded throughout");
   cmd->add_flag("--full", opt.full,
                 "Trace every step: no control stretch (by default steps 4-11 run untraced, at least 0.2 s, so that "
-                "`analyze` knows the job's step time without tracing and judges every finding against it)");
+                "`analyze` knows the job's step time without tracing and judges every finding against it), and torch "
+                "ops and allocator memory recorded in every step (by default ops in 2 steps of every 50, the other "
+                "steps' kernels given their ops by position after the job)");
   cmd->add_flag("--help-env", opt.help_env, "Print every GPUSCOPE_* environment variable with its default and meaning");
   // Everything from the first non-option argument (or after --) is the job's command line, verbatim.
   cmd->prefix_command();

@@ -102,6 +102,17 @@ void finalize_and_report(const std::string& path) {
     if (f.unlinked)
       std::fprintf(stderr, "gpuscope: %s: %lld rows shared a CUDA correlation id with others and were unlinked\n",
                    path.c_str(), static_cast<long long>(f.unlinked));
+    if (f.placed.steps_placed || f.placed.steps_unplaced)
+      std::fprintf(stderr,
+                   "gpuscope: %s: ops recorded in some steps only (GPUSCOPE_TORCH_OP_STEPS); %lld ops placed by "
+                   "position in %lld steps%s\n",
+                   path.c_str(), static_cast<long long>(f.placed.ops), static_cast<long long>(f.placed.steps_placed),
+                   f.placed.steps_unplaced
+                       ? (", " + std::to_string(f.placed.steps_unplaced) +
+                          " steps matched no recorded step and keep their kernels without ops (record --full records "
+                          "ops in every step)")
+                             .c_str()
+                       : "");
     if (f.processes == 0) {
       std::fprintf(stderr, "gpuscope: %s: the job recorded nothing (no CUDA, NVTX or torch activity seen)\n",
                    path.c_str());

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -72,6 +73,22 @@ bool g_ops_on = true;           // under g_ops_switch: the callback's state
 bool g_ops_wanted = true;       // under g_ops_switch: what the collector's schedule asks for
 int g_paused = 0;               // under g_ops_switch: set_ops_paused's mode
 
+// GPUSCOPE_TORCH_OP_STEPS: ops in the first `g_op_steps` steps of every
+// `g_op_period` (0: of each traced stretch only); g_op_steps 0: every step.
+// A steady-state step repeats the op sequence of the one before, so
+// `gpuscope record` gives the other steps' API calls (and kernels) their ops by
+// position after the job (store/place_ops.h). All under g_ops_switch.
+std::atomic<uint32_t> g_op_steps{0};  // read without the lock by end_op
+uint32_t g_op_period = 0;
+uint64_t g_steps_in_stretch = 0;
+bool g_op_step_window = true;   // the step now running is one of those
+uint64_t g_windows = 0;          // windows of recorded steps begun after the run's first
+uint64_t g_last_step_hash = 0;   // of the step before, when it was recorded in the same window
+bool g_last_step_hashed = false;
+// Sum over the step's ops of a hash of name and shapes: ops end on several
+// threads (autograd's), and a sum does not care in which order.
+std::atomic<uint64_t> g_step_hash{0};
+
 // Whether ops are recorded. on_start reads it first, so the callback can stay
 // on and return at once (set_ops_paused(2): torch's own cost of calling it,
 // told apart from the plugin's work); start_op reads it again after
@@ -84,15 +101,40 @@ std::atomic<bool> g_ops_recording{true};
 // Holds g_ops_switch. Ops are recorded when the schedule wants them and no
 // pause is asked for.
 void apply_ops_state() {
-  const bool recording = g_ops_wanted && g_paused == 0;
+  const bool recording = g_ops_wanted && g_paused == 0 && g_op_step_window;
   g_ops_recording.store(recording, std::memory_order_seq_cst);
-  const bool on = recording || (g_paused == 2 && g_ops_wanted);
+  const bool on = recording || (g_paused == 2 && g_ops_wanted && g_op_step_window);
   if (on == g_ops_on) return;
   g_ops_on = on;
   if (on)
     at::reenableCallback(g_handle);
   else
     at::disableCallback(g_handle);
+}
+
+// Holds g_ops_switch; `in_period` is the step's place in its window, counted
+// from 0 after it ended. Ops by position need steps that repeat, shapes and
+// all. Two recorded steps of one window (the run's first excepted: warm-up)
+// whose ops differ mean the shapes change from step to step (variable sequence
+// lengths, say): then ops are recorded in every step from here on.
+void note_recorded_step(uint64_t in_period) {
+  const uint64_t hash = g_step_hash.exchange(0, std::memory_order_relaxed);
+  if (g_op_steps == 0 || !g_op_step_window || !g_ops_recording.load(std::memory_order_relaxed)) {
+    g_last_step_hashed = false;
+    return;
+  }
+  const bool steady_window = g_windows > 0;  // the run's first window is 0
+  if (g_last_step_hashed && steady_window && in_period != 1 && hash != g_last_step_hash) {
+    g_op_steps = 0;
+    const char* text =
+        "torch ops differ between two steps recorded in a row (shapes change from step to step): ops recorded "
+        "in every step from here on, as with GPUSCOPE_TORCH_OP_STEPS=0";
+    std::fprintf(stderr, "gpuscope: %s\n", text);
+    host()->emit_message(GPUSCOPE_INFO, text);
+    host()->set_meta("torch_op_steps_changed", "0");
+  }
+  g_last_step_hash = hash;
+  g_last_step_hashed = true;
 }
 
 void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
@@ -106,6 +148,16 @@ void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
     // Counted before the schedule can start a stretch, which restarts the count.
     std::lock_guard lock(g_ops_switch);
     memory_reporter_step_ended();
+    if (g_options.ops && g_handle) {
+      ++g_steps_in_stretch;
+      // Steps found from backward passes (no optimizer or profiler markers) need
+      // the backward ops to be found at all: every step keeps them.
+      const uint64_t in_period = g_op_period ? g_steps_in_stretch % g_op_period : g_steps_in_stretch;
+      note_recorded_step(in_period);
+      g_op_step_window = g_op_steps == 0 || in_period < g_op_steps || g_tracker->steps_from_backward_passes();
+      if (g_op_step_window && in_period == 0) ++g_windows;
+      apply_ops_state();
+    }
   }
   h->step_boundary(end);
 }
@@ -148,6 +200,14 @@ void note_torch_profiler() {
       "gpuscope's kernels, API calls and ops are complete";
   std::fprintf(stderr, "gpuscope: %s\n", text);
   host()->emit_message(GPUSCOPE_WARNING, text);
+}
+
+uint64_t op_hash(const gpuscope_op& op) {
+  // The name's bytes: autograd nodes' names live in the node, not in a table.
+  uint64_t h = 1469598103934665603ull;
+  for (uint32_t i = 0; i < op.name_len; ++i) h = (h ^ static_cast<unsigned char>(op.name[i])) * 1099511628211ull;
+  for (uint32_t i = 0; i < op.shapes_len; ++i) h = (h ^ static_cast<unsigned char>(op.shapes[i])) * 1099511628211ull;
+  return h * 0x9e3779b97f4a7c15ull;
 }
 
 void start_range(ThreadState& ts, const at::RecordFunction& fn, const char* name, uint64_t now) {
@@ -252,6 +312,7 @@ void end_op(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
     op.dtypes_len = frame.dtypes_len;
   }
   h->emit_op(&op);
+  if (g_op_steps.load(std::memory_order_relaxed)) g_step_hash.fetch_add(op_hash(op), std::memory_order_relaxed);
   if (scope == at::RecordScope::BACKWARD_FUNCTION) g_tracker->on_backward_op_end(end);
   // Frames above this one never ended (an op left by an exception torch
   // swallowed): drop them with it, and their correlation ids too.
@@ -301,10 +362,31 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 
 }  // namespace
 
+bool parse_op_steps(const char* text, uint32_t& steps, uint32_t& period) {
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(text, &end, 10);
+  if (end == text || n > 1000000) return false;
+  unsigned long m = 0;
+  if (*end == '/') {
+    const char* p = end + 1;
+    m = std::strtoul(p, &end, 10);
+    if (end == p || m <= n || m > 1000000) return false;
+  }
+  if (*end != 0) return false;
+  steps = static_cast<uint32_t>(n);
+  period = n == 0 ? 0 : static_cast<uint32_t>(m);
+  return true;
+}
+
 void set_ops_traced(bool on) {
   if (!g_options.ops || !g_handle) return;
   std::lock_guard lock(g_ops_switch);
-  if (on && !g_ops_wanted) memory_reporter_stretch_started();
+  if (on && !g_ops_wanted) {
+    memory_reporter_stretch_started();
+    g_steps_in_stretch = 0;
+    g_op_step_window = true;
+    ++g_windows;
+  }
   g_ops_wanted = on;
   apply_ops_state();
 }
@@ -326,6 +408,8 @@ StepTracker& step_tracker() {
 
 bool register_callbacks(const CallbackOptions& options, std::string& why) {
   g_options = options;
+  g_op_steps = options.op_steps;
+  g_op_period = options.op_period;
   g_tracker = &step_tracker();
   try {
     // Dtype tags, build features and the mobile interpreter are not ops of

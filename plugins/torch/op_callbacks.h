@@ -23,7 +23,12 @@ struct CallbackOptions {
   bool dataloader_ops = false; // GPUSCOPE_TORCH_DATALOADER_OPS=1: ops inside a main-process DataLoader
                                // fetch too; by default torch's RecordFunction is off on the thread for
                                // the fetch (its range stays), so a per-sample Dataset costs nothing
+  uint32_t op_steps = 0;       // GPUSCOPE_TORCH_OP_STEPS "N/M": ops in the first N steps of every M
+  uint32_t op_period = 0;      // (M 0: of each traced stretch only); N 0: in every step
 };
+
+// Parses GPUSCOPE_TORCH_OP_STEPS ("N" or "N/M" with N < M); false when it is neither.
+bool parse_op_steps(const char* text, uint32_t& steps, uint32_t& period);
 
 // Adds the global callbacks; false with `why` when torch refused.
 bool register_callbacks(const CallbackOptions& options, std::string& why);

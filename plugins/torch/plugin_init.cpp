@@ -90,6 +90,19 @@ int init(const gpuscope_host_api* h) {
   options.external_ids = h->trace_enabled("cuda") && torch_cuda_loaded();
   options.push_external_ids = options.external_ids && !settings::equals(Id::kTorchExternalIds, "0");
   options.dataloader_ops = settings::equals(Id::kTorchDataLoaderOps, "1");
+  // `record`'s "auto": ops by position need the kernels' API calls, so a torch
+  // without CUDA records ops in every step.
+  const char* op_steps = settings::text(Id::kTorchOpSteps);
+  if (op_steps && std::strcmp(op_steps, "auto") == 0) op_steps = options.external_ids ? "2/50" : "0";
+  if (const char* v = op_steps; v && !parse_op_steps(v, options.op_steps, options.op_period)) {
+    const std::string text = std::string("libgpuscope_torch.so: ") + settings::name(Id::kTorchOpSteps) + "=" + v +
+                             " is not N or N/M (N < M); ops recorded in every step";
+    std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
+    h->emit_message(GPUSCOPE_WARNING, text.c_str());
+  }
+  h->set_meta("torch_op_steps", options.op_steps == 0 ? "0"
+                                : (std::to_string(options.op_steps) +
+                                   (options.op_period ? "/" + std::to_string(options.op_period) : std::string())).c_str());
   std::string why;
   if (!register_callbacks(options, why)) {
     h->emit_message(GPUSCOPE_ERROR, ("libgpuscope_torch.so: " + why).c_str());

@@ -51,6 +51,10 @@ class StepTracker {
     }
   }
 
+  // True until an optimizer or profiler marker is seen: steps may have to come
+  // from backward passes (rule 3), which needs the backward ops.
+  bool steps_from_backward_passes() const { return fallback_possible_.load(std::memory_order_relaxed); }
+
   // At exit: closes the step of the last backward pass (rule 3).
   void finish();
 

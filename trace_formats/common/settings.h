@@ -47,6 +47,9 @@ namespace gpuscope::settings {
   X(kTorchShapes, "GPUSCOPE_TORCH_SHAPES", "1", "0: no op input shapes or dtypes")                                 \
   X(kTorchDataLoaderOps, "GPUSCOPE_TORCH_DATALOADER_OPS", "0",                                                    \
     "1: ops inside a main-process DataLoader fetch too (by default its range is recorded, its ops are not)")      \
+  X(kTorchOpSteps, "GPUSCOPE_TORCH_OP_STEPS", "0 (record: auto; record --full: 0)",                               \
+    "N/M: ops in the first N steps of every M (N: of each traced stretch), the other steps' kernels get their ops " \
+    "by position after record's job; auto: 2/50 when the job's torch has CUDA, else 0; 0: ops in every step")      \
   X(kTorchMemory, "GPUSCOPE_TORCH_MEMORY", "1", "0: no allocator memory")                                          \
   X(kTorchCpuMemory, "GPUSCOPE_TORCH_CPU_MEMORY", "0", "1: the CPU allocator's memory too")                        \
   X(kTorchMemorySteps, "GPUSCOPE_TORCH_MEMORY_STEPS", "2 (record --full: 0)",                                        \

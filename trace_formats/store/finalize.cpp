@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "store/place_ops.h"
 #include "store/summary.h"
 
 namespace gpuscope::store {
@@ -105,6 +106,7 @@ Finalized finalize_recording(const std::string& path, const LinkProgress& progre
       "WHERE graph_id IS NOT NULL AND correlation != 0 GROUP BY pid, correlation, graph_id "
       "HAVING NOT EXISTS (SELECT 1 FROM graph_launch g WHERE g.pid = kernel.pid)");
   fill_sync_threads(db);
+  out.placed = place_ops_by_position(db, progress);
   link_ops_to_calls(db, progress);
   db.exec("COMMIT");
   // A single self-contained file is what users copy around.

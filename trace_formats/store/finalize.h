@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "store/place_ops.h"
 #include "store/sqlite.h"
 
 namespace gpuscope::store {
@@ -17,6 +18,7 @@ struct Finalized {
   int64_t unlinked = 0;  // rows whose correlation id no launch can have, set to 0
   int64_t processes = 0, kernels = 0, memcpys = 0, api_calls = 0, ranges = 0, ops = 0;
   int64_t dropped = 0;  // records the collector dropped (dropped_records)
+  PlacedOps placed;     // ops given to steps recorded without them (place_ops.h)
 };
 
 // Linking ops to API calls is the one long step: called every 65,536 calls
@@ -25,8 +27,9 @@ using LinkProgress = std::function<void(uint64_t done, uint64_t total)>;
 
 // In one transaction: unlinks correlation ids no launch can have, derives one
 // graph_launch row per graph launch from its kernels, gives waits the thread
-// of the API call that waited, and links API calls to the innermost op open
-// on their thread. Then folds the WAL back into the file, unless a process of
+// of the API call that waited, gives steps recorded without ops the ops of a
+// matching recorded step (place_ops.h), and links API calls to the innermost
+// op open on their thread. Then folds the WAL back into the file, unless a process of
 // the job still holds it open. Throws Error naming the file.
 Finalized finalize_recording(const std::string& path, const LinkProgress& progress = {});
 

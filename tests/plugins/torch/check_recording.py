@@ -179,6 +179,55 @@ def ops_off():
     check(q1(db, "SELECT count(*) FROM meta WHERE key = 'torch_version'") == 1, "the plugin was loaded")
 
 
+def ops_per_step(db):
+    """'x' for each step (in order) holding ops, '.' for one without."""
+    steps = q(db, 'SELECT start, "end" FROM step ORDER BY start')
+    return "".join("x" if q1(db, "SELECT count(*) FROM op WHERE start >= ? AND start < ?", s, e) else "." for s, e in steps)
+
+
+# A loop whose batch size changes every step: the same ops, other shapes.
+VARIABLE_BATCH = """
+import torch
+model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for step in range(20):
+    x = torch.randn(8 + step % 3, 32)
+    opt.zero_grad()
+    model(x).square().mean().backward()
+    opt.step()
+"""
+
+
+@case
+def op_steps():
+    # GPUSCOPE_TORCH_OP_STEPS=2/5: ops in steps 0,1, 5,6, 10,11, 15,16 only
+    # (record gives the CUDA jobs' other steps theirs by position, tested in
+    # place_ops_test.cpp; this CPU job has no CUDA calls to place them by).
+    result, db = record("op_steps", train_mlp(0, ["--sleep-ms", "0"]), env={"GPUSCOPE_TORCH_OP_STEPS": "2/5"})
+    check(result.returncode == 0, "job exits 0 (got %d)" % result.returncode)
+    pattern = ops_per_step(db)
+    check(pattern == "xx..." * 4, "ops in the first 2 steps of every 5: %s" % pattern)
+    check(q1(db, "SELECT value FROM meta WHERE key = 'torch_op_steps'") == "2/5", "meta torch_op_steps is 2/5")
+    check(len(q(db, "SELECT 1 FROM step")) == STEPS, "every step still found")
+    # Shapes that change from step to step: two recorded steps differ, so ops are
+    # recorded in every step from there on (the run's first window is warm-up, not compared).
+    script = os.path.join(TMP, "variable_batch.py")
+    with open(script, "w") as f:
+        f.write(VARIABLE_BATCH)
+    result, db = record("op_steps_variable", [args.python, script], env={"GPUSCOPE_TORCH_OP_STEPS": "2/5"})
+    check(result.returncode == 0, "variable-batch job exits 0 (got %d)" % result.returncode)
+    pattern = ops_per_step(db)
+    check(pattern == "xx...xx" + "x" * 13, "ops in every step once steps 5 and 6 differ: %s" % pattern)
+    check("shapes change from step to step" in result.stderr, "and stderr says why")
+    check(q1(db, "SELECT value FROM meta WHERE key = 'torch_op_steps_changed'") == "0", "meta torch_op_steps_changed is 0")
+    # A value that is not N or N/M: said, and ops in every step.
+    result, db = record("op_steps_bad", train_mlp(0, ["--sleep-ms", "0", "--steps", "4"]),
+                        env={"GPUSCOPE_TORCH_OP_STEPS": "5/2"})
+    check(result.returncode == 0, "job with a bad GPUSCOPE_TORCH_OP_STEPS exits 0")
+    check("GPUSCOPE_TORCH_OP_STEPS=5/2 is not N or N/M" in result.stderr, "the bad value is named on stderr")
+    check(ops_per_step(db) == "xxxx", "ops in every step: %s" % ops_per_step(db))
+
+
 def ab_shim(n, extra=(), idle=False):
     """train_mlp.py run by bench/torch_plugin/ab_shim.py: ops paused in alternate blocks of n steps."""
     mlp = train_mlp(0, ["--sleep-ms", "0"] + list(extra))

@@ -1,0 +1,174 @@
+// Ops recorded in some steps only (GPUSCOPE_TORCH_OP_STEPS): after the job
+// the other steps get the ops of a recorded step whose GPU calls match, moved
+// between the same calls (store/place_ops.cpp), and are then linked as usual.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "store/finalize.h"
+#include "store/place_ops.h"
+#include "store/sqlite.h"
+#include "tests/support/recording_builder.h"
+#include "tests/trace_formats/store/temp_db.h"
+
+namespace gpuscope {
+namespace {
+
+// One step on the main thread: an op around two launches, a CPU-only op, and
+// a copy; `extra` adds a launch the other steps do not make.
+void add_step(test_support::RecordingBuilder& b, int64_t number, int64_t t0, bool ops, bool extra = false) {
+  b.step(number, t0, t0 + 1000);
+  auto call = [&](const char* name, int64_t start, int64_t end) {
+    b.api({.name = name, .start = t0 + start, .end = t0 + end, .correlation = b.next_correlation()});
+  };
+  call("cudaGetDevice", 50, 60);  // not a GPU call: left out of the matching
+  call("cudaLaunchKernel", 110, 130);
+  call("cudaLaunchKernel", 210, 230);
+  call("cudaMemcpyAsync", 600, 650);
+  if (extra) call("cudaLaunchKernel", 800, 820);
+  if (!ops) return;
+  b.op({.name = "aten::linear", .start = t0 + 100, .end = t0 + 300, .depth = 0, .shapes = "[[4,8]]", .external_id = number * 10 + 1});
+  b.op({.name = "aten::addmm", .start = t0 + 200, .end = t0 + 250, .depth = 1, .external_id = number * 10 + 2});
+  b.op({.name = "aten::view", .start = t0 + 400, .end = t0 + 420, .depth = 0, .external_id = number * 10 + 3});
+  b.op({.name = "aten::copy_", .start = t0 + 590, .end = t0 + 700, .depth = 0, .external_id = number * 10 + 4});
+}
+
+TEST(PlaceOps, StepsWithoutOpsGetTheOpsOfAMatchingStepBetweenTheSameCalls) {
+  const std::string path = testing::fresh_temp_db("place_ops");
+  {
+    test_support::RecordingBuilder b(path);
+    b.meta("torch_op_steps", "2/5");
+    b.at(5, 5);
+    add_step(b, 0, 10000, true);
+    add_step(b, 1, 12000, true);
+    add_step(b, 2, 14000, false);
+    add_step(b, 3, 16000, false, /*extra=*/true);  // matches no recorded step
+    // Step 4 runs twice as slow: the ops stretch with the calls around them.
+    b.step(4, 18000, 20000);
+    for (auto [name, start, end] : {std::tuple{"cudaLaunchKernel", 220, 260}, {"cudaLaunchKernel", 420, 460},
+                                    {"cudaMemcpyAsync", 1200, 1300}})
+      b.api({.name = name, .start = 18000 + start, .end = 18000 + end, .correlation = b.next_correlation()});
+  }
+  const store::Finalized f = store::finalize_recording(path);
+  EXPECT_EQ(f.placed.steps_placed, 2);
+  EXPECT_EQ(f.placed.steps_unplaced, 1);
+  EXPECT_EQ(f.placed.ops, 8);
+  store::Connection c(path, store::Connection::Mode::kReadOnly);
+  EXPECT_EQ(c.query_text("SELECT value FROM meta WHERE key = 'ops_placed_steps'"), "2");
+  EXPECT_EQ(c.query_text("SELECT value FROM meta WHERE key = 'ops_unplaced_steps'"), "1");
+  // Step 2: the recorded step's times, shifted (same spacing of calls).
+  EXPECT_EQ(c.query_text("SELECT group_concat(row, ' ') FROM (SELECT n.value || '@' || (o.start - 14000) || '-' || "
+                         "(o.\"end\" - 14000) || ':' || o.depth || ':' || coalesce(sh.value, '') AS row FROM op o "
+                         "JOIN string n ON n.id = o.name_id LEFT JOIN string sh ON sh.id = o.shapes_id "
+                         "WHERE o.start >= 14000 AND o.start < 16000 ORDER BY o.start)"),
+            "aten::linear@100-300:0:[[4,8]] aten::addmm@200-250:1: aten::view@400-420:0: aten::copy_@590-700:0:");
+  EXPECT_EQ(c.query_int("SELECT count(*) FROM op WHERE start >= 16000 AND start < 18000"), 0);
+  // Step 4: each op keeps its place among the calls.
+  EXPECT_EQ(c.query_text("SELECT group_concat(row, ' ') FROM (SELECT (o.start - 18000) || '-' || (o.\"end\" - 18000) "
+                         "AS row FROM op o WHERE o.start >= 18000 ORDER BY o.start)"),
+            "200-600 400-500 800-840 1180-1400");
+  // Placed ops carry ids of their own, and the new steps' calls link to them.
+  EXPECT_EQ(c.query_int("SELECT count(*) FROM op WHERE external_id >= " + std::to_string(store::kPlacedOpIdBase)), 8);
+  EXPECT_EQ(c.query_text("SELECT group_concat(n.value, ' ') FROM (SELECT * FROM api_call ORDER BY start) a "
+                         "JOIN external_correlation e ON e.pid = a.pid AND e.correlation = a.correlation "
+                         "JOIN op o ON o.pid = a.pid AND o.external_id = e.external_id JOIN string n ON n.id = o.name_id "
+                         "WHERE a.start >= 14000 AND a.start < 16000"),
+            "aten::linear aten::addmm aten::copy_");
+}
+
+TEST(PlaceOps, NothingIsPlacedUnlessTheRecordingSaysOpsWereRecordedInSomeStepsOnly) {
+  const std::string path = testing::fresh_temp_db("place_ops_off");
+  {
+    test_support::RecordingBuilder b(path);
+    b.at(5, 5);
+    add_step(b, 0, 10000, true);
+    add_step(b, 1, 12000, false);
+  }
+  const store::Finalized f = store::finalize_recording(path);
+  EXPECT_EQ(f.placed.ops, 0);
+  store::Connection c(path, store::Connection::Mode::kReadOnly);
+  EXPECT_EQ(c.query_int("SELECT count(*) FROM op"), 4);
+  EXPECT_FALSE(c.query_text("SELECT value FROM meta WHERE key = 'ops_placed'"));
+}
+
+TEST(PlaceOps, OnlyCallsThatCarryOrAwaitGpuWorkTakePartInMatching) {
+  for (const char* name : {"cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch", "cudaMemcpyAsync", "cuMemsetD32Async",
+                           "cudaStreamSynchronize", "cudaEventRecord", "cudaStreamWaitEvent"})
+    EXPECT_TRUE(store::is_step_matching_call(name)) << name;
+  for (const char* name : {"cudaMalloc", "cudaFree", "cudaGetDevice", "cuModuleGetFunction", "cudaEventQuery"})
+    EXPECT_FALSE(store::is_step_matching_call(name)) << name;
+}
+
+// Real recordings from the H200 (ops in every step): ops of 3 steps in every 5
+// are deleted and placed again. The kernels of those steps must get the op
+// (name and shapes) they had, or none. On the 17 recordings: 33 054 of 34 658
+// kernels get theirs back; the rest are in warm-up steps or steps whose
+// shapes changed, which match no recorded step.
+TEST(PlaceOps, KernelsOfRealRecordingsGetTheOpsTheyHad) {
+  namespace fs = std::filesystem;
+  constexpr const char* kSteps =
+      "WITH s AS (SELECT pid, start, \"end\", row_number() OVER (PARTITION BY pid ORDER BY start) - 1 AS i FROM step) ";
+  using Ops = std::map<std::pair<int64_t, int64_t>, std::string>;  // (pid, correlation) -> op name and shapes
+  auto kernel_ops = [&](store::Connection& c) {
+    auto st = c.prepare(std::string(kSteps) +
+                        "SELECT k.pid, k.correlation, n.value || ' ' || coalesce(sh.value, '') FROM kernel k "
+                        "JOIN api_call a ON a.pid = k.pid AND a.correlation = k.correlation "
+                        "JOIN s ON s.pid = a.pid AND s.i % 5 >= 2 AND a.start >= s.start AND a.start < s.\"end\" "
+                        "JOIN external_correlation e ON e.pid = k.pid AND e.correlation = k.correlation "
+                        "JOIN op o ON o.pid = k.pid AND o.external_id = e.external_id "
+                        "JOIN string n ON n.id = o.name_id LEFT JOIN string sh ON sh.id = o.shapes_id "
+                        "WHERE k.correlation != 0");
+    Ops out;
+    while (st.step()) out[{st.int64(0), st.int64(1)}] = std::string(st.text(2));
+    return out;
+  };
+  size_t recordings = 0, kernels = 0, same = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(GPUSCOPE_SOURCE_DIR) / "tests" / "data")) {
+    if (e.path().extension() != ".db") continue;
+    SCOPED_TRACE(e.path().filename().string());
+    const std::string copy = testing::fresh_temp_db("place_" + e.path().stem().string());
+    fs::copy_file(e.path(), copy, fs::copy_options::overwrite_existing);
+    Ops before;
+    {
+      store::Connection c(copy, store::Connection::Mode::kReadWrite);
+      if (c.query_int("SELECT count(*) FROM step").value_or(0) < 10 || !c.query_int("SELECT 1 FROM op LIMIT 1")) continue;
+      before = kernel_ops(c);
+      c.exec(std::string(kSteps) +
+             "DELETE FROM op WHERE EXISTS (SELECT 1 FROM s WHERE s.pid = op.pid AND s.i % 5 >= 2 "
+             "AND op.start >= s.start AND op.start < s.\"end\")");
+      c.exec("DELETE FROM external_correlation");
+      c.exec("INSERT OR REPLACE INTO meta(key, value) VALUES ('torch_op_steps', '2/5')");
+    }
+    const store::Finalized f = store::finalize_recording(copy);
+    EXPECT_GT(f.placed.steps_placed, 0);
+    store::Connection c(copy, store::Connection::Mode::kReadOnly);
+    const Ops after = kernel_ops(c);
+    size_t here = 0, wrong = 0;
+    for (const auto& [key, op] : before) {
+      auto it = after.find(key);
+      here += it != after.end() && it->second == op;
+      wrong += it != after.end() && it->second != op;
+    }
+    // A step is given ops only where its launches match a recorded step's, grid
+    // for grid: never an op with other shapes (advisor_memory_pressure's batch
+    // size changes between steps).
+    EXPECT_EQ(wrong, 0u);
+    // Within one recording most steps must match; a warm-up step may not.
+    EXPECT_GE(here, before.size() * 8 / 10) << f.placed.steps_placed << " steps placed, " << f.placed.steps_unplaced
+                                            << " not";
+    kernels += before.size();
+    same += here;
+    ++recordings;
+  }
+  EXPECT_GE(recordings, 15u);
+  EXPECT_GE(same, kernels * 95 / 100) << same << " of " << kernels << " kernels got their op back";
+}
+
+}  // namespace
+}  // namespace gpuscope

@@ -1,0 +1,272 @@
+#include "store/place_ops.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gpuscope::store {
+namespace {
+
+struct Window {
+  int64_t start, end;
+  bool recorded = false;
+  size_t first_op = 0, end_op = 0;  // its ops: [first_op, end_op) of the start-ordered ops
+};
+
+struct Call {
+  int64_t name, work;  // the call's name, and what it asked of the GPU (work_key)
+  int64_t start, end;
+};
+
+struct Op {
+  int64_t tid, name, start, end, depth, backward, scope, shapes, dtypes;
+};
+
+// A recorded step's calls on one thread and the ops it ran there.
+struct Template {
+  int64_t step_start = 0, step_end = 0;
+  std::vector<Call> calls;
+  std::vector<size_t> ops;
+};
+
+using Threads = std::map<int64_t, std::vector<Call>>;  // tid -> its matching calls in a step, in start order
+
+uint64_t signature(const std::vector<Call>& calls) {
+  uint64_t h = 1469598103934665603ull ^ calls.size();
+  for (const Call& c : calls) {
+    h = (h ^ static_cast<uint64_t>(c.name)) * 1099511628211ull;
+    h = (h ^ static_cast<uint64_t>(c.work)) * 1099511628211ull;
+  }
+  return h;
+}
+
+bool same_names(const std::vector<Call>& a, const std::vector<Call>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const Call& x, const Call& y) { return x.name == y.name && x.work == y.work; });
+}
+
+// Maps a time of the recorded step onto the new one: piecewise linear
+// between matching points (the step's bounds and each call's entry and
+// return), so an op between two calls there lands between the same calls here.
+class TimeMap {
+ public:
+  TimeMap(const Template& from, int64_t step_start, int64_t step_end, const std::vector<Call>& to) {
+    points_.reserve(2 * to.size() + 2);
+    points_.push_back({from.step_start, step_start});
+    for (size_t i = 0; i < to.size(); ++i) {
+      points_.push_back({from.calls[i].start, to[i].start});
+      points_.push_back({from.calls[i].end, to[i].end});
+    }
+    points_.push_back({from.step_end, step_end});
+    // Driver calls sit inside the runtime calls that made them: order by the
+    // recorded time, then keep the new times from going back.
+    std::stable_sort(points_.begin(), points_.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
+    for (size_t i = 1; i < points_.size(); ++i) points_[i][1] = std::max(points_[i][1], points_[i - 1][1]);
+  }
+
+  int64_t operator()(int64_t t) const {
+    auto it = std::upper_bound(points_.begin(), points_.end(), t, [](int64_t v, const auto& p) { return v < p[0]; });
+    if (it == points_.begin()) return points_.front()[1] - (points_.front()[0] - t);
+    if (it == points_.end()) return points_.back()[1] + (t - points_.back()[0]);
+    const auto& a = *(it - 1);
+    const auto& b = *it;
+    if (b[0] == a[0]) return a[1];
+    return a[1] + static_cast<int64_t>(static_cast<double>(b[1] - a[1]) * static_cast<double>(t - a[0]) /
+                                       static_cast<double>(b[0] - a[0]));
+  }
+
+ private:
+  std::vector<std::array<int64_t, 2>> points_;  // (recorded step's time, new step's time)
+};
+
+class Placer {
+ public:
+  Placer(Connection& db, const PlaceProgress& progress) : db_(db), progress_(progress) {
+    total_calls_ = static_cast<uint64_t>(db.query_int("SELECT count(*) FROM api_call").value_or(0));
+    auto names = db.prepare(
+        "SELECT s.id, s.value FROM string s WHERE s.id IN (SELECT DISTINCT name_id FROM api_call)");
+    while (names.step()) matching_[names.int64(0)] = is_step_matching_call(names.text(1));
+    // What each call asked of the GPU, as one number: the kernels' names and
+    // grid sizes, the copies' and memsets' bytes. Equal calls with other
+    // shapes almost always launch other grids or move other byte counts, so
+    // such a step is not given ops whose shapes would be wrong.
+    db.exec("DROP TABLE IF EXISTS temp.call_work");
+    db.exec("CREATE TEMP TABLE call_work AS SELECT pid, correlation, sum(work) AS work FROM ("
+            "SELECT pid, correlation, name_id * 1000003 + grid_x * 7919 + grid_y * 104729 + grid_z AS work FROM kernel "
+            "WHERE correlation != 0 UNION ALL SELECT pid, correlation, bytes FROM memcpy WHERE correlation != 0 "
+            "UNION ALL SELECT pid, correlation, bytes FROM memset WHERE correlation != 0) GROUP BY pid, correlation");
+    db.exec("CREATE INDEX temp.call_work_key ON call_work(pid, correlation)");
+    insert_ = db.prepare(
+        "INSERT INTO op(pid, tid, name_id, start, \"end\", depth, seq_nr, backward, scope, shapes_id, dtypes_id, "
+        "external_id) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)");
+  }
+
+  void process(int64_t pid) {
+    pid_ = pid;
+    load_steps();
+    if (windows_.empty()) return;
+    load_ops();
+    if (std::none_of(windows_.begin(), windows_.end(), [](const Window& w) { return !w.recorded; }) ||
+        std::none_of(windows_.begin(), windows_.end(), [](const Window& w) { return w.recorded; }))
+      return;
+    templates_.clear();
+    auto calls = db_.prepare(
+        "SELECT a.tid, a.name_id, a.start, a.\"end\", coalesce(w.work, 0) FROM api_call a "
+        "LEFT JOIN temp.call_work w ON w.pid = a.pid AND w.correlation = a.correlation "
+        "WHERE a.pid = ? ORDER BY a.start");
+    calls.bind(1, pid);
+    size_t w = 0;
+    Threads threads;
+    while (calls.step()) {
+      if ((++done_ & 0xffff) == 0 && progress_) progress_(done_, total_calls_);
+      const int64_t start = calls.int64(2);
+      while (w < windows_.size() && start >= windows_[w].end) {
+        finish_step(windows_[w], threads);
+        threads.clear();
+        ++w;
+      }
+      if (w == windows_.size()) break;
+      if (start < windows_[w].start || calls.is_null(3)) continue;
+      auto m = matching_.find(calls.int64(1));
+      if (m == matching_.end() || !m->second) continue;
+      threads[calls.int64(0)].push_back({calls.int64(1), calls.int64(4), start, calls.int64(3)});
+    }
+    for (; w < windows_.size(); ++w) {
+      finish_step(windows_[w], threads);
+      threads.clear();
+    }
+  }
+
+  PlacedOps result() {
+    db_.exec("DROP TABLE IF EXISTS temp.call_work");
+    return out_;
+  }
+
+ private:
+  void load_steps() {
+    windows_.clear();
+    auto st = db_.prepare("SELECT start, \"end\" FROM step WHERE pid = ? AND \"end\" IS NOT NULL ORDER BY start");
+    st.bind(1, pid_);
+    while (st.step()) {
+      Window w{st.int64(0), st.int64(1)};
+      if (!windows_.empty()) w.start = std::max(w.start, windows_.back().end);  // overlapping steps: split the overlap
+      if (w.end > w.start) windows_.push_back(w);
+    }
+  }
+
+  void load_ops() {
+    ops_.clear();
+    auto st = db_.prepare(
+        "SELECT tid, name_id, start, \"end\", depth, backward, scope, shapes_id, dtypes_id FROM op "
+        "WHERE pid = ? AND \"end\" IS NOT NULL ORDER BY start");
+    st.bind(1, pid_);
+    size_t w = 0;
+    while (st.step()) {
+      const int64_t start = st.int64(2);
+      while (w < windows_.size() && start >= windows_[w].end) ++w;
+      if (w == windows_.size()) break;
+      if (start < windows_[w].start) continue;  // between steps: no step's op
+      if (!windows_[w].recorded) {
+        windows_[w].recorded = true;
+        windows_[w].first_op = ops_.size();
+      }
+      auto nullable = [&](int col) { return st.is_null(col) ? kNull : st.int64(col); };
+      ops_.push_back({st.int64(0), st.int64(1), start, st.int64(3), st.int64(4), st.int64(5), st.int64(6),
+                      nullable(7), nullable(8)});
+      windows_[w].end_op = ops_.size();
+    }
+  }
+
+  void finish_step(const Window& w, Threads& threads) {
+    if (threads.empty()) return;  // untraced (sampling, control stretch): nothing to give ops to
+    if (w.recorded) {
+      for (auto& [tid, calls] : threads) {
+        Template& t = templates_[{tid, signature(calls)}];
+        t.step_start = w.start;
+        t.step_end = w.end;
+        t.ops.clear();
+        for (size_t i = w.first_op; i < w.end_op; ++i)
+          if (ops_[i].tid == tid) t.ops.push_back(i);
+        t.calls = std::move(calls);
+      }
+      return;
+    }
+    bool all = true;
+    for (const auto& [tid, calls] : threads) {
+      auto it = templates_.find({tid, signature(calls)});
+      if (it == templates_.end() || !same_names(it->second.calls, calls)) {
+        all = false;
+        continue;
+      }
+      place(it->second, w, tid, calls);
+    }
+    ++(all ? out_.steps_placed : out_.steps_unplaced);
+  }
+
+  void place(const Template& from, const Window& w, int64_t tid, const std::vector<Call>& calls) {
+    const TimeMap map(from, w.start, w.end, calls);
+    for (size_t i : from.ops) {
+      const Op& o = ops_[i];
+      const int64_t start = map(o.start);
+      insert_.bind(1, pid_);
+      insert_.bind(2, tid);
+      insert_.bind(3, o.name);
+      insert_.bind(4, start);
+      insert_.bind(5, std::max(start, map(o.end)));
+      insert_.bind(6, o.depth);
+      insert_.bind(7, o.backward);
+      insert_.bind(8, o.scope);
+      insert_.bind(9, o.shapes);
+      insert_.bind(10, o.dtypes);
+      insert_.bind(11, kPlacedOpIdBase + out_.ops);
+      insert_.run();
+      ++out_.ops;
+    }
+  }
+
+  Connection& db_;
+  const PlaceProgress& progress_;
+  Statement insert_;
+  std::unordered_map<int64_t, bool> matching_;  // api_call name_id -> takes part in matching
+  uint64_t total_calls_ = 0, done_ = 0;
+  int64_t pid_ = 0;
+  std::vector<Window> windows_;
+  std::vector<Op> ops_;
+  std::map<std::pair<int64_t, uint64_t>, Template> templates_;  // (tid, signature): the latest recorded step
+  PlacedOps out_;
+};
+
+}  // namespace
+
+bool is_step_matching_call(std::string_view name) {
+  for (std::string_view part : {"Launch", "Memcpy", "Memset", "Synchronize", "EventRecord", "StreamWaitEvent"})
+    if (name.find(part) != std::string_view::npos) return true;
+  return false;
+}
+
+PlacedOps place_ops_by_position(Connection& db, const PlaceProgress& progress) {
+  const std::string steps = db.query_text("SELECT value FROM meta WHERE key = 'torch_op_steps'").value_or("0");
+  if (steps == "0" || !db.query_int("SELECT 1 FROM step LIMIT 1")) return {};
+  Placer placer(db, progress);
+  auto pids = db.prepare("SELECT DISTINCT pid FROM step ORDER BY pid");
+  std::vector<int64_t> list;
+  while (pids.step()) list.push_back(pids.int64(0));
+  for (int64_t pid : list) placer.process(pid);
+  const PlacedOps out = placer.result();
+  if (out.steps_placed || out.steps_unplaced) {
+    auto meta = db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
+    for (const auto& [key, value] : {std::pair{"ops_placed", out.ops}, std::pair{"ops_placed_steps", out.steps_placed},
+                                     std::pair{"ops_unplaced_steps", out.steps_unplaced}}) {
+      const std::string text = std::to_string(value);
+      meta.bind(1, std::string_view(key));
+      meta.bind(2, std::string_view(text));
+      meta.run();
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuscope::store
