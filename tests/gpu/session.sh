@@ -10,7 +10,8 @@
 # setup (the archive's `gpuscope setup torch`: the torch plugin into the user's cache),
 # advisor:RULE[,RULE...], diff, injection, models (tests/gpu/models/advisor_models.sh:
 # MODELS, STAGES), slow_mode (bench/models/slow_mode.sh: MODES, ROUNDS), dataloader_ops
-# (bench/torch_plugin/dataloader_ops.py on the GPU: DL_ROUNDS).
+# (bench/torch_plugin/dataloader_ops.py on the GPU: DL_ROUNDS), op_steps
+# (bench/torch_plugin/op_steps.py on the GPU: OS_ROUNDS).
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -59,6 +60,9 @@ for step in "$@"; do
   dataloader_ops)
     timeout -k 5 $left python3 bench/torch_plugin/dataloader_ops.py --gpuscope "${top:-$PWD/.carry}"/bin/gpuscope \
       --python python3 --device cuda --rounds "${DL_ROUNDS:-5}" --json | tee "$OUT/r/dataloader_ops.json" ;;
+  op_steps)
+    timeout -k 5 $left python3 bench/torch_plugin/op_steps.py --gpuscope "${top:-$PWD/.carry}"/bin/gpuscope \
+      --python python3 --device cuda --rounds "${OS_ROUNDS:-5}" --json | tee "$OUT/r/op_steps.json" ;;
   setup) timeout -k 5 $left "${top:-.carry}"/bin/gpuscope setup torch --python "$(command -v python3)" ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;

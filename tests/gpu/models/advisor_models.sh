@@ -105,6 +105,7 @@ for stage in $STAGES; do
           no_driver_api) envs=(GPUSCOPE_DRIVER_API=0) ;;
           no_flush) envs=(GPUSCOPE_PERIODIC_FLUSH=0) ;;
           fetch_ops) envs=(GPUSCOPE_TORCH_DATALOADER_OPS=1) ;;
+          ops_every_step) envs=(GPUSCOPE_TORCH_OP_STEPS=0) ;;
           *) echo "advisor_models.sh: unknown overhead mode $mode" >&2; continue ;;
           esac
           cmd=()
@@ -118,6 +119,9 @@ for stage in $STAGES; do
             # With the GPU busy time per traced step: is a slow recording slow on the GPU or the CPU?
             untraced=$("$PY" -c 'import json,sys; s = json.load(open(sys.argv[1]))["summary"]; u = s.get("untraced") or {}
 u["gpu_ms_per_step"] = round(sum(d["busy_ms"] for d in s["devices"]) / max(s["steps"], 1), 3); print(json.dumps(u))' "$OUT/ovh.json")
+            # What the ops cover (kernel time linked to an op, ops placed by position).
+            untraced=$("$PY" -c 'import json,sys; u = json.loads(sys.argv[1]); u.update(json.loads(sys.argv[2])); print(json.dumps(u))' \
+              "$untraced" "$("$PY" bench/models/op_coverage.py "$OUT/ovh.db")")
           fi
           echo "{\"overhead\": \"$mode\", \"round\": $round, \"run\": ${line:-null}, \"untraced\": $untraced}" |
             tee -a "$OUT/overhead.jsonl"
