@@ -17,7 +17,7 @@ constexpr ColumnType P = ColumnType::kPid;
 // Every timestamp column holds nanoseconds since meta.origin_ns on the
 // recording's one clock (CLOCK_MONOTONIC of the recording host).
 constexpr std::array kMeta{
-    Column{"key", T, "Setting name, e.g. `schema_version`, `origin_ns`, `origin_utc_ns`, `host`, `gpuscope_version`, `trace`; `job_key`: what the processes of one distributed job share (TORCHELASTIC_RUN_ID, MASTER_ADDR, MASTER_PORT, SLURM_JOB_ID as the first rank saw them); in a `gpuscope merge` output `merge.files` and per input N (0 is the reference clock) `merge.N.file`, `.host`, `.ranks`, `.offset_ns` (added to its times), `.aligned_on`, `.residual_ns`, `.max_deviation_ns`, `.collectives` and `.pids` (renumbered pids, `old:new,...`), with `host` the hosts' names joined by commas."},
+    Column{"key", T, "Setting name, e.g. `schema_version`, `origin_ns`, `origin_utc_ns`, `host`, `gpuscope_version`, `trace`; `torch_op_steps`: the steps the torch plugin recorded ops in (`0` every step, `N/M` the first N of every M; `torch_op_steps_changed` = `0` when it went to every step because shapes changed), and after `record` `ops_placed`, `ops_placed_steps`, `ops_unplaced_steps` (ops given to the other steps by position, docs/ARCHITECTURE.md); `job_key`: what the processes of one distributed job share (TORCHELASTIC_RUN_ID, MASTER_ADDR, MASTER_PORT, SLURM_JOB_ID as the first rank saw them); in a `gpuscope merge` output `merge.files` and per input N (0 is the reference clock) `merge.N.file`, `.host`, `.ranks`, `.offset_ns` (added to its times), `.aligned_on`, `.residual_ns`, `.max_deviation_ns`, `.collectives` and `.pids` (renumbered pids, `old:new,...`), with `host` the hosts' names joined by commas."},
     Column{"value", T, "Setting value, as text."},
 };
 constexpr std::array kEnum{
@@ -189,7 +189,7 @@ constexpr std::array kOp{
     Column{"scope", I, "RecordFunction scope: torch's `at::RecordScope` as the plugin passes it on (0 function, 1 backward function, 2 torchscript function, 3 kernel function dtype, 4 custom class, 5 build feature, 6 lite interpreter, 7 user scope, 8 static runtime op, 9 static runtime model); an imported trace gives 1 to backward functions, else 0."},
     Column{"shapes_id", S, "Input shapes as JSON, e.g. `[[32,128],[128]]` (string.id), NULL if not recorded."},
     Column{"dtypes_id", S, "Input dtypes as JSON, e.g. `[\"float\",\"float\"]` (string.id), NULL if not recorded."},
-    Column{"external_id", I, "Id of the op for external_correlation: the API calls made while it was the innermost op on its thread."},
+    Column{"external_id", I, "Id of the op for external_correlation: the API calls made while it was the innermost op on its thread. Ops that `record` gave by position to a step recorded without ops (meta `torch_op_steps`) have ids from 2^62 up; their times are interpolated between the step's API calls, their seq_nr is NULL."},
 };
 constexpr std::array kExternalCorrelation{
     Column{"pid", P, "Process id."},
