@@ -15,10 +15,14 @@ import sys
 con = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
 q1 = lambda sql: con.execute(sql).fetchone()[0]
 meta = dict(con.execute("SELECT key, value FROM meta"))
-total = q1('SELECT coalesce(sum("end" - start), 0) FROM kernel') or 0
-linked = q1('SELECT coalesce(sum(k."end" - k.start), 0) FROM kernel k WHERE k.correlation != 0 AND EXISTS '
-            '(SELECT 1 FROM external_correlation e JOIN op o ON o.pid = e.pid AND o.external_id = e.external_id '
-            'WHERE e.pid = k.pid AND e.correlation = k.correlation)') or 0
+op_ids = {(pid, x) for pid, x in con.execute("SELECT pid, external_id FROM op WHERE external_id IS NOT NULL")}
+linked_corr = {(pid, c) for pid, c, x in con.execute("SELECT pid, correlation, external_id FROM external_correlation")
+               if (pid, x) in op_ids}
+total = linked = 0
+for pid, corr, dur in con.execute('SELECT pid, correlation, "end" - start FROM kernel'):
+    total += dur
+    if corr and (pid, corr) in linked_corr:
+        linked += dur
 print(json.dumps({
     "kernel_time_linked_pct": round(100.0 * linked / total, 2) if total else None,
     "ops": q1("SELECT count(*) FROM op"),

@@ -76,7 +76,9 @@ known_work)
   ;;
 profiler_compare|compare_cb)
   log profiler_compare compute_bound
-  guard 120 $GS record --force --trace $REC_TRACE -o "$W/cb.db" -- python3 samples/torch/compute_bound.py --steps 20 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
+  # torch.profiler traces every step: so does --full here (no control stretch), with
+  # ops in 2 steps of every 50 as by default and the rest placed by position.
+  guard 120 env GPUSCOPE_TORCH_OP_STEPS=auto $GS record --force --full --trace $REC_TRACE -o "$W/cb.db" -- python3 samples/torch/compute_bound.py --steps 20 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
   python3 samples/torch/compute_bound.py --steps 20 --profile "$W/cb_prof.json" | tail -1
   python3 tests/gpu/compare_profiler.py "$W/cb.db" "$W/cb_prof.json"; echo "compare rc=$?"
   ;;&
@@ -84,7 +86,7 @@ profiler_compare|compare_mlp)
   log profiler_compare train_mlp
   # 0.1 ms per item in the Dataset: the DataLoader share is large enough to compare.
   mlp_args="--steps 20 --sleep-ms 0.1"
-  guard 120 $GS record --force --trace $REC_TRACE -o "$W/mlp.db" -- python3 samples/torch/train_mlp.py $mlp_args > "$W/mlp.out"
+  guard 120 env GPUSCOPE_TORCH_OP_STEPS=auto $GS record --force --full --trace $REC_TRACE -o "$W/mlp.db" -- python3 samples/torch/train_mlp.py $mlp_args > "$W/mlp.out"
   rc=$?; echo "record rc=$rc"; tail -n $([ $rc = 0 ] && echo 2 || echo 80) "$W/mlp.out"
   python3 samples/torch/train_mlp.py $mlp_args --profile "$W/mlp_prof.json" | tail -1
   python3 tests/gpu/compare_profiler.py "$W/mlp.db" "$W/mlp_prof.json"; echo "compare rc=$?"

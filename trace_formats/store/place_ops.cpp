@@ -242,7 +242,7 @@ class Placer {
 }  // namespace
 
 bool is_step_matching_call(std::string_view name) {
-  for (std::string_view part : {"Launch", "Memcpy", "Memset", "Synchronize", "EventRecord", "StreamWaitEvent"})
+  for (std::string_view part : {"Launch", "Memcpy", "Memset", "StreamWaitEvent"})
     if (name.find(part) != std::string_view::npos) return true;
   return false;
 }

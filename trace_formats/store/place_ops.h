@@ -33,9 +33,10 @@ using PlaceProgress = std::function<void(uint64_t done, uint64_t total)>;
 // caller's transaction, before ops are linked to calls.
 PlacedOps place_ops_by_position(Connection& db, const PlaceProgress& progress = {});
 
-// The API calls that take part in matching: those that carry GPU work or wait
-// for it (launches, copies, memsets, synchronization, events). Allocator and
-// set-up calls come and go between steps and would make equal steps differ.
+// The API calls that take part in matching: those that carry GPU work
+// (launches, copies, memsets, a stream waiting on an event). Allocator and
+// set-up calls come and go between steps, and so do the syncs and event
+// records of a script's own timing code: they would make equal steps differ.
 bool is_step_matching_call(std::string_view name);
 
 }  // namespace gpuscope::store

@@ -32,6 +32,7 @@ void add_step(test_support::RecordingBuilder& b, int64_t number, int64_t t0, boo
   call("cudaLaunchKernel", 210, 230);
   call("cudaMemcpyAsync", 600, 650);
   if (extra) call("cudaLaunchKernel", 800, 820);
+  if (number % 2 == 0) call("cudaDeviceSynchronize", 900, 950);  // a script's own timing, some steps only: not matched
   if (!ops) return;
   b.op({.name = "aten::linear", .start = t0 + 100, .end = t0 + 300, .depth = 0, .shapes = "[[4,8]]", .external_id = number * 10 + 1});
   b.op({.name = "aten::addmm", .start = t0 + 200, .end = t0 + 250, .depth = 1, .external_id = number * 10 + 2});
@@ -97,17 +98,18 @@ TEST(PlaceOps, NothingIsPlacedUnlessTheRecordingSaysOpsWereRecordedInSomeStepsOn
   EXPECT_FALSE(c.query_text("SELECT value FROM meta WHERE key = 'ops_placed'"));
 }
 
-TEST(PlaceOps, OnlyCallsThatCarryOrAwaitGpuWorkTakePartInMatching) {
+TEST(PlaceOps, OnlyCallsThatCarryGpuWorkTakePartInMatching) {
   for (const char* name : {"cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch", "cudaMemcpyAsync", "cuMemsetD32Async",
-                           "cudaStreamSynchronize", "cudaEventRecord", "cudaStreamWaitEvent"})
+                           "cudaStreamWaitEvent"})
     EXPECT_TRUE(store::is_step_matching_call(name)) << name;
-  for (const char* name : {"cudaMalloc", "cudaFree", "cudaGetDevice", "cuModuleGetFunction", "cudaEventQuery"})
+  for (const char* name : {"cudaMalloc", "cudaFree", "cudaGetDevice", "cuModuleGetFunction", "cudaEventQuery",
+                           "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventRecord"})
     EXPECT_FALSE(store::is_step_matching_call(name)) << name;
 }
 
 // Real recordings from the H200 (ops in every step): ops of 3 steps in every 5
 // are deleted and placed again. The kernels of those steps must get the op
-// (name and shapes) they had, or none. On the 17 recordings: 33 054 of 34 658
+// (name and shapes) they had, or none. On the 17 recordings: 34 485 of 34 658
 // kernels get theirs back; the rest are in warm-up steps or steps whose
 // shapes changed, which match no recorded step.
 TEST(PlaceOps, KernelsOfRealRecordingsGetTheOpsTheyHad) {
@@ -167,7 +169,7 @@ TEST(PlaceOps, KernelsOfRealRecordingsGetTheOpsTheyHad) {
     ++recordings;
   }
   EXPECT_GE(recordings, 15u);
-  EXPECT_GE(same, kernels * 95 / 100) << same << " of " << kernels << " kernels got their op back";
+  EXPECT_GE(same, kernels * 99 / 100) << same << " of " << kernels << " kernels got their op back";
 }
 
 }  // namespace
