@@ -286,6 +286,12 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
     n.push_back("the process used " + std::to_string(a.summary.devices.size()) + " devices; analysed device " +
                 std::to_string(c.device) + " (the busiest); pick another with --device");
   if (m.ops.empty()) n.push_back("no torch ops recorded (torch plugin not active): no top ops, no op names or shapes in the evidence");
+  if (!m.op_steps.empty())
+    n.push_back("torch ops recorded in steps " + m.op_steps + " (GPUSCOPE_TORCH_OP_STEPS; --full: every step); " +
+                std::to_string(m.ops_placed_steps) + " other step(s) got theirs by position, times interpolated" +
+                (m.ops_unplaced_steps ? "; " + std::to_string(m.ops_unplaced_steps) +
+                                            " matched no recorded step and have kernels without ops"
+                                      : std::string()));
   if (m.apis.empty()) n.push_back("no CUDA API calls recorded: launch overhead and host synchronizations cannot be attributed");
   if (c.dataloader.empty()) n.push_back("no DataLoader ranges recorded: waits for data count as other CPU time");
   if (!a.memory.torch_allocator && !a.memory.cuda_events) n.push_back("no memory events recorded: memory peaks unknown");

@@ -152,6 +152,10 @@ struct Model {
   int64_t pid = 0, processes = 0;
   std::string cupti_status;
   bool imported = false;  // meta source: a torch.profiler import
+  // Ops recorded in some steps only (meta torch_op_steps, e.g. "2/50"; empty: every
+  // step), and after record the steps given ops by position and those that matched none.
+  std::string op_steps;
+  int64_t ops_placed_steps = 0, ops_unplaced_steps = 0;
   std::vector<DeviceInfo> devices;
   const std::vector<std::string>* strings = nullptr;  // owned by the Reader
 

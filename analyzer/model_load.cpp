@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -176,6 +177,11 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
   m.path = db.path();
   m.file_name = base_name(m.path);
   m.imported = reader.meta("source") == "torch.profiler import";
+  if (std::string steps = reader.meta("torch_op_steps"); !steps.empty() && steps != "0") {
+    m.op_steps = steps;
+    m.ops_placed_steps = std::atoll(reader.meta("ops_placed_steps").c_str());
+    m.ops_unplaced_steps = std::atoll(reader.meta("ops_unplaced_steps").c_str());
+  }
 
   static const char* kEventTables[] = {"kernel", "memcpy", "memset", "api_call", "range", "op", "step", "sync"};
   bool any = false;
