@@ -22,11 +22,9 @@ import json
 import os
 import sqlite3
 import statistics
-import subprocess
-import sys
 import tempfile
 
-from alternate import alternated
+from alternate import add_common_arguments, alternated, remove_recording, run_worker, vs_plain
 
 WORKER = r"""
 import json, statistics, sys, time, torch
@@ -83,30 +81,20 @@ def run_one(setup, args, tmp, round_no):
         cmd = [args.gpuscope, "record", "--full", "-o", db, "--"] + cmd
         if setup == "fetch_ops":
             env["GPUSCOPE_TORCH_DATALOADER_OPS"] = "1"
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    if out.returncode != 0:
-        sys.exit("%s run failed:\n%s%s" % (setup, out.stdout, out.stderr))
-    result = json.loads(next(l[7:] for l in out.stdout.splitlines() if l.startswith("RESULT ")))
+    result = run_worker(setup, cmd, env)
     if db:
         con = sqlite3.connect(db)
         result["ops_recorded"] = con.execute("SELECT count(*) FROM op").fetchone()[0]
         con.close()
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(db + suffix):
-                os.remove(db + suffix)
+        remove_recording(db)
     return result
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpuscope", required=True, help="the gpuscope binary (its lib/ holds the plugin)")
-    ap.add_argument("--python", default="/usr/bin/python3", help="python with the torch the plugin was built for")
-    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--steps", type=int, default=30)
+    add_common_arguments(ap, steps=30)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--item-ops", type=int, default=8, help="torch ops pairs (mul, add) per sample")
-    ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="gpuscope_dataloader_ops_")
     runs = alternated(SETUPS, args.rounds, lambda setup, r: run_one(setup, args, tmp, r))
@@ -115,17 +103,12 @@ def main():
     def med(setup, key):
         return round(statistics.median(x[key] for x in runs[setup]), 3)
 
-    def ratio(setup, key):
-        per_round = [a[key] / b[key] - 1 for a, b in zip(runs[setup], runs["plain"])]
-        return {"median_pct": round(100 * statistics.median(per_round), 1),
-                "min_pct": round(100 * min(per_round), 1), "max_pct": round(100 * max(per_round), 1)}
-
     report = {
         "device": args.device, "rounds": args.rounds, "steps": args.steps, "batch": args.batch,
         "item_ops": args.item_ops,
         "median_ms": {s: {"fetch": med(s, "fetch_ms"), "step": med(s, "step_ms")} for s in SETUPS},
-        "step_vs_plain": {s: ratio(s, "step_ms") for s in SETUPS[1:]},
-        "fetch_vs_plain": {s: ratio(s, "fetch_ms") for s in SETUPS[1:]},
+        "step_vs_plain": {s: vs_plain(runs, s, "step_ms") for s in SETUPS[1:]},
+        "fetch_vs_plain": {s: vs_plain(runs, s, "fetch_ms") for s in SETUPS[1:]},
         "ops_recorded": {s: [x["ops_recorded"] for x in runs[s]] for s in SETUPS[1:]},
     }
     if args.json:

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 
-from alternate import alternated
+from alternate import add_common_arguments, alternated, remove_recording, run_worker, vs_plain
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -69,44 +69,29 @@ def run_one(setup, args, tmp, round_no):
         db = os.path.join(tmp, "%s_%d.db" % (setup, round_no))
         cmd = [args.gpuscope, "record", "--full", "-o", db, "--"] + cmd
         env["GPUSCOPE_TORCH_OP_STEPS"] = OP_STEPS[setup]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    if out.returncode != 0:
-        sys.exit("%s run failed:\n%s%s" % (setup, out.stdout, out.stderr))
-    result = json.loads(next(l[7:] for l in out.stdout.splitlines() if l.startswith("RESULT ")))
+    result = run_worker(setup, cmd, env)
     if db:
         coverage = subprocess.run([sys.executable, os.path.join(HERE, "..", "models", "op_coverage.py"), db],
                                   capture_output=True, text=True, check=True)
         result.update(json.loads(coverage.stdout))
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(db + suffix):
-                os.remove(db + suffix)
+        remove_recording(db)
     return result
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpuscope", required=True, help="the gpuscope binary (its lib/ holds the plugin)")
-    ap.add_argument("--python", default="/usr/bin/python3", help="python with the torch the plugin was built for")
-    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--steps", type=int, default=100)
+    add_common_arguments(ap, steps=100)
     ap.add_argument("--depth", type=int, default=8, help="Linear+LayerNorm+GELU blocks")
-    ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="gpuscope_op_steps_")
     runs = alternated(SETUPS, args.rounds, lambda setup, r: run_one(setup, args, tmp, r))
     os.rmdir(tmp)
 
-    def ratio(setup):
-        per_round = [a["step_ms"] / b["step_ms"] - 1 for a, b in zip(runs[setup], runs["plain"])]
-        return {"median_pct": round(100 * statistics.median(per_round), 1),
-                "min_pct": round(100 * min(per_round), 1), "max_pct": round(100 * max(per_round), 1)}
-
     keys = ("ops", "ops_placed", "placed_steps", "unplaced_steps", "kernel_time_linked_pct")
     report = {
         "device": args.device, "rounds": args.rounds, "steps": args.steps, "depth": args.depth,
         "median_step_ms": {s: round(statistics.median(x["step_ms"] for x in runs[s]), 3) for s in SETUPS},
-        "step_vs_plain": {s: ratio(s) for s in SETUPS[1:]},
+        "step_vs_plain": {s: vs_plain(runs, s, "step_ms") for s in SETUPS[1:]},
         "recording": {s: {k: [x.get(k) for x in runs[s]] for k in keys} for s in SETUPS[1:]},
     }
     if args.json:
