@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,17 @@ inline Result run(const std::string& command) {
 inline std::string bin() { return std::string(GPUSCOPE_BINARY_DIR) + "/bin/gpuscope"; }
 inline Result gpuscope(const std::string& args) { return run(bin() + " " + args); }
 inline std::string data(const std::string& name) { return std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/" + name; }
+
+// A recording kept compressed in tests/data (NAME.zst), unpacked with the zstd
+// tool into the temp folder once per test process; returns the unpacked path.
+inline std::string unpacked_data(const std::string& name) {
+  const std::string out = (fs::temp_directory_path() / ("gpuscope_cli_" + std::to_string(::getpid()) + "_" + name)).string();
+  if (!fs::exists(out)) {
+    const Result r = run("zstd -q -d -f " + data(name + ".zst") + " -o " + out);
+    if (r.exit_code != 0) throw std::runtime_error("cannot unpack " + data(name + ".zst") + ": " + r.output);
+  }
+  return out;
+}
 
 inline std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

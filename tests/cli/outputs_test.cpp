@@ -193,8 +193,8 @@ struct Interrupted {
 
 TEST(Outputs, SigtermMidWriteLeavesNoTemporaryFile) {
   const std::vector<Interrupted> cases = {
-      {"export --chrome .gz", data("advisor_recompile.db"), {"export", "-q", "%I", "--chrome", "%O"}, "big.json.gz"},
-      {"export --perfetto", data("advisor_recompile.db"), {"export", "-q", "%I", "--perfetto", "%O"}, "big.pftrace"},
+      {"export --chrome .gz", unpacked_data("advisor_recompile.db"), {"export", "-q", "%I", "--chrome", "%O"}, "big.json.gz"},
+      {"export --perfetto", unpacked_data("advisor_recompile.db"), {"export", "-q", "%I", "--perfetto", "%O"}, "big.pftrace"},
       {"import", data("mlp_h200_torch_profiler.json.gz"), {"import", "-q", "%I", "-o", "%O"}, "big.db"},
       {"analyze a trace", data("mlp_h200_torch_profiler.json.gz"), {"analyze", "%I"}, "", true},
   };
