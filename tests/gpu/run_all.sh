@@ -114,6 +114,12 @@ ok = rows and all(r[1] in devices for r in rows) and kernels[0] > 0 and 7 <= per
 print("ok  " if ok else "FAIL", f"NVML samples on CUDA devices {sorted({r[1] for r in rows})}, {per_s:.1f} per second per counter")
 PY
   ;;
+variable_shapes)
+  # Ops by position on a job whose shapes change every step: the plugin must go to every step.
+  log variable_shapes
+  guard 120 $GS record --force --trace $REC_TRACE -o "$W/varshapes.db" -- python3 tests/gpu/variable_shapes.py train --steps 80 2>&1 | tail -3
+  python3 tests/gpu/variable_shapes.py check "$W/varshapes.db"; echo "check rc=$?"
+  ;;
 multi_proc)
   log multi_proc
   guard 120 $GS record --force --trace $REC_TRACE -o "$W/mp.db" -- python3 samples/torch/multi_proc.py 2>&1 | grep -v "^GPUSCOPE_SAMPLE" 
