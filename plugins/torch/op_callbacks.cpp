@@ -112,19 +112,21 @@ void apply_ops_state() {
     at::disableCallback(g_handle);
 }
 
-// Holds g_ops_switch; `in_period` is the step's place in its window, counted
-// from 0 after it ended. Ops by position need steps that repeat, shapes and
-// all. Two recorded steps of one window (the run's first excepted: warm-up)
-// whose ops differ mean the shapes change from step to step (variable sequence
-// lengths, say): then ops are recorded in every step from here on.
-void note_recorded_step(uint64_t in_period) {
+// Holds g_ops_switch; called as a step ends, with `next_in_period` the place
+// in its period of the step that starts now (1: the one that ended opened a
+// window, so nothing before it in the window to compare with). Ops by position
+// need steps that repeat, shapes and all. Two recorded steps in a row of one
+// window (the run's first excepted: warm-up) whose ops differ mean the shapes
+// change from step to step (variable sequence lengths, say): then ops are
+// recorded in every step from here on.
+void note_recorded_step(uint64_t next_in_period) {
   const uint64_t hash = g_step_hash.exchange(0, std::memory_order_relaxed);
   if (g_op_steps == 0 || !g_op_step_window || !g_ops_recording.load(std::memory_order_relaxed)) {
     g_last_step_hashed = false;
     return;
   }
   const bool steady_window = g_windows > 0;  // the run's first window is 0
-  if (g_last_step_hashed && steady_window && in_period != 1 && hash != g_last_step_hash) {
+  if (g_last_step_hashed && steady_window && next_in_period != 1 && hash != g_last_step_hash) {
     g_op_steps = 0;
     const char* text =
         "torch ops differ between two steps recorded in a row (shapes change from step to step): ops recorded "
@@ -150,10 +152,10 @@ void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
     memory_reporter_step_ended();
     if (g_options.ops && g_handle) {
       ++g_steps_in_stretch;
-      // Steps found from backward passes (no optimizer or profiler markers) need
-      // the backward ops to be found at all: every step keeps them.
       const uint64_t in_period = g_op_period ? g_steps_in_stretch % g_op_period : g_steps_in_stretch;
       note_recorded_step(in_period);
+      // Steps found from backward passes (no optimizer or profiler markers) need
+      // the backward ops to be found at all: every step keeps them.
       g_op_step_window = g_op_steps == 0 || in_period < g_op_steps || g_tracker->steps_from_backward_passes();
       if (g_op_step_window && in_period == 0) ++g_windows;
       apply_ops_state();
