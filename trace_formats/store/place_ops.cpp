@@ -12,8 +12,6 @@ namespace {
 
 struct Window {
   int64_t start, end;
-  bool recorded = false;
-  size_t first_op = 0, end_op = 0;  // its ops: [first_op, end_op) of the start-ordered ops
 };
 
 struct Call {
@@ -29,8 +27,13 @@ struct Op {
 struct Template {
   int64_t step_start = 0, step_end = 0;
   std::vector<Call> calls;
-  std::vector<size_t> ops;
+  std::vector<Op> ops;
+  uint64_t last_used = 0;  // the step that stored or used it last
 };
+
+// Templates kept at once (per process): a steady job needs one or two a thread;
+// the cap bounds memory when every recorded step differs.
+constexpr size_t kMaxTemplates = 64;
 
 using Threads = std::map<int64_t, std::vector<Call>>;  // tid -> its matching calls in a step, in start order
 
@@ -108,11 +111,18 @@ class Placer {
     pid_ = pid;
     load_steps();
     if (windows_.empty()) return;
-    load_ops();
-    if (std::none_of(windows_.begin(), windows_.end(), [](const Window& w) { return !w.recorded; }) ||
-        std::none_of(windows_.begin(), windows_.end(), [](const Window& w) { return w.recorded; }))
-      return;
     templates_.clear();
+    // Ops and calls, both in start order, walked step by step: only the step
+    // at hand's ops and the templates are held, however long the recording.
+    // The ops are sorted before the first row comes back, so the rows added
+    // meanwhile are not read; placed ones are left out besides.
+    auto ops = db_.prepare(
+        "SELECT tid, name_id, start, \"end\", depth, backward, scope, shapes_id, dtypes_id FROM op "
+        "WHERE pid = ? AND \"end\" IS NOT NULL AND (external_id IS NULL OR external_id < " +
+        std::to_string(kPlacedOpIdBase) + ") ORDER BY start");
+    ops.bind(1, pid);
+    ops_ = &ops;
+    ops_more_ = ops_->step();
     auto calls = db_.prepare(
         "SELECT a.tid, a.name_id, a.start, a.\"end\", coalesce(w.work, 0) FROM api_call a "
         "LEFT JOIN temp.call_work w ON w.pid = a.pid AND w.correlation = a.correlation "
@@ -138,6 +148,7 @@ class Placer {
       finish_step(windows_[w], threads);
       threads.clear();
     }
+    ops_ = nullptr;
   }
 
   PlacedOps result() {
@@ -157,41 +168,38 @@ class Placer {
     }
   }
 
-  void load_ops() {
-    ops_.clear();
-    auto st = db_.prepare(
-        "SELECT tid, name_id, start, \"end\", depth, backward, scope, shapes_id, dtypes_id FROM op "
-        "WHERE pid = ? AND \"end\" IS NOT NULL ORDER BY start");
-    st.bind(1, pid_);
-    size_t w = 0;
-    while (st.step()) {
-      const int64_t start = st.int64(2);
-      while (w < windows_.size() && start >= windows_[w].end) ++w;
-      if (w == windows_.size()) break;
-      if (start < windows_[w].start) continue;  // between steps: no step's op
-      if (!windows_[w].recorded) {
-        windows_[w].recorded = true;
-        windows_[w].first_op = ops_.size();
-      }
-      auto nullable = [&](int col) { return st.is_null(col) ? kNull : st.int64(col); };
-      ops_.push_back({st.int64(0), st.int64(1), start, st.int64(3), st.int64(4), st.int64(5), st.int64(6),
-                      nullable(7), nullable(8)});
-      windows_[w].end_op = ops_.size();
+  // The ops that start in `w`, from the ops cursor (which never goes back).
+  void step_ops(const Window& w) {
+    step_ops_.clear();
+    for (; ops_more_; ops_more_ = ops_->step()) {
+      const int64_t start = ops_->int64(2);
+      if (start >= w.end) break;
+      if (start < w.start) continue;  // between steps: no step's op
+      auto nullable = [&](int col) { return ops_->is_null(col) ? kNull : ops_->int64(col); };
+      step_ops_.push_back({ops_->int64(0), ops_->int64(1), start, ops_->int64(3), ops_->int64(4), ops_->int64(5),
+                           ops_->int64(6), nullable(7), nullable(8)});
     }
   }
 
   void finish_step(const Window& w, Threads& threads) {
+    step_ops(w);
+    ++step_no_;
     if (threads.empty()) return;  // untraced (sampling, control stretch): nothing to give ops to
-    if (w.recorded) {
+    if (!step_ops_.empty()) {  // a recorded step: what the steps after it may match
       for (auto& [tid, calls] : threads) {
         Template& t = templates_[{tid, signature(calls)}];
         t.step_start = w.start;
         t.step_end = w.end;
+        t.last_used = step_no_;
         t.ops.clear();
-        for (size_t i = w.first_op; i < w.end_op; ++i)
-          if (ops_[i].tid == tid) t.ops.push_back(i);
+        for (const Op& o : step_ops_)
+          if (o.tid == tid) t.ops.push_back(o);
         t.calls = std::move(calls);
       }
+      while (templates_.size() > kMaxTemplates)
+        templates_.erase(std::min_element(templates_.begin(), templates_.end(), [](const auto& a, const auto& b) {
+          return a.second.last_used < b.second.last_used;
+        }));
       return;
     }
     bool all = true;
@@ -201,6 +209,7 @@ class Placer {
         all = false;
         continue;
       }
+      it->second.last_used = step_no_;
       place(it->second, w, tid, calls);
     }
     ++(all ? out_.steps_placed : out_.steps_unplaced);
@@ -208,8 +217,7 @@ class Placer {
 
   void place(const Template& from, const Window& w, int64_t tid, const std::vector<Call>& calls) {
     const TimeMap map(from, w.start, w.end, calls);
-    for (size_t i : from.ops) {
-      const Op& o = ops_[i];
+    for (const Op& o : from.ops) {
       const int64_t start = map(o.start);
       insert_.bind(1, pid_);
       insert_.bind(2, tid);
@@ -234,7 +242,10 @@ class Placer {
   uint64_t total_calls_ = 0, done_ = 0;
   int64_t pid_ = 0;
   std::vector<Window> windows_;
-  std::vector<Op> ops_;
+  Statement* ops_ = nullptr;  // the process's ops in start order, while process() runs
+  bool ops_more_ = false;
+  std::vector<Op> step_ops_;  // the step at hand's
+  uint64_t step_no_ = 0;
   std::map<std::pair<int64_t, uint64_t>, Template> templates_;  // (tid, signature): the latest recorded step
   PlacedOps out_;
 };

@@ -83,6 +83,32 @@ TEST(PlaceOps, StepsWithoutOpsGetTheOpsOfAMatchingStepBetweenTheSameCalls) {
             "aten::linear aten::addmm aten::copy_");
 }
 
+// Every recorded step different (shapes that never repeat): the templates kept
+// are capped, the oldest going first, so memory stays bounded.
+TEST(PlaceOps, TheOldestTemplatesGoWhenTooManyStepsDiffer) {
+  const std::string path = testing::fresh_temp_db("place_ops_cap");
+  constexpr int kRecorded = 70;
+  auto step = [](test_support::RecordingBuilder& b, int64_t number, int launches, bool ops) {
+    const int64_t t0 = 10000 + number * 1000;
+    b.step(number, t0, t0 + 1000);
+    for (int i = 0; i < launches; ++i)
+      b.api({.name = "cudaLaunchKernel", .start = t0 + 10 + 5 * i, .end = t0 + 12 + 5 * i,
+             .correlation = b.next_correlation()});
+    if (ops) b.op({.name = "aten::op", .start = t0 + 5, .end = t0 + 900, .external_id = number + 1});
+  };
+  {
+    test_support::RecordingBuilder b(path);
+    b.meta("torch_op_steps", "2/50");
+    b.at(5, 5);
+    for (int n = 0; n < kRecorded; ++n) step(b, n, n + 1, true);  // n + 1 launches: all different
+    step(b, kRecorded, 1, false);             // like step 0, whose template is gone
+    step(b, kRecorded + 1, kRecorded, false);  // like the last one
+  }
+  const store::Finalized f = store::finalize_recording(path);
+  EXPECT_EQ(f.placed.steps_placed, 1);
+  EXPECT_EQ(f.placed.steps_unplaced, 1);
+}
+
 TEST(PlaceOps, NothingIsPlacedUnlessTheRecordingSaysOpsWereRecordedInSomeStepsOnly) {
   const std::string path = testing::fresh_temp_db("place_ops_off");
   {
