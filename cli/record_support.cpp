@@ -95,7 +95,7 @@ std::string find_collector() {
 
 void finalize_and_report(const std::string& path) {
   try {
-    formats::Progress progress("gpuscope: linking ops to API calls", true);
+    formats::Progress progress("gpuscope: linking ops to their API calls and kernels", true);
     const store::Finalized f = store::finalize_recording(
         path, [&](uint64_t done, uint64_t total) { progress.update(done, total, "calls", done); });
     progress.done();

@@ -106,8 +106,14 @@ Finalized finalize_recording(const std::string& path, const LinkProgress& progre
       "WHERE graph_id IS NOT NULL AND correlation != 0 GROUP BY pid, correlation, graph_id "
       "HAVING NOT EXISTS (SELECT 1 FROM graph_launch g WHERE g.pid = kernel.pid)");
   fill_sync_threads(db);
-  out.placed = place_ops_by_position(db, progress);
-  link_ops_to_calls(db, progress);
+  // Placing and linking each scan the API calls once: one progress from 0 to 100 %.
+  const uint64_t passes = ops_in_some_steps(db) ? 2 : 1;
+  auto pass = [&](uint64_t n) -> LinkProgress {
+    if (!progress) return {};
+    return [&progress, n, passes](uint64_t done, uint64_t total) { progress(n * total + done, passes * total); };
+  };
+  out.placed = place_ops_by_position(db, pass(0));
+  link_ops_to_calls(db, pass(passes - 1));
   db.exec("COMMIT");
   // A single self-contained file is what users copy around.
   try {

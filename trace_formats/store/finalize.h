@@ -21,8 +21,9 @@ struct Finalized {
   PlacedOps placed;     // ops given to steps recorded without them (place_ops.h)
 };
 
-// Linking ops to API calls is the one long step: called every 65,536 calls
-// with the calls done and the calls in all.
+// Linking ops to API calls (and before it, when ops were recorded in some
+// steps only, placing them) is the long step: called every 65,536 calls with
+// the calls done and the calls in all, both passes counted.
 using LinkProgress = std::function<void(uint64_t done, uint64_t total)>;
 
 // In one transaction: unlinks correlation ids no launch can have, derives one

@@ -258,9 +258,12 @@ bool is_step_matching_call(std::string_view name) {
   return false;
 }
 
+bool ops_in_some_steps(Connection& db) {
+  return db.query_text("SELECT value FROM meta WHERE key = 'torch_op_steps'").value_or("0") != "0";
+}
+
 PlacedOps place_ops_by_position(Connection& db, const PlaceProgress& progress) {
-  const std::string steps = db.query_text("SELECT value FROM meta WHERE key = 'torch_op_steps'").value_or("0");
-  if (steps == "0" || !db.query_int("SELECT 1 FROM step LIMIT 1")) return {};
+  if (!ops_in_some_steps(db) || !db.query_int("SELECT 1 FROM step LIMIT 1")) return {};
   Placer placer(db, progress);
   auto pids = db.prepare("SELECT DISTINCT pid FROM step ORDER BY pid");
   std::vector<int64_t> list;

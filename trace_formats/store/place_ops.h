@@ -28,6 +28,10 @@ struct PlacedOps {
 // Called every 65,536 API calls with the calls scanned and the calls in all.
 using PlaceProgress = std::function<void(uint64_t done, uint64_t total)>;
 
+// Whether the recording says ops were recorded in some steps only (meta
+// torch_op_steps other than 0), i.e. whether place_ops_by_position has work.
+bool ops_in_some_steps(Connection& db);
+
 // Adds the op rows, and meta `ops_placed`, `ops_placed_steps` and
 // `ops_unplaced_steps` when there was something to place. Runs inside the
 // caller's transaction, before ops are linked to calls.
