@@ -11,15 +11,13 @@
 // must have no finding above 5 % of step time.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "tests/analyzer/recorded_data.h"
 #include "tests/analyzer/test_util.h"
+#include "tests/support/golden.h"
 
 namespace gpuscope::testing {
 namespace {
@@ -28,43 +26,8 @@ namespace fs = std::filesystem;
 
 const fs::path kGolden = fs::path(GPUSCOPE_SOURCE_DIR) / "tests" / "analyzer" / "golden";
 
-std::string read(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::string shell_diff(const fs::path& a, const fs::path& b) {
-  std::string cmd = "diff -u '" + a.string() + "' '" + b.string() + "' | head -60";
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
-  }
-  return out;
-}
-
 void expect_golden(const std::string& actual, const fs::path& expected) {
-  const fs::path act = expected.string() + ".actual";
-  if (std::getenv("GPUSCOPE_UPDATE_GOLDEN")) {
-    fs::create_directories(expected.parent_path());
-    std::ofstream(expected, std::ios::binary) << actual;
-    fs::remove(act);
-    return;
-  }
-  if (fs::exists(expected) && read(expected) == actual) {
-    fs::remove(act);
-    return;
-  }
-  fs::create_directories(expected.parent_path());
-  std::ofstream(act, std::ios::binary) << actual;
-  if (!fs::exists(expected))
-    ADD_FAILURE() << expected << " missing; wrote " << act << " (check it, then drop the .actual suffix)";
-  else
-    ADD_FAILURE() << expected << " differs; wrote " << act << "\n" << shell_diff(expected, act);
+  if (std::string why = test_support::golden_mismatch(expected, actual); !why.empty()) ADD_FAILURE() << why;
 }
 
 // Long recordings would make megabyte goldens: keep the first steps of the per-step array.

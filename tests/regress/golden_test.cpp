@@ -6,16 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/error.h"
 #include "regress/diff.h"
 #include "tests/regress/recordings.h"
+#include "tests/support/golden.h"
 
 namespace gpuscope::testing {
 namespace {
@@ -24,40 +21,8 @@ namespace fs = std::filesystem;
 
 const fs::path kGolden = fs::path(GPUSCOPE_SOURCE_DIR) / "tests" / "regress" / "golden";
 
-std::string read(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::string shell_diff(const fs::path& a, const fs::path& b) {
-  const std::string cmd = "diff -u '" + a.string() + "' '" + b.string() + "' | head -80";
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
-  }
-  return out;
-}
-
 void expect_golden(const std::string& actual, const std::string& name) {
-  const fs::path expected = kGolden / name;
-  const fs::path act = expected.string() + ".actual";
-  if (std::getenv("GPUSCOPE_UPDATE_GOLDEN")) {
-    std::ofstream(expected, std::ios::binary) << actual;
-    fs::remove(act);
-    return;
-  }
-  if (fs::exists(expected) && read(expected) == actual) {
-    fs::remove(act);
-    return;
-  }
-  std::ofstream(act, std::ios::binary) << actual;
-  if (!fs::exists(expected)) ADD_FAILURE() << expected << " missing; wrote " << act << " (check it, then drop .actual)";
-  else ADD_FAILURE() << expected << " differs; wrote " << act << "\n" << shell_diff(expected, act);
+  if (std::string why = test_support::golden_mismatch(kGolden / name, actual); !why.empty()) ADD_FAILURE() << why;
 }
 
 regress::Recording load(const std::string& name, const RunSpec& spec) {

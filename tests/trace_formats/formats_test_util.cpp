@@ -231,22 +231,6 @@ void write_file(const std::string& path, const std::string& data) {
   f << data;
 }
 
-std::string golden_mismatch(const std::string& golden_path, const std::string& actual) {
-  if (std::getenv("GPUSCOPE_UPDATE_GOLDEN")) {
-    write_file(golden_path, actual);
-    return {};
-  }
-  std::string expected = read_file(golden_path);
-  std::string actual_path = golden_path + ".actual";
-  if (expected == actual) {
-    fs::remove(actual_path);
-    return {};
-  }
-  write_file(actual_path, actual);
-  RunResult d = run("diff -u '" + golden_path + "' '" + actual_path + "' | head -80");
-  return "golden mismatch: " + golden_path + " (actual written to " + actual_path +
-         "; GPUSCOPE_UPDATE_GOLDEN=1 to accept)\n" + d.output;
-}
 
 RunResult run(const std::string& command) {
   RunResult r;

@@ -1,6 +1,6 @@
 // Shared pieces of the trace-format tests: a synthetic recording built with
-// test_support::RecordingBuilder, per-table totals for round-trip checks, golden-file
-// comparison, and running the gpuscope CLI.
+// test_support::RecordingBuilder, per-table totals for round-trip checks, and
+// running the gpuscope CLI (golden files: tests/support/golden.h).
 #pragma once
 
 #include <cstdint>
@@ -36,9 +36,6 @@ void make_synthetic_db(const std::string& path, const SyntheticOptions& opt = {}
 // count(*) and, for tables with start/end, sum(end - start), keyed "table.count"/"table.duration".
 std::map<std::string, int64_t> table_totals(const std::string& db_path);
 
-// Compares `actual` with the golden file; on mismatch writes <golden>.actual
-// and returns a diff for the failure message. GPUSCOPE_UPDATE_GOLDEN=1 rewrites it.
-std::string golden_mismatch(const std::string& golden_path, const std::string& actual);
 
 std::string read_file(const std::string& path);
 std::string gunzip_file(const std::string& path);

@@ -8,6 +8,7 @@
 
 #include "export/exporters.h"
 #include "tests/trace_formats/formats_test_util.h"
+#include "tests/support/golden.h"
 
 namespace gpuscope::formats {
 namespace {
@@ -261,7 +262,7 @@ TEST(ChromeExport, MatchesGolden) {
   std::string text;
   export_and_parse(tmp.file("g.db"), tmp.file("g.json"), &text);
   // The trace name holds the temporary path's file name only.
-  std::string diff = test::golden_mismatch(
+  std::string diff = test_support::golden_mismatch(
       std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/export/golden/synthetic.chrome.json", text);
   EXPECT_TRUE(diff.empty()) << diff;
 }

@@ -9,6 +9,7 @@
 #include "export/exporters.h"
 #include "perfetto_trace.pb.h"
 #include "tests/trace_formats/formats_test_util.h"
+#include "tests/support/golden.h"
 
 namespace gpuscope::formats {
 namespace {
@@ -136,7 +137,7 @@ TEST(PerfettoExport, MatchesGolden) {
   std::string text = decode_with_protoc(tmp.file("g.pftrace"), &rc);
   ASSERT_EQ(rc, 0);
   std::string diff =
-      test::golden_mismatch(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/export/golden/synthetic.perfetto.txt", text);
+      test_support::golden_mismatch(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/export/golden/synthetic.perfetto.txt", text);
   EXPECT_TRUE(diff.empty()) << diff;
 }
 

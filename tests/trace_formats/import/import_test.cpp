@@ -11,6 +11,7 @@
 #include "import/torch_import.h"
 #include "store/reader.h"
 #include "tests/trace_formats/formats_test_util.h"
+#include "tests/support/golden.h"
 
 namespace gpuscope::formats {
 namespace {
@@ -106,7 +107,7 @@ TEST(Import, KinetoTraceMatchesGolden) {
   EXPECT_EQ(r.counts.api_calls, 6);
   EXPECT_EQ(r.counts.unknown.at("a_future_category"), 1);
   EXPECT_EQ(r.counts.unknown.at("overhead"), 1);
-  std::string diff = test::golden_mismatch(kGolden + "kineto_small.import.csv", dump(tmp.file("small.db")));
+  std::string diff = test_support::golden_mismatch(kGolden + "kineto_small.import.csv", dump(tmp.file("small.db")));
   EXPECT_TRUE(diff.empty()) << diff;
 }
 
