@@ -24,13 +24,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
 from alternate import add_common_arguments, alternated, remove_recording, run_worker, vs_plain
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+import op_coverage  # noqa: E402
 
 WORKER = r"""
 import json, statistics, sys, time, torch
@@ -71,9 +71,7 @@ def run_one(setup, args, tmp, round_no):
         env["GPUSCOPE_TORCH_OP_STEPS"] = OP_STEPS[setup]
     result = run_worker(setup, cmd, env)
     if db:
-        coverage = subprocess.run([sys.executable, os.path.join(HERE, "..", "models", "op_coverage.py"), db],
-                                  capture_output=True, text=True, check=True)
-        result.update(json.loads(coverage.stdout))
+        result.update(op_coverage.coverage(db))
         remove_recording(db)
     return result
 

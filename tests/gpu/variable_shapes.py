@@ -11,10 +11,13 @@ shapes. So the plugin, seeing two recorded steps in a row differ, records ops in
 every step from there on (meta torch_op_steps_changed = 0), and the recording
 links at least 95 % of the kernel time of the steps after that to an op.
 Exit 0 when all hold."""
+import json
 import os
 import sqlite3
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "models"))
+import op_coverage  # noqa: E402
 
 
 def train(steps):
@@ -45,22 +48,10 @@ def check(db):
     meta = dict(con.execute("SELECT key, value FROM meta"))
     ok(meta.get("torch_op_steps") == "2/50", "ops in 2 steps of every 50 to begin with: %s" % meta.get("torch_op_steps"))
     ok(meta.get("torch_op_steps_changed") == "0", "the plugin saw the shapes change and went to every step")
-    coverage = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "..", "bench", "models",
-                                                            "op_coverage.py"), db], capture_output=True, text=True)
-    print(coverage.stdout.strip())
+    print(json.dumps(op_coverage.coverage(db)))
     # The steps after the switch: the last 20.
     steps = con.execute('SELECT start, "end" FROM step ORDER BY start').fetchall()[-20:]
-    lo, hi = steps[0][0], steps[-1][1]
-    # Joined here: SQLite has no index on these columns (a JOIN in SQL took minutes).
-    op_ids = {(pid, x) for pid, x in con.execute("SELECT pid, external_id FROM op WHERE external_id IS NOT NULL")}
-    linked = {(pid, c) for pid, c, x in con.execute("SELECT pid, correlation, external_id FROM external_correlation")
-              if (pid, x) in op_ids}
-    total = in_op = 0
-    for pid, corr, dur in con.execute('SELECT pid, correlation, "end" - start FROM kernel WHERE start >= ? AND start < ?',
-                                      (lo, hi)):
-        total += dur
-        in_op += dur if (pid, corr) in linked else 0
-    pct = 100.0 * in_op / total if total else 0.0
+    pct = op_coverage.linked_kernel_time_pct(con, steps[0][0], steps[-1][1]) or 0.0
     ok(pct >= 95.0, "%.1f %% of the kernel time of the last 20 steps linked to an op (>= 95 %%)" % pct)
     messages = [m for (m,) in con.execute("SELECT text FROM message")]
     ok(any("shapes change" in m for m in messages), "the message table says why")
