@@ -163,12 +163,10 @@ int run_record(RecordOptions& opt) {
   // CUPTI external correlation around every op.
   if (!settings::is_set(Id::kTorchExternalIds)) env.emplace_back(settings::name(Id::kTorchExternalIds), "0");
   if (!sample.empty()) env.emplace_back(settings::name(Id::kSampleMs), sample);
-  // Ops in 2 steps of every 50; finalize_and_report gives the other steps'
-  // kernels their ops by position (store/place_ops.h). That needs the API calls.
-  if (!settings::is_set(Id::kTorchOpSteps)) {
-    const bool by_position = !opt.full && ("," + opt.trace + ",").find(",cuda,") != std::string::npos;
-    env.emplace_back(settings::name(Id::kTorchOpSteps), by_position ? "auto" : "0");
-  }
+  // Ops in some steps (the plugin's "auto": when the job's CUDA calls are
+  // traced); finalize_and_report gives the other steps' kernels their ops by
+  // position (store/place_ops.h).
+  if (!settings::is_set(Id::kTorchOpSteps)) env.emplace_back(settings::name(Id::kTorchOpSteps), opt.full ? "0" : "auto");
   if (opt.full) {
     env.emplace_back(settings::name(Id::kControlSteps), "0");
     // Everything traced: the allocator's events in every step too, unless the user said otherwise.

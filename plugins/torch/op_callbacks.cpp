@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "host.h"
@@ -204,12 +206,10 @@ void note_torch_profiler() {
   host()->emit_message(GPUSCOPE_WARNING, text);
 }
 
+// Of the name's bytes, not its address: autograd nodes' names live in the node.
 uint64_t op_hash(const gpuscope_op& op) {
-  // The name's bytes: autograd nodes' names live in the node, not in a table.
-  uint64_t h = 1469598103934665603ull;
-  for (uint32_t i = 0; i < op.name_len; ++i) h = (h ^ static_cast<unsigned char>(op.name[i])) * 1099511628211ull;
-  for (uint32_t i = 0; i < op.shapes_len; ++i) h = (h ^ static_cast<unsigned char>(op.shapes[i])) * 1099511628211ull;
-  return h * 0x9e3779b97f4a7c15ull;
+  const std::hash<std::string_view> h;
+  return h({op.name, op.name_len}) * 0x9e3779b97f4a7c15ull ^ h({op.shapes, op.shapes_len});
 }
 
 void start_range(ThreadState& ts, const at::RecordFunction& fn, const char* name, uint64_t now) {
