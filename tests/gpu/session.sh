@@ -11,7 +11,7 @@
 # advisor:RULE[,RULE...], diff, injection, models (tests/gpu/models/advisor_models.sh:
 # MODELS, STAGES), slow_mode (bench/models/slow_mode.sh: MODES, ROUNDS), dataloader_ops
 # (bench/torch_plugin/dataloader_ops.py on the GPU: DL_ROUNDS), op_steps
-# (bench/torch_plugin/op_steps.py on the GPU: OS_ROUNDS).
+# (bench/torch_plugin/op_steps.py on the GPU: OS_ROUNDS), machine (clock source, CPU).
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -64,6 +64,12 @@ for step in "$@"; do
     timeout -k 5 $left python3 bench/torch_plugin/op_steps.py --gpuscope "${top:-$PWD/.carry}"/bin/gpuscope \
       --python python3 --device cuda --rounds "${OS_ROUNDS:-5}" --json | tee "$OUT/r/op_steps.json" ;;
   setup) timeout -k 5 $left "${top:-.carry}"/bin/gpuscope setup torch --python "$(command -v python3)" ;;
+  machine)
+    # What the recording's clock reads through (CUPTI asks it twice per API record) and the CPU.
+    { echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+      echo "cpus: $(nproc); $(grep -m1 'model name' /proc/cpuinfo)"
+      python3 -c 'import time; n = 200000; t = time.perf_counter(); [time.monotonic_ns() for _ in range(n)]; print("monotonic_ns from python: %.0f ns a call" % ((time.perf_counter() - t) / n * 1e9))'
+    } | tee "$OUT/r/machine.txt" ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
   *) OUT=$OUT/r timeout -k 5 $left bash tests/gpu/run_all.sh "$step" ;;

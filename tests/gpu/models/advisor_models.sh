@@ -106,6 +106,12 @@ for stage in $STAGES; do
           no_flush) envs=(GPUSCOPE_PERIODIC_FLUSH=0) ;;
           fetch_ops) envs=(GPUSCOPE_TORCH_DATALOADER_OPS=1) ;;
           ops_every_step) envs=(GPUSCOPE_TORCH_OP_STEPS=0) ;;
+          # CUPTI alone (no plugin, so no untraced control steps); then CUPTI's activity
+          # records without API records or ops, the plugin left to find steps: the least a
+          # recording of every kernel costs, measured inside the process too.
+          cuda_only) flags=(--trace cuda) ;;
+          cupti_floor) envs=(GPUSCOPE_RUNTIME_API=0 GPUSCOPE_DRIVER_API=0 GPUSCOPE_TORCH_OPS=0) ;;
+          sampled) flags=(--sample "${OVERHEAD_SAMPLE:-0.2,0.8}") ;;
           *) echo "advisor_models.sh: unknown overhead mode $mode" >&2; continue ;;
           esac
           cmd=()
