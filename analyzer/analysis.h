@@ -224,6 +224,11 @@ struct RankSummary {
   // wait in collectives: what the cross-rank rules compare, as a few steps that
   // a busy machine stretched move the means but not these.
   double own_ms_median = 0, collective_ms_median = 0;
+  // NCCL kernel time per step (merged over streams) and the share of it during
+  // which a compute kernel of the same device runs, as Holistic Trace Analysis's
+  // get_comm_comp_overlap counts it (copies and memsets are neither); -1 without
+  // NCCL kernels.
+  double communication_ms_per_step = 0, comm_overlap_pct = -1;
   bool analysed = false;        // the process the rest of the report is about
   std::vector<TimeRange> slowest;  // its longest steps, for the viewer
 };

@@ -108,6 +108,21 @@ RankSummary summarize_rank(const Context& c) {
   r.other_ms_per_step = static_cast<double>(t_step - t_coll - t_data - t_compute) / 1e6 / n;
   r.own_ms_median = median(own);
   r.collective_ms_median = median(wait);
+  if (c.device >= 0) {
+    // How much of the communication compute hides (HTA's comm_comp_overlap):
+    // the analysed steps' NCCL kernels against its other kernels.
+    std::vector<Interval> comm, compute;
+    for (uint32_t i : c.kernels) {
+      const KernelRec& k = c.m.kernels[i];
+      (c.kc(k.name).has(kCommunication) ? comm : compute).push_back({k.start, k.end()});
+    }
+    const IntervalSet comm_set = IntervalSet::from(std::move(comm));
+    if (const int64_t comm_ns = comm_set.total(); comm_ns > 0) {
+      r.communication_ms_per_step = static_cast<double>(comm_ns) / 1e6 / n;
+      r.comm_overlap_pct = 100.0 * static_cast<double>(comm_set.intersect(IntervalSet::from(std::move(compute))).total()) /
+                           static_cast<double>(comm_ns);
+    }
+  }
   std::vector<size_t> order(c.steps.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return c.steps[x].duration() > c.steps[y].duration(); });

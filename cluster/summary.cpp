@@ -27,6 +27,8 @@ json rank_json(const analyzer::RankPass::Process& p) {
               {"other_ms_per_step", r.other_ms_per_step},
               {"own_ms_median", r.own_ms_median},
               {"collective_ms_median", r.collective_ms_median},
+              {"communication_ms_per_step", r.communication_ms_per_step},
+              {"comm_overlap_pct", r.comm_overlap_pct},
               {"slowest", slowest},
               {"step_ms_mean", p.step_ms_mean},
               {"untraced_step_ms", p.untraced_step_ms},
@@ -50,6 +52,9 @@ analyzer::RankPass::Process rank_from(const json& j) {
   r.other_ms_per_step = j.at("other_ms_per_step").get<double>();
   r.own_ms_median = j.at("own_ms_median").get<double>();
   r.collective_ms_median = j.at("collective_ms_median").get<double>();
+  // Summaries written before these two existed (they read as "no NCCL kernels").
+  r.communication_ms_per_step = j.value("communication_ms_per_step", 0.0);
+  r.comm_overlap_pct = j.value("comm_overlap_pct", -1.0);
   for (const auto& t : j.at("slowest"))
     r.slowest.push_back({t.at(0).get<int64_t>(), t.at(1).get<int64_t>(), t.at(2).get<std::string>()});
   p.step_ms_mean = j.at("step_ms_mean").get<double>();

@@ -52,4 +52,10 @@ std::string scope_line(const Analysis& a) {
   return line;
 }
 
+bool has_nccl_kernels(const std::vector<RankSummary>& ranks) {
+  for (const auto& r : ranks)
+    if (r.comm_overlap_pct >= 0) return true;
+  return false;
+}
+
 }  // namespace gpuscope::analyzer::report

@@ -24,5 +24,7 @@ std::string untraced_line(const Analysis& a);
 // The cross-rank report's scope (`gpuscope cluster`): the ranks, and the step
 // the savings are a share of, the one of the process analyze would detail.
 std::string cross_rank_scope_line(const Analysis& a);
+// Whether some rank ran NCCL kernels: the ranks tables then add their time and overlap.
+bool has_nccl_kernels(const std::vector<RankSummary>& ranks);
 
 }  // namespace gpuscope::analyzer::report

@@ -72,14 +72,20 @@ void ranks(std::string& o, const Analysis& a) {
        "computing, other. The analysed rank is in bold; pick another with <code>--rank N</code>.</p>\n"
        "<table><tr><th class=\"n\">rank</th><th>host</th><th class=\"n\">pid</th><th class=\"n\">device</th>"
        "<th class=\"n\">steps</th><th class=\"n\">median ms</th><th class=\"n\">p95 ms</th><th class=\"n\">GPU util</th>"
-       "<th class=\"n\">collective ms</th><th class=\"n\">data ms</th><th class=\"n\">compute ms</th></tr>\n";
+       "<th class=\"n\">collective ms</th><th class=\"n\">data ms</th><th class=\"n\">compute ms</th>";
+  const bool nccl = has_nccl_kernels(a.ranks);
+  o += nccl ? "<th class=\"n\">NCCL ms</th><th class=\"n\">NCCL overlapped by compute</th></tr>\n" : "</tr>\n";
   for (const auto& r : a.ranks) {
     const std::string rank = r.analysed ? "<b>" + std::to_string(r.rank) + "</b>" : std::to_string(r.rank);
     o += "<tr>" + td(rank, true) + td(html_escape(r.host)) + td(std::to_string(r.pid), true) +
          td(r.device >= 0 ? std::to_string(r.device) : "-", true) + td(std::to_string(r.steps), true) +
          td(format_fixed(r.step_ms_median, 3), true) + td(format_fixed(r.step_ms_p95, 3), true) +
          td(r.gpu_utilization >= 0 ? format_percent(r.gpu_utilization) : "-", true) + td(format_fixed(r.collective_ms_per_step, 3), true) +
-         td(format_fixed(r.data_ms_per_step, 3), true) + td(format_fixed(r.compute_ms_per_step, 3), true) + "</tr>\n";
+         td(format_fixed(r.data_ms_per_step, 3), true) + td(format_fixed(r.compute_ms_per_step, 3), true);
+    if (nccl)
+      o += r.comm_overlap_pct >= 0 ? td(format_fixed(r.communication_ms_per_step, 3), true) + td(format_fixed(r.comm_overlap_pct, 1) + " %", true)
+                                   : td("-", true) + td("-", true);
+    o += "</tr>\n";
   }
   o += "</table>\n";
 }

@@ -118,6 +118,8 @@ json ranks_json(const std::vector<RankSummary>& ranks) {
                    {"other_ms_per_step", ms3(r.other_ms_per_step)},
                    {"own_ms_median", ms3(r.own_ms_median)},
                    {"collective_ms_median", ms3(r.collective_ms_median)},
+                   {"communication_ms_per_step", r.comm_overlap_pct >= 0 ? json(ms3(r.communication_ms_per_step)) : json(nullptr)},
+                   {"comm_overlap_pct", r.comm_overlap_pct >= 0 ? json(round_to(r.comm_overlap_pct, 2)) : json(nullptr)},
                    {"analysed", r.analysed}});
   return out;
 }

@@ -101,15 +101,21 @@ void ranks(std::string& o, const Analysis& a, const char* marked = "The analysed
   if (a.ranks.empty()) return;
   o += std::string("## Ranks\n\nMean per step; each moment counted once: waiting in collectives, loading data, computing, other. ") +
        marked + "\n\n"
-       "| rank | host | pid | device | steps | median ms | p95 ms | GPU util | collective ms | data ms | compute ms |\n"
-       "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+       "| rank | host | pid | device | steps | median ms | p95 ms | GPU util | collective ms | data ms | compute ms |";
+  const bool nccl = has_nccl_kernels(a.ranks);
+  o += nccl ? " NCCL ms | NCCL overlapped by compute |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+            : "\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : a.ranks) {
     const std::string b = r.analysed ? "**" : "";
     o += "| " + b + std::to_string(r.rank) + b + " | " + markdown_escape(plain_text(r.host, 60)) + " | " + std::to_string(r.pid) + " | " +
          (r.device >= 0 ? std::to_string(r.device) : "-") + " | " + std::to_string(r.steps) + " | " + format_fixed(r.step_ms_median, 3) +
          " | " + format_fixed(r.step_ms_p95, 3) + " | " + (r.gpu_utilization >= 0 ? format_percent(r.gpu_utilization) : "-") + " | " +
          format_fixed(r.collective_ms_per_step, 3) + " | " + format_fixed(r.data_ms_per_step, 3) + " | " + format_fixed(r.compute_ms_per_step, 3) +
-         " |\n";
+         " |";
+    if (nccl)
+      o += r.comm_overlap_pct >= 0 ? " " + format_fixed(r.communication_ms_per_step, 3) + " | " + format_fixed(r.comm_overlap_pct, 1) + " % |"
+                                   : " - | - |";
+    o += "\n";
   }
   o += "\n";
 }

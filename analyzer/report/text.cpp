@@ -135,13 +135,21 @@ void memory(std::string& o, const Analysis& a) {
 void ranks(std::string& o, const Analysis& a, const char* marked = kAnalysedRank) {
   if (a.ranks.empty()) return;
   section(o, "Ranks (mean per step: waiting in collectives, loading data, computing, other)");
-  o += "  rank  host             pid      device  steps  median ms   p95 ms   GPU util  collective  data ms  compute ms\n";
-  for (const auto& r : a.ranks)
+  const bool nccl = has_nccl_kernels(a.ranks);
+  o += "  rank  host             pid      device  steps  median ms   p95 ms   GPU util  collective  data ms  compute ms";
+  o += nccl ? "   NCCL ms  overlapped\n" : "\n";
+  for (const auto& r : a.ranks) {
     o += std::string(r.analysed ? "* " : "  ") + pad(std::to_string(r.rank), 5) + " " + pad(plain_text(r.host, 16), 16) + " " +
          pad(std::to_string(r.pid), 8) + " " + lpad(r.device >= 0 ? std::to_string(r.device) : "-", 6) +
          lpad(std::to_string(r.steps), 7) + lpad(format_fixed(r.step_ms_median, 3), 11) + lpad(format_fixed(r.step_ms_p95, 3), 9) +
          lpad(r.gpu_utilization >= 0 ? format_percent(r.gpu_utilization) : "-", 11) + lpad(format_fixed(r.collective_ms_per_step, 3), 12) +
-         lpad(format_fixed(r.data_ms_per_step, 3), 9) + lpad(format_fixed(r.compute_ms_per_step, 3), 12) + "\n";
+         lpad(format_fixed(r.data_ms_per_step, 3), 9) + lpad(format_fixed(r.compute_ms_per_step, 3), 12);
+    if (nccl)
+      o += r.comm_overlap_pct >= 0 ? lpad(format_fixed(r.communication_ms_per_step, 3), 10) + lpad(format_fixed(r.comm_overlap_pct, 1) + " %", 12)
+                                   : lpad("-", 10) + lpad("-", 12);
+    o += "\n";
+  }
+  if (nccl) o += "  (NCCL ms: NCCL kernel time per step; overlapped: its share with a compute kernel running, as HTA counts it)\n";
   o += std::string("  (* ") + marked + ")\n";
 }
 

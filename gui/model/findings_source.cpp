@@ -79,7 +79,8 @@ FindingsResult analyze_findings(const std::string& database) {
     }
     for (const auto& r : a.ranks)
       out.ranks.push_back({r.rank, r.pid, r.host, r.steps, r.step_ms_median, r.step_ms_p95, r.own_ms_median,
-                           r.collective_ms_median, r.collective_ms_per_step, r.data_ms_per_step, r.compute_ms_per_step});
+                           r.collective_ms_median, r.collective_ms_per_step, r.data_ms_per_step, r.compute_ms_per_step,
+                           r.comm_overlap_pct});
     if (out.findings.empty()) out.status = "no findings: nothing to fix was detected";
   } catch (const std::exception& e) {
     out.status = std::string("analysis failed: ") + e.what();

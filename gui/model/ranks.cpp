@@ -75,6 +75,7 @@ std::string rank_comparison(const RankItem& r) {
                   ms(r.collective_ms_per_step) + "/step in collectives";
   if (r.data_ms_per_step > 0) s += " · data " + ms(r.data_ms_per_step) + "/step";
   s += " · compute " + ms(r.compute_ms_per_step) + "/step";
+  if (r.comm_overlap_pct >= 0) s += " · NCCL " + std::to_string(static_cast<int>(r.comm_overlap_pct + 0.5)) + " % overlapped";
   return s;
 }
 

@@ -103,6 +103,7 @@ struct RankItem {
   double own_ms_median = 0;         // median step less its wait in collectives
   double collective_ms_median = 0;  // wait in collectives, median step
   double collective_ms_per_step = 0, data_ms_per_step = 0, compute_ms_per_step = 0;
+  double comm_overlap_pct = -1;  // NCCL kernel time a compute kernel overlaps, %; -1 without NCCL kernels
 };
 
 using StringTable = std::vector<std::string>;

@@ -47,6 +47,9 @@ class Batches(torch.utils.data.Dataset):
 def main():
     parser = sample_common.base_parser(__doc__.splitlines()[0], cpu_steps=5, cuda_steps=20)
     parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--layers", type=int, default=1,
+                        help="hidden layers of width x width: with many, DDP all-reduces its gradient "
+                             "buckets while backward still computes the earlier layers")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo",
                         help="nccl needs --device cuda and one GPU per rank")
@@ -77,8 +80,10 @@ def main():
         args.profile = "%s.rank%d%s" % (root, rank, ext or ".json")
 
     torch.manual_seed(0)  # same initial weights on every rank (DDP also broadcasts them)
-    model = nn.Sequential(nn.Linear(args.width, args.width), nn.ReLU(),
-                          nn.Linear(args.width, 10)).to(device)
+    hidden = []
+    for _ in range(args.layers):
+        hidden += [nn.Linear(args.width, args.width), nn.ReLU()]
+    model = nn.Sequential(*hidden, nn.Linear(args.width, 10)).to(device)
     ddp_model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.SGD(ddp_model.parameters(), lr=1e-2)
     loss_fn = nn.CrossEntropyLoss()

@@ -143,6 +143,30 @@ TEST(Ranks, ExposedNcclKernelsAreTheWaitOnGpus) {
   EXPECT_NEAR(metric(a.findings.front(), "extra_ms_per_step"), 20, 0.1);
 }
 
+// How much of the NCCL kernel time compute hides, as HTA's get_comm_comp_overlap
+// counts it (scenario "nccl-overlap"): rank 0's all-reduce starts 6 ms into a
+// 10 ms compute kernel and runs 8 ms (4 ms overlapped, 50 %); rank 1's runs
+// inside its compute (100 %). A copy beside rank 0's exposed part is not compute.
+TEST(Ranks, NcclOverlapWithComputeAsHtaCountsIt) {
+  const std::string path = temp_db("ranks-overlap");
+  write_scenario("nccl-overlap", true, path);
+  auto a = analyze_path(path);
+  ASSERT_EQ(a.ranks.size(), 2u);
+  EXPECT_NEAR(a.ranks[0].comm_overlap_pct, 50, 0.5);
+  EXPECT_NEAR(a.ranks[1].comm_overlap_pct, 100, 0.5);
+  for (const auto& r : a.ranks) EXPECT_NEAR(r.communication_ms_per_step, 8, 0.05) << "rank " << r.rank;
+  auto j = nlohmann::json::parse(analyzer::to_json(a));
+  EXPECT_NEAR(j["ranks"][0]["comm_overlap_pct"].template get<double>(), 50, 0.5);
+  EXPECT_NE(analyzer::to_text(a).find("overlapped"), std::string::npos);
+  EXPECT_NE(analyzer::to_markdown(a).find("NCCL overlapped by compute"), std::string::npos);
+  EXPECT_NE(analyzer::to_html(a).find("NCCL overlapped by compute"), std::string::npos);
+  // gloo on the CPU: no NCCL kernels, no overlap column.
+  auto gloo = straggler_job("ranks-overlap-gloo", ms(20));
+  EXPECT_LT(gloo.ranks[0].comm_overlap_pct, 0);
+  EXPECT_TRUE(nlohmann::json::parse(analyzer::to_json(gloo))["ranks"][0]["comm_overlap_pct"].is_null());
+  EXPECT_EQ(analyzer::to_text(gloo).find("overlapped"), std::string::npos);
+}
+
 TEST(Ranks, EveryReportFormatHasTheRanks) {
   auto a = straggler_job("ranks-formats", ms(20));
   auto j = nlohmann::json::parse(analyzer::to_json(a));

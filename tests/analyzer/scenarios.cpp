@@ -365,6 +365,37 @@ void write_ranks(const std::string& path, const std::vector<int64_t>& extra_data
   }
 }
 
+// A data-parallel job of two ranks on GPUs: each step a 10 ms compute kernel
+// and an 8 ms NCCL all-reduce kernel on another stream, starting 6 ms into the
+// compute on rank 0 (4 ms overlapped, 50 %) and 2 ms into it on rank 1
+// (inside it, 100 %). On rank 0 a copy runs beside the exposed part; copies
+// are not compute.
+void write_nccl_overlap(const std::string& path) {
+  for (int r = 0; r < 2; ++r) {
+    Sim::Config cfg;
+    cfg.pid = 7000 + r;
+    cfg.rank = r;
+    cfg.world_size = 2;
+    cfg.append = r > 0;
+    Sim s(path, cfg);
+    for (int k = 0; k < 10; ++k) {
+      s.step_begin();
+      s.op_begin("aten::mm");
+      s.kernel(names::kGemmBf16, ms(10));
+      s.op_end();
+      const int64_t start = s.gpu_idle_at() - ms(10);
+      const int64_t nccl = start + (r == 0 ? ms(6) : ms(2));
+      s.recording().kernel({.context = 1, .stream = 9, .start = nccl, .end = nccl + ms(8), .name = names::kNccl});
+      if (r == 0)
+        s.recording().memcpy({.context = 1, .stream = 11, .start = start + ms(11), .end = start + ms(13), .copy_kind = 1, .bytes = 1 << 20});
+      s.cpu(start + ms(15) - s.now());
+      s.op("Optimizer.step#SGD.step", us(100));
+      s.step_end();
+    }
+    s.finish();
+  }
+}
+
 }  // namespace
 
 void write_ranks_scenario(const std::vector<int64_t>& extra_data_ns, const std::string& path) {
@@ -390,6 +421,10 @@ void write_scenario(const std::string& name, bool planted, const std::string& pa
     if (planted && name != "ranks") extra[2] = ms(20);
     if (planted && name == "collective-wait") extra[3] = ms(20);
     write_ranks(path, extra);
+    return;
+  }
+  if (name == "nccl-overlap") {
+    write_nccl_overlap(path);
     return;
   }
   Sim::Config cfg;

@@ -11,7 +11,8 @@
 # advisor:RULE[,RULE...], diff, injection, models (tests/gpu/models/advisor_models.sh:
 # MODELS, STAGES), slow_mode (bench/models/slow_mode.sh: MODES, ROUNDS), dataloader_ops
 # (bench/torch_plugin/dataloader_ops.py on the GPU: DL_ROUNDS), op_steps
-# (bench/torch_plugin/op_steps.py on the GPU: OS_ROUNDS), machine (clock source, CPU).
+# (bench/torch_plugin/op_steps.py on the GPU: OS_ROUNDS), machine (clock source, CPU),
+# ddp (tests/gpu/ddp_check.py, 2 GPUs: DDP_ARGS).
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -70,6 +71,10 @@ for step in "$@"; do
       echo "cpus: $(nproc); $(grep -m1 'model name' /proc/cpuinfo)"
       python3 -c 'import time; n = 200000; t = time.perf_counter(); [time.monotonic_ns() for _ in range(n)]; print("monotonic_ns from python: %.0f ns a call" % ((time.perf_counter() - t) / n * 1e9))'
     } | tee "$OUT/r/machine.txt" ;;
+  ddp)
+    # Issue 20 on nvidia-h200-x2: a 2-rank NCCL DDP job recorded full, sampled and with a straggler,
+    # NCCL overlap against HTA, tracing cost, a small recording kept (tests/gpu/ddp_check.py; DDP_ARGS).
+    timeout -k 5 $left python3 tests/gpu/ddp_check.py --gpuscope "$PWD/.carry/bin/gpuscope" --out "$OUT/r/ddp" ${DDP_ARGS:-} ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
   *) OUT=$OUT/r timeout -k 5 $left bash tests/gpu/run_all.sh "$step" ;;
