@@ -252,6 +252,9 @@ void fill_idle(Analysis& a, const Context& c) {
 
 void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& plan, bool device_chosen) {
   auto& n = a.notes;
+  if (!m.recording_stopped.empty())
+    n.push_back("the collector stopped before the job ended (" + m.recording_stopped +
+                "): the steps after that are not in the recording");
   if (m.processes > 1)
     n.push_back(std::to_string(m.processes) + " processes recorded; analysed pid " + std::to_string(m.pid) +
                 " (the one with the most GPU work); pick another with --pid");

@@ -177,6 +177,7 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
   m.path = db.path();
   m.file_name = base_name(m.path);
   m.imported = reader.meta("source") == "torch.profiler import";
+  m.recording_stopped = reader.meta("recording_stopped");
   if (std::string steps = reader.meta("torch_op_steps"); !steps.empty() && steps != "0") {
     m.op_steps = steps;
     m.ops_placed_steps = std::atoll(reader.meta("ops_placed_steps").c_str());

@@ -123,6 +123,8 @@ void finalize_and_report(const std::string& path) {
                  "%lld ranges, %lld ops, %lld dropped records\n",
                  path.c_str(), (long long)f.processes, (long long)f.kernels, (long long)f.memcpys,
                  (long long)f.api_calls, (long long)f.ranges, (long long)f.ops, (long long)f.dropped);
+    if (!f.stopped.empty())
+      std::fprintf(stderr, "gpuscope: %s ends before the job did: %s\n", path.c_str(), f.stopped.c_str());
   } catch (const Error& e) {
     std::fprintf(stderr, "gpuscope: warning: could not finalize %s: %s\n", path.c_str(), e.what());
   }

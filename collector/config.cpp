@@ -34,6 +34,7 @@ Config load_config() {
   c.driver_api = !settings::equals(Id::kDriverApi, "0");
   c.runtime_api = !settings::equals(Id::kRuntimeApi, "0");
   c.periodic_flush = !settings::equals(Id::kPeriodicFlush, "0");
+  if (settings::is_set(Id::kMinFreeMb)) c.min_free_bytes = settings::u64(Id::kMinFreeMb) << 20;
   if (const char* attrs = settings::raw(Id::kCuptiAttributes)) {
     std::stringstream list(attrs);
     std::string item;

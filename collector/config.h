@@ -19,6 +19,9 @@ struct Config {
   bool driver_api = true;
   bool runtime_api = true;         // GPUSCOPE_RUNTIME_API=0: no runtime API records
   bool periodic_flush = true;  // GPUSCOPE_PERIODIC_FLUSH=0: CUPTI hands over only full buffers
+  // GPUSCOPE_MIN_FREE_MB: the recording stops before its file system has less
+  // free (a training job's checkpoints and logs need the disk too); 0: never.
+  uint64_t min_free_bytes = 256ull << 20;
   // GPUSCOPE_CUPTI_ATTRIBUTES: CUPTI activity attributes (number, value) set at subscription.
   std::vector<std::pair<uint32_t, uint64_t>> cupti_attributes;
   uint64_t origin_ns = 0;  // 0: taken from the database or now

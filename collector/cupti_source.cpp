@@ -267,6 +267,7 @@ bool subscribe_and_configure(std::string& why) {
 
 std::vector<CUpti_ActivityKind> g_kinds;
 bool g_tracing = false;
+bool g_stopped = false;  // stop_for_good(): no tracing again, under g_control
 std::atomic<bool> g_finalized{false};  // read without the lock by live()
 std::atomic<uint64_t> g_pauses{0};
 std::atomic<uint64_t> g_finalizes{0};
@@ -399,7 +400,7 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
   } else if (!lock.try_lock()) {
     return Switched::busy;
   }
-  if (!g_active || on == g_tracing) return Switched::yes;
+  if (!g_active || on == g_tracing || (on && g_stopped)) return Switched::yes;
   if (!on) {
     g_paused_ns = may_wait ? now_ns() : 0;
     for (CUpti_ActivityKind k : g_kinds)
@@ -454,6 +455,17 @@ bool take_untraced_span(uint64_t& start, uint64_t& end) {
 }
 
 bool teardown_pending() { return g_teardown_armed.load(std::memory_order_relaxed); }
+
+bool stop_for_good() {
+  std::unique_lock lock(g_control, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  g_stopped = true;
+  if (!g_active || !g_tracing) return true;
+  for (CUpti_ActivityKind k : g_kinds)
+    if (k != CUPTI_ACTIVITY_KIND_DEVICE) g_api.activity_disable(k);
+  g_tracing = false;
+  return true;
+}
 
 void forget_in_child() { g_teardown_armed.store(false, std::memory_order_relaxed); }
 

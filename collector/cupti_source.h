@@ -34,6 +34,10 @@ enum class Switched { yes, no, busy };
 Switched set_tracing(bool on, bool may_wait, std::string& why);
 // A teardown is armed and waits for an API exit.
 bool teardown_pending();
+// The recording stopped for good (its disk is nearly full): the activity kinds
+// off, and set_tracing(true) does nothing from now on. Never waits for the
+// lock (the writer thread calls it): false when a switch held it; call again.
+bool stop_for_good();
 
 // The last untraced stretch measured on the GPU, once: from the drain when
 // CUPTI was torn down to the drain when tracing resumed (collector clock).

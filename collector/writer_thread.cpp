@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -28,6 +29,8 @@ namespace gpuscope::collector::writer_thread {
 namespace {
 
 constexpr int kTickMs = 100;
+// The recording's file system is checked for free space every this many ticks.
+constexpr int kFreeSpaceEveryTicks = 10;
 
 std::thread g_thread;
 int g_wake[2] = {-1, -1};
@@ -207,6 +210,37 @@ bool open_database(State& s) {
   }
 }
 
+// Bytes an unprivileged writer may still use on the file system of `path`;
+// UINT64_MAX when unknown.
+uint64_t free_bytes(const std::string& path) {
+  struct statvfs v {};
+  if (statvfs(path.c_str(), &v) != 0) return UINT64_MAX;
+  return static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
+}
+
+// The disk is nearly full: says so (stderr, a message row, meta
+// `recording_stopped`), writes what was gathered, and stops tracing for the
+// rest of the job, which runs on untraced. A training job needs the disk for
+// its checkpoints more than we need the rest of the recording.
+void stop_for_space(State& s, uint64_t free) {
+  const std::string why = std::to_string(free >> 20) + " MB left on the file system of " + s.config.output +
+                          ", below GPUSCOPE_MIN_FREE_MB=" + std::to_string(s.config.min_free_bytes >> 20);
+  const std::string text = "recording stopped: " + why + "; the job runs on untraced";
+  std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
+  const uint64_t now = now_ns();
+  emit_message(now, schema::severity::error, text);
+  for (int i = 0; i < 100 && !cupti_source::stop_for_good(); ++i) {
+    serve_decode_request(s);  // a switch holding the lock may wait for a decode
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  cupti_source::flush(true);
+  tick(s, true);
+  g_enabled.store(false, std::memory_order_relaxed);
+  s.writer->begin();
+  s.writer->meta_default("recording_stopped", why);
+  s.writer->commit();
+}
+
 void run(State* s) {
   if (!open_database(*s)) {
     g_enabled.store(false, std::memory_order_relaxed);
@@ -214,8 +248,8 @@ void run(State* s) {
     return;
   }
   try {
-    bool first = true;
-    while (!g_stop.load()) {
+    bool first = true, stopped = false;
+    for (uint64_t ticks = 0; !g_stop.load(); ++ticks) {
       pollfd p{g_wake[0], POLLIN, 0};
       if (poll(&p, 1, kTickMs) > 0) {
         char sink[64];
@@ -227,8 +261,15 @@ void run(State* s) {
       tick(*s, false);
       if (first) on_first_tick();
       first = false;
+      if (s->config.min_free_bytes > 0 && ticks % kFreeSpaceEveryTicks == 0) {
+        if (const uint64_t free = free_bytes(s->config.output); free < s->config.min_free_bytes) {
+          stop_for_space(*s, free);
+          stopped = true;
+          break;
+        }
+      }
     }
-    tick(*s, true);
+    if (!stopped) tick(*s, true);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuscope: recording stopped: %s\n", e.what());
     g_enabled.store(false, std::memory_order_relaxed);

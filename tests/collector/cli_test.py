@@ -144,6 +144,28 @@ check(rc == -signal.SIGKILL, f"SIGKILL: gpuscope reports the job's SIGKILL (rc {
 check(ok == "ok", "SIGKILL: PRAGMA integrity_check passes")
 check(n > 1000 and lag_ms < 1000, f"SIGKILL: holds everything older than 1 s ({n} ranges, last {lag_ms:.0f} ms before the kill)")
 
+# --- a nearly full disk: the recording stops, the job runs on to its end -----
+# GPUSCOPE_MIN_FREE_MB above what any disk has stands for a full one.
+for floor, stops in ((str(1 << 40), True), ("0", False)):
+    path = db_path(f"floor_{floor}.db")
+    r = subprocess.run([GS, "record", "-o", path, "--", NVTX, "--seconds", "2"], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, GPUSCOPE_MIN_FREE_MB=floor))
+    said = [l for l in r.stderr.splitlines() if "recording stopped" in l]
+    first, last = query(path, 'select min(start), max("end") from range')[0]
+    span_s = ((last or 0) - (first or 0)) / 1e9
+    meta = query(path, "select value from meta where key = 'recording_stopped'")
+    if stops:
+        check(r.returncode == 0 and r.stdout.count("tick") >= 2, f"disk floor: the job runs to its end (rc {r.returncode})")
+        check(len(said) == 1 and "GPUSCOPE_MIN_FREE_MB" in said[0], f"disk floor: one line says the recording stopped: {said}")
+        check(query(path, "pragma integrity_check")[0][0] == "ok", "disk floor: the recording is intact")
+        check(meta and "MB left on the file system of" in meta[0][0], f"disk floor: meta recording_stopped says why: {meta}")
+        check(query(path, "select count(*) from message where severity = 3 and text like 'recording stopped:%'")[0][0] == 1,
+              "disk floor: a message row says it too")
+        check("ends before the job did" in r.stderr, "disk floor: record's last line says the file ends early")
+        check(span_s < 1.0, f"disk floor: nothing recorded after the stop ({span_s:.2f} s of the 2 s job)")
+    else:
+        check(not said and not meta and span_s > 1.5, f"GPUSCOPE_MIN_FREE_MB=0: never stops ({span_s:.2f} s recorded)")
+
 # --- without the CLI: LD_PRELOAD with %p, and NVTX_INJECTION64_PATH alone -----
 env = dict(os.environ, LD_PRELOAD=LIB, GPUSCOPE_OUTPUT=os.path.join(TMP, "pre_%p.db"))
 p = subprocess.run([NVTX, "--seconds", "1"], env=env, capture_output=True, timeout=60)

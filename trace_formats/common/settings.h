@@ -32,6 +32,8 @@ namespace gpuscope::settings {
   X(kDriverApi, "GPUSCOPE_DRIVER_API", "1", "0: no CUDA driver API records")                                       \
   X(kRuntimeApi, "GPUSCOPE_RUNTIME_API", "1", "0: no CUDA runtime API records")                                    \
   X(kPeriodicFlush, "GPUSCOPE_PERIODIC_FLUSH", "1", "0: CUPTI hands over only full buffers (no flush every 100 ms)") \
+  X(kMinFreeMb, "GPUSCOPE_MIN_FREE_MB", "256",                                                                      \
+    "the recording stops (the job runs on untraced) when its file system has fewer MB free; 0: never")             \
   X(kCuptiFinalize, "GPUSCOPE_CUPTI_FINALIZE", "1 where tracing switches",                                          \
     "0: CUPTI stays initialized while untraced (--sample, --delay, --duration, control stretch); 1: torn down")     \
   X(kCupti, "GPUSCOPE_CUPTI", "searched", "path of libcupti when none is loaded in the process")                  \

@@ -131,6 +131,7 @@ Finalized finalize_recording(const std::string& path, const LinkProgress& progre
   out.ranges = count("range");
   out.ops = count("op");
   out.dropped = dropped_records(db);
+  out.stopped = db.query_text("SELECT value FROM meta WHERE key = 'recording_stopped'").value_or("");
   return out;
 }
 

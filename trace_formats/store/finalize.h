@@ -19,6 +19,7 @@ struct Finalized {
   int64_t processes = 0, kernels = 0, memcpys = 0, api_calls = 0, ranges = 0, ops = 0;
   int64_t dropped = 0;  // records the collector dropped (dropped_records)
   PlacedOps placed;     // ops given to steps recorded without them (place_ops.h)
+  std::string stopped;  // why the collector stopped recording before the job ended (meta recording_stopped)
 };
 
 // Linking ops to API calls (and before it, when ops were recorded in some
