@@ -438,5 +438,23 @@ TEST(CuptiSwitch, NoFinalizeWhenTheDevicesCannotBeDrained) {
   EXPECT_EQ(cupti_source::pauses(), 1u);
 }
 
+// A nearly full disk stops the recording for good (writer_thread.cpp): the
+// activity kinds go off, and a later resume (a step boundary of the control
+// stretch or a duty cycle) does not switch them on again.
+TEST(CuptiSwitch, StoppedForGoodNeverResumes) {
+  start_fake(false, false);
+  ASSERT_TRUE(cupti_source::stop_for_good());
+  const auto stopped = calls();
+  EXPECT_EQ(count(stopped, "disable " + std::to_string(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)), 1);
+  EXPECT_EQ(count(stopped, "disable " + std::to_string(CUPTI_ACTIVITY_KIND_DEVICE)), 0);
+  EXPECT_TRUE(on());
+  EXPECT_TRUE(on(false));
+  const auto later = calls();
+  EXPECT_EQ(count(later, "enable " + std::to_string(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)),
+            count(stopped, "enable " + std::to_string(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)))
+      << "tracing resumed after the stop";
+  EXPECT_TRUE(cupti_source::stop_for_good()) << "a second stop does nothing and says done";
+}
+
 }  // namespace
 }  // namespace gpuscope::collector
