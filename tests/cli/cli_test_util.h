@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "tests/support/files.h"
 
 namespace gpuscope::cli::test {
 
@@ -95,17 +96,8 @@ inline std::string unpacked_data(const std::string& name) {
   return out;
 }
 
-inline std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-inline void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-}
+using test_support::read_file;
+using test_support::write_file;
 
 inline std::vector<std::string> listing(const std::string& dir) {
   std::vector<std::string> names;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <vector>
+#include "tests/support/files.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -25,12 +26,7 @@ std::vector<std::string> corpus() {
   return files;
 }
 
-std::string read(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using gpuscope::test_support::read_file;
 
 void feed(const std::string& s) {
   LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
@@ -41,7 +37,7 @@ TEST(GPUSCOPE_FUZZ_SUITE, CorpusRunsClean) {
   ASSERT_GE(files.size(), 5u);
   for (const auto& f : files) {
     SCOPED_TRACE(f);
-    feed(read(f));
+    feed(read_file(f));
   }
 }
 
@@ -49,7 +45,7 @@ TEST(GPUSCOPE_FUZZ_SUITE, TruncationsAndByteFlipsRunClean) {
   // A poor man's fuzzer: every prefix length step and single-byte flips.
   for (const auto& f : corpus()) {
     SCOPED_TRACE(f);
-    std::string s = read(f);
+    std::string s = read_file(f);
     size_t step = std::max<size_t>(1, s.size() / 97);
     for (size_t n = 0; n < s.size(); n += step) feed(s.substr(0, n));
     uint32_t x = 12345;

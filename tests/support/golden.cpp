@@ -4,18 +4,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include "tests/support/files.h"
 
 namespace gpuscope::test_support {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 std::string unified_diff(const fs::path& a, const fs::path& b) {
   const std::string cmd = "diff -u '" + a.string() + "' '" + b.string() + "' | head -80";
@@ -39,7 +34,7 @@ std::string golden_mismatch(const fs::path& expected, const std::string& actual)
     fs::remove(act);
     return {};
   }
-  if (fs::exists(expected) && read(expected) == actual) {
+  if (fs::exists(expected) && read_file(expected) == actual) {
     fs::remove(act);
     return {};
   }

@@ -14,6 +14,7 @@
 
 #include "store/reader.h"
 #include "tests/support/recording_builder.h"
+#include "tests/support/files.h"
 
 namespace gpuscope::formats::test {
 
@@ -208,13 +209,6 @@ std::map<std::string, int64_t> table_totals(const std::string& db_path) {
   return out;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 std::string gunzip_file(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) return {};
@@ -224,11 +218,6 @@ std::string gunzip_file(const std::string& path) {
   while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
   gzclose(f);
   return out;
-}
-
-void write_file(const std::string& path, const std::string& data) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << data;
 }
 
 

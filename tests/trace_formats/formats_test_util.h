@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <vector>
+#include "tests/support/files.h"
 
 namespace gpuscope::formats::test {
 
@@ -37,9 +38,9 @@ void make_synthetic_db(const std::string& path, const SyntheticOptions& opt = {}
 std::map<std::string, int64_t> table_totals(const std::string& db_path);
 
 
-std::string read_file(const std::string& path);
+using test_support::read_file;
+using test_support::write_file;
 std::string gunzip_file(const std::string& path);
-void write_file(const std::string& path, const std::string& data);
 
 struct RunResult {
   int exit_code = -1;

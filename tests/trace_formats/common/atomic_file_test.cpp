@@ -13,6 +13,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "tests/support/files.h"
 
 namespace gpuscope {
 namespace {
@@ -32,12 +33,7 @@ struct Folder {
   static inline int n = 0;
 };
 
-std::string read(const std::string& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using test_support::read_file;
 
 TEST(AtomicFile, CommitRenamesUncommittedLeavesNothing) {
   Folder f;
@@ -48,11 +44,11 @@ TEST(AtomicFile, CommitRenamesUncommittedLeavesNothing) {
     EXPECT_FALSE(fs::exists(f.file("out.txt")));
     a.commit();
   }
-  EXPECT_EQ(read(f.file("out.txt")), "hello");
+  EXPECT_EQ(read_file(f.file("out.txt")), "hello");
   { AtomicFile b(f.file("other.txt")); b.write("x"); }
   EXPECT_EQ(f.entries(), 1u);
   write_file_atomically(f.file("out.txt"), "again");
-  EXPECT_EQ(read(f.file("out.txt")), "again");
+  EXPECT_EQ(read_file(f.file("out.txt")), "again");
   EXPECT_EQ(f.entries(), 1u);
 }
 

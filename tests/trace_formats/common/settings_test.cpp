@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "tests/support/files.h"
 
 namespace gpuscope::settings {
 namespace {
@@ -30,12 +31,7 @@ const char* const kFolders[] = {"collector", "cli", "plugins", "trace_formats", 
 const std::set<std::string> kComputedGetenv = {"collector/process_info.cpp", "trace_formats/common/output_name.cpp",
                                                "gui/app/main.cpp"};
 
-std::string read(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using test_support::read_file;
 
 struct Line {
   std::string file;  // relative to the source root
@@ -50,7 +46,7 @@ std::vector<Line> source_lines() {
       const std::string ext = e.path().extension().string();
       if (!e.is_regular_file() || (ext != ".cpp" && ext != ".h" && ext != ".cc" && ext != ".hpp")) continue;
       const std::string rel = fs::relative(e.path(), kRoot).string();
-      std::istringstream in(read(e.path().string()));
+      std::istringstream in(read_file(e.path().string()));
       std::string text;
       for (int n = 1; std::getline(in, text); ++n) lines.push_back({rel, n, text});
     }
@@ -139,7 +135,7 @@ TEST(Settings, EveryQuotedGpuscopeNameIsASetting) {
 }
 
 TEST(Settings, ReadmeHasARowForEverySettingAndNoOtherName) {
-  const std::string readme = read(kRoot + "/README.md");
+  const std::string readme = read_file(kRoot + "/README.md");
   ASSERT_FALSE(readme.empty());
   for (const Setting& s : kSettings)
     EXPECT_NE(readme.find(std::string("| `") + s.name), std::string::npos) << s.name << " has no row in README.md";
