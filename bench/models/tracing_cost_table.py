@@ -10,7 +10,10 @@ round), with the lowest and highest round, and, for gpuscope's default
 recording (and each ablation of it: no_memory, no_shapes, default_noops, no_api,
 ...), its own measure inside the process: traced against untraced steps
 (`summary.untraced.tracing_cost_pct` of `gpuscope analyze`, "inside"), which is
-free of the ±20-40 % that whole processes differ by on the GPU machine.
+free of the ±20-40 % that whole processes differ by on the GPU machine, and where
+the run recorded ops in some steps only, its steps that traced kernels without
+recording ops against the untraced ones (bench/models/steps_by_kind.py,
+"kernels-only steps"): the steady state of a long job.
 
   bench/models/tracing_cost_table.py OUT/models/overhead.jsonl [MORE.jsonl ...] [--json summary.json]
 
@@ -73,10 +76,15 @@ def main():
                       for rd in rounds.values() if m in rd and "plain" in rd]
             inside = [rd[m]["untraced"]["tracing_cost_pct"] for rd in rounds.values()
                       if m in rd and rd[m].get("untraced") and rd[m]["untraced"].get("tracing_cost_pct") is not None]
-            row[m] = {"ratio_pct": ratios, "inside_pct": inside}
+            # bench/models/steps_by_kind.py: the steps that trace kernels without recording ops.
+            steady = [rd[m]["untraced"]["kernels_pct"] for rd in rounds.values()
+                      if m in rd and rd[m].get("untraced") and rd[m]["untraced"].get("kernels_pct") is not None]
+            row[m] = {"ratio_pct": ratios, "inside_pct": inside, "kernels_only_pct": steady}
             cell = spread(ratios) if ratios else "-"
             if inside:
                 cell += "; inside " + spread(inside)
+            if steady:
+                cell += "; kernels-only steps " + spread(steady)
             cells.append(cell)
         print("| %s | %s | %s |" % (model, "%.2f ms" % row["plain_ms"] if plain else "-", " | ".join(cells)))
         summary[model] = row

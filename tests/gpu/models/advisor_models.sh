@@ -128,6 +128,11 @@ u["gpu_ms_per_step"] = round(sum(d["busy_ms"] for d in s["devices"]) / max(s["st
             # What the ops cover (kernel time linked to an op, ops placed by position).
             untraced=$("$PY" -c 'import json,sys; u = json.loads(sys.argv[1]); u.update(json.loads(sys.argv[2])); print(json.dumps(u))' \
               "$untraced" "$("$PY" bench/models/op_coverage.py "$OUT/ovh.db")")
+            # Each kind of step against the untraced ones: kernels only, ops recorded, the resume.
+            merged=$("$PY" -c 'import json,sys; u = json.loads(sys.argv[1]); k = json.loads(sys.argv[2])[0]
+u.update({x: k[x] for x in k if x.endswith("_pct")}); print(json.dumps(u))' \
+              "$untraced" "$("$PY" bench/models/steps_by_kind.py --gpuscope "$GS" --json "$OUT/ovh.db")") &&
+              untraced=$merged
           fi
           echo "{\"overhead\": \"$mode\", \"round\": $round, \"run\": ${line:-null}, \"untraced\": $untraced}" |
             tee -a "$OUT/overhead.jsonl"
