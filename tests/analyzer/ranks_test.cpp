@@ -107,12 +107,7 @@ TEST(Ranks, ExposedNcclKernelsAreTheWaitOnGpus) {
   const std::string path = temp_db("ranks-nccl");
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   for (int r = 0; r < 4; ++r) {
-    Sim::Config cfg;
-    cfg.pid = 6000 + r;
-    cfg.rank = r;
-    cfg.world_size = 4;
-    cfg.append = r > 0;
-    Sim s(path, cfg);
+    Sim s(path, Sim::rank_of(6000, r, 4));
     int64_t t = ms(1);
     for (int k = 0; k < 10; ++k) {
       s.cpu(t - s.now());

@@ -336,14 +336,10 @@ void write_ranks(const std::string& path, const std::vector<int64_t>& extra_data
   int64_t slowest = 0;
   for (int64_t e : extra_data) slowest = std::max(slowest, e);
   for (int r = 0; r < n; ++r) {
-    Sim::Config cfg;
-    cfg.pid = 5000 + r;
+    Sim::Config cfg = Sim::rank_of(5000, r, n);
     cfg.write_device = false;
     cfg.cupti_status = "not used: the process did not initialize CUDA";
-    cfg.rank = r;
-    cfg.world_size = n;
     cfg.host = "node0";
-    cfg.append = r > 0;
     Sim s(path, cfg);
     int64_t t = ms(1);
     for (int k = 0; k < steps; ++k) {
@@ -372,12 +368,7 @@ void write_ranks(const std::string& path, const std::vector<int64_t>& extra_data
 // are not compute.
 void write_nccl_overlap(const std::string& path) {
   for (int r = 0; r < 2; ++r) {
-    Sim::Config cfg;
-    cfg.pid = 7000 + r;
-    cfg.rank = r;
-    cfg.world_size = 2;
-    cfg.append = r > 0;
-    Sim s(path, cfg);
+    Sim s(path, Sim::rank_of(7000, r, 2));
     for (int k = 0; k < 10; ++k) {
       s.step_begin();
       s.op_begin("aten::mm");

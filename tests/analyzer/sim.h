@@ -71,6 +71,16 @@ class Sim {
     std::string host = "testhost";
     bool append = false;  // add this process to the recording at the path instead of replacing it
   };
+  // Rank `rank` of a job of `world_size` processes, pid first_pid + rank; every
+  // rank but the first is added to the recording the first one started.
+  static Config rank_of(int64_t first_pid, int64_t rank, int64_t world_size) {
+    Config c;
+    c.pid = first_pid + rank;
+    c.rank = rank;
+    c.world_size = world_size;
+    c.append = rank > 0;
+    return c;
+  }
 
   explicit Sim(const std::string& path) : Sim(path, Config{}) {}
   Sim(const std::string& path, Config cfg);
