@@ -370,6 +370,7 @@ Analysis analyze(store::Reader& reader, const Options& options) {
   Analysis a;
   fill_summary(a, c, m, plan);
   measure_untraced(a, plan, m.imported);
+  measure_steps_by_kind(a, c);
   measure_kernel_gap_floor(a, c);
   fill_idle(a, c);
   a.memory = memory_summary(c);

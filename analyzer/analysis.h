@@ -91,6 +91,12 @@ struct Summary {
   // `untraced_unknown` says why. traced_step_ms is the analysed steps' mean.
   double untraced_step_ms = 0, traced_step_ms = 0, tracing_cost_pct = 0;
   std::string untraced_method, untraced_unknown;
+  // With ops recorded in some steps only (GPUSCOPE_TORCH_OP_STEPS): the median
+  // analysed step that traced kernels without recording ops (its ops placed by
+  // position; 48 of every 50 in a long job) and that recorded ops, with their
+  // counts; 0 when there are none.
+  double kernels_only_step_ms = 0, ops_step_ms = 0;
+  int64_t kernels_only_steps = 0, ops_steps = 0;
   // How the rules' estimates on the traced steps were carried over to the
   // untraced job: CPU-side idle claims times cpu_idle_factor (the idle time
   // that exists untraced over the traced idle time), GPU-side savings times

@@ -15,6 +15,10 @@ namespace gpuscope::analyzer {
 // Fills summary.untraced_* and traced_step_ms from the plan and the analysed steps.
 void measure_untraced(Analysis& a, const StepPlan& plan, bool imported);
 
+// Fills summary.kernels_only_step_ms and ops_step_ms: where ops were recorded
+// in some steps only, what tracing costs each kind of step.
+void measure_steps_by_kind(Analysis& a, const Context& c);
+
 // Fills summary.kernel_gap_floor_ms: the idle time per step the GPU has even
 // when every kernel is queued before the one ahead of it ends (the gap between
 // back-to-back kernels), which no CPU-side fix removes.

@@ -14,10 +14,16 @@ std::string untraced_line(const Analysis& a) {
     return "untraced step time unknown: " + s.untraced_unknown + "; savings are judged against the traced step of " +
            format_fixed(s.traced_step_ms, 3) + " ms, which includes gpuscope's cost";
   const double cost = s.tracing_cost_pct;
+  auto signed_pct = [](double pct) { return (pct >= 0 ? "+" : "") + format_fixed(pct, 1) + " %"; };
+  std::string by_kind;
+  if (s.kernels_only_steps > 0)
+    by_kind = " (steps tracing kernels only " + signed_pct(100 * (s.kernels_only_step_ms / s.untraced_step_ms - 1)) +
+              (s.ops_steps > 0 ? ", steps recording ops " + signed_pct(100 * (s.ops_step_ms / s.untraced_step_ms - 1)) : "") +
+              ", medians)";
   return "untraced step " + format_fixed(s.untraced_step_ms, 3) + " ms (" +
          (s.untraced_method == "gpu_drained" ? "GPU time of the untraced steps" : "median of the untraced steps") +
-         "), traced " + format_fixed(s.traced_step_ms, 3) + " ms: tracing cost " + (cost >= 0 ? "+" : "") + format_fixed(cost, 1) +
-         " %; savings are judged against the untraced step";
+         "), traced " + format_fixed(s.traced_step_ms, 3) + " ms: tracing cost " + signed_pct(cost) + by_kind +
+         "; savings are judged against the untraced step";
 }
 
 std::string cross_rank_scope_line(const Analysis& a) {

@@ -72,6 +72,29 @@ TEST(RealModels, UntracedStepAndTopFindingMatchTheMeasuredFixes) {
   EXPECT_EQ(seen, static_cast<int>(kModels.size())) << "tests/data/models_*.db.zst missing";
 }
 
+// Ops in 2 steps of every 50 (record's default since 2026-12-04): the analysed
+// steps of the committed ResNet-50 recording (12-15) are step 12, which recorded
+// ops (the second of the traced stretch after the control stretch), and 13-15,
+// which traced kernels only and got their ops by position. In that process the
+// kernels-only steps ran at the untraced speed (32.7 ms). GPT-2 was recorded
+// with ops in every step: no kinds.
+TEST(RealModels, StepsThatTraceKernelsOnlyAgainstStepsThatRecordOps) {
+  std::map<std::string, analyzer::Analysis> by;
+  for (const fs::path& path : recorded_data()) {
+    const std::string stem = recording_stem(path);
+    if (stem == "models_resnet50" || stem == "models_gpt2") by[stem] = analyze_path(readable_recording(path));
+  }
+  ASSERT_EQ(by.size(), 2u) << "tests/data/models_resnet50.db.zst or models_gpt2.db.zst missing";
+  const analyzer::Summary& r = by["models_resnet50"].summary;
+  EXPECT_EQ(r.kernels_only_steps, 3);
+  EXPECT_EQ(r.ops_steps, 1);
+  EXPECT_NEAR(r.kernels_only_step_ms, r.untraced_step_ms, 0.02 * r.untraced_step_ms);
+  EXPECT_GT(r.ops_step_ms, 1.1 * r.kernels_only_step_ms);
+  EXPECT_NE(analyzer::to_text(by["models_resnet50"]).find("steps tracing kernels only -0.1 %"), std::string::npos);
+  const analyzer::Summary& g = by["models_gpt2"].summary;
+  EXPECT_EQ(g.kernels_only_steps + g.ops_steps, 0);
+}
+
 // torch.profiler's trace of the same tiny MLP (record_shapes, 5 steps; the
 // profiler costs the loop about as much as gpuscope's full tracing): no untraced
 // steps, and the CPU time between launches is torch's dispatch, so the finding
