@@ -99,16 +99,10 @@ def run(command, name):
     return p.returncode, time.monotonic() - t0, lines
 
 
-def record(name, *options, extra=(), steps=None, model=None, env=None):
+def record(name, *options, extra=(), steps=None, model=None):
     db = os.path.join(args.work, name + ".db")
     command = [args.gpuscope, "record", "--force", "-o", db] + list(options) + ["--"] + job(*extra, steps=steps, model=model)
-    old = dict(os.environ)
-    os.environ.update(env or {})
-    try:
-        rc, seconds, lines = run(command, name)
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
+    rc, seconds, lines = run(command, name)
     return db, rc, seconds, lines
 
 
