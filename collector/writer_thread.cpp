@@ -20,6 +20,7 @@
 #include "collector/cupti_decode.h"
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
+#include "collector/free_space.h"
 #include "collector/process_info.h"
 #include "collector/schedule.h"
 #include "collector/thread_slots.h"
@@ -29,8 +30,6 @@ namespace gpuscope::collector::writer_thread {
 namespace {
 
 constexpr int kTickMs = 100;
-// The recording's file system is checked for free space every this many ticks.
-constexpr int kFreeSpaceEveryTicks = 10;
 
 std::thread g_thread;
 int g_wake[2] = {-1, -1};
@@ -218,27 +217,57 @@ uint64_t free_bytes(const std::string& path) {
   return static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
 }
 
-// The disk is nearly full: says so (stderr, a message row, meta
-// `recording_stopped`), writes what was gathered, and stops tracing for the
-// rest of the job, which runs on untraced. A training job needs the disk for
-// its checkpoints more than we need the rest of the recording.
-void stop_for_space(State& s, uint64_t free) {
-  const std::string why = std::to_string(free >> 20) + " MB left on the file system of " + s.config.output +
-                          ", below GPUSCOPE_MIN_FREE_MB=" + std::to_string(s.config.min_free_bytes >> 20);
-  const std::string text = "recording stopped: " + why + "; the job runs on untraced";
-  std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
-  const uint64_t now = now_ns();
-  emit_message(now, schema::severity::error, text);
+// Switches tracing off for the rest of the job: CUPTI's activities for good
+// (a later resume does nothing), the plugin and the CPU sources.
+void stop_tracing_for_good(State& s) {
   for (int i = 0; i < 100 && !cupti_source::stop_for_good(); ++i) {
     serve_decode_request(s);  // a switch holding the lock may wait for a decode
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  g_enabled.store(false, std::memory_order_relaxed);
+}
+
+// The disk is nearly full, or will be within seconds at the rate it fills:
+// says so (stderr, a message row, meta `recording_stopped`), writes what was
+// gathered, and stops tracing for the rest of the job, which runs on
+// untraced. A training job needs the disk for its checkpoints more than we
+// need the rest of the recording.
+void stop_for_space(State& s, uint64_t free) {
+  const bool below = free < s.config.min_free_bytes;
+  const std::string why = std::to_string(free >> 20) + " MB left on the file system of " + s.config.output +
+                          (below ? ", below" : ", filling fast towards") +
+                          " GPUSCOPE_MIN_FREE_MB=" + std::to_string(s.config.min_free_bytes >> 20);
+  const std::string text = "recording stopped: " + why + "; the job runs on untraced";
+  std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
+  emit_message(now_ns(), schema::severity::error, text);
+  stop_tracing_for_good(s);
   cupti_source::flush(true);
   tick(s, true);
-  g_enabled.store(false, std::memory_order_relaxed);
   s.writer->begin();
   s.writer->meta_default("recording_stopped", why);
   s.writer->commit();
+}
+
+// A write failed (the disk filled between two checks, an I/O error): tracing
+// stops as for a full disk, and the reason goes into meta `recording_stopped`
+// if SQLite can still write that much, so `record` and `analyze` say the file
+// ends early instead of reporting a clean recording.
+void stop_for_write_error(State& s, const char* what) {
+  std::fprintf(stderr, "gpuscope: recording stopped: writing %s failed: %s; the job runs on untraced\n",
+               s.config.output.c_str(), what);
+  stop_tracing_for_good(s);
+  if (!s.writer) return;
+  try {
+    s.writer->rollback();
+    s.writer->begin();
+    s.writer->meta_default("recording_stopped", std::string("writing the file failed: ") + what);
+    s.writer->commit();
+  } catch (const std::exception&) {
+    try {
+      s.writer->rollback();
+    } catch (const std::exception&) {
+    }
+  }
 }
 
 void run(State* s) {
@@ -249,7 +278,8 @@ void run(State* s) {
   }
   try {
     bool first = true, stopped = false;
-    for (uint64_t ticks = 0; !g_stop.load(); ++ticks) {
+    FreeSpaceGuard space(s->config.min_free_bytes);
+    while (!g_stop.load()) {
       pollfd p{g_wake[0], POLLIN, 0};
       if (poll(&p, 1, kTickMs) > 0) {
         char sink[64];
@@ -261,18 +291,17 @@ void run(State* s) {
       tick(*s, false);
       if (first) on_first_tick();
       first = false;
-      if (s->config.min_free_bytes > 0 && ticks % kFreeSpaceEveryTicks == 0) {
-        if (const uint64_t free = free_bytes(s->config.output); free < s->config.min_free_bytes) {
-          stop_for_space(*s, free);
-          stopped = true;
-          break;
-        }
+      // statvfs takes about a microsecond: checked every tick.
+      if (const uint64_t free = s->config.min_free_bytes ? free_bytes(s->config.output) : UINT64_MAX;
+          space.low(free, now_ns())) {
+        stop_for_space(*s, free);
+        stopped = true;
+        break;
       }
     }
     if (!stopped) tick(*s, true);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpuscope: recording stopped: %s\n", e.what());
-    g_enabled.store(false, std::memory_order_relaxed);
+    stop_for_write_error(*s, e.what());
   }
   s->sink.reset();
   if (s->writer) {

@@ -166,6 +166,19 @@ for floor, stops in ((str(1 << 40), True), ("0", False)):
     else:
         check(not said and not meta and span_s > 1.5, f"GPUSCOPE_MIN_FREE_MB=0: never stops ({span_s:.2f} s recorded)")
 
+# --- a write that fails (the disk filled between two checks): same outcome -----
+# A file size limit on the job (not on `record`) makes SQLite's writes fail.
+path = db_path("write_fails.db")
+r = subprocess.run([GS, "record", "-o", path, "--", "sh", "-c", f"ulimit -f 400; trap '' XFSZ; exec {NVTX} --seconds 2"],
+                   capture_output=True, text=True, timeout=120)
+said = [l for l in r.stderr.splitlines() if "recording stopped" in l]
+meta = query(path, "select value from meta where key = 'recording_stopped'")
+check(r.returncode == 0 and r.stdout.count("tick") >= 2, f"write fails: the job runs to its end (rc {r.returncode})")
+check(len(said) == 1 and "writing " + path + " failed" in said[0], f"write fails: one line says the recording stopped: {said}")
+check(query(path, "pragma integrity_check")[0][0] == "ok", "write fails: the recording is intact")
+check(meta and meta[0][0].startswith("writing the file failed"), f"write fails: meta recording_stopped says why: {meta}")
+check("ends before the job did" in r.stderr, "write fails: record's last line says the file ends early")
+
 # --- without the CLI: LD_PRELOAD with %p, and NVTX_INJECTION64_PATH alone -----
 env = dict(os.environ, LD_PRELOAD=LIB, GPUSCOPE_OUTPUT=os.path.join(TMP, "pre_%p.db"))
 p = subprocess.run([NVTX, "--seconds", "1"], env=env, capture_output=True, timeout=60)

@@ -64,6 +64,8 @@ class RowBatch {
   // row statements for the remainder. The batch is empty afterwards, also
   // when SQLite fails (the error is thrown).
   void flush();
+  // Forgets the staged rows unwritten (their transaction is rolled back).
+  void discard() { clear(); }
 
  private:
   struct Value {

@@ -40,6 +40,15 @@ void Writer::commit() {
   in_tx_ = false;
 }
 
+void Writer::rollback() {
+  for (TableSlot& t : tables_)
+    for (RowBatch* b : {t.batch.get(), t.replace.get()})
+      if (b) b->discard();
+  strings_.clear();
+  in_tx_ = false;
+  if (!sqlite3_get_autocommit(db_.raw())) db_.exec("ROLLBACK");
+}
+
 int64_t Writer::intern(std::string_view text) {
   if (auto it = strings_.find(text); it != strings_.end()) return it->second;
   // Another process may have added it since: the lookup runs inside our transaction.

@@ -28,6 +28,10 @@ class Writer {
   // then rolls it back.
   void commit();
   bool in_transaction() const { return in_tx_; }
+  // Drops the staged rows and rolls the open transaction back (SQLite may
+  // have done so itself on a failed write). Strings interned in it are
+  // forgotten.
+  void rollback();
 
   int64_t intern(std::string_view text);
   // Sets a meta key only when absent; returns the value now stored.
