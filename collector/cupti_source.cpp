@@ -329,7 +329,9 @@ void teardown_at_api_exit() {
   bool ok = g_api.synchronize_devices();
   g_drained_ns = 0;
   g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  ok = ok && (!g_before_teardown || g_before_teardown());
+  // Stopped for good (the disk filled), the writer has ended: what CUPTI
+  // still holds is not wanted.
+  ok = ok && (g_stopped || !g_before_teardown || g_before_teardown());
   if (!ok) {
     disarm_teardown();  // CUPTI stays initialized until the next pause
   } else {
@@ -351,6 +353,31 @@ void teardown_at_api_exit() {
     }
   }
   t_tearing_down = false;
+}
+
+// Under g_control, while tracing: switches the activities off and arms the
+// teardown that removes CUPTI's remaining per-launch cost.
+void pause_locked(bool may_wait) {
+  g_paused_ns = may_wait ? now_ns() : 0;
+  for (CUpti_ActivityKind k : g_kinds)
+    if (k != CUPTI_ACTIVITY_KIND_DEVICE) g_api.activity_disable(k);
+  // CUPTI keeps instrumenting launches after its activities are disabled;
+  // cuptiFinalize removes that cost (Kineto's teardown does the same). It
+  // runs at the next API exit (teardown_at_api_exit), never once a graph
+  // was seen (see g_graphs_seen) or on a driver where it crashed with them.
+  const bool teardown = g_config.finalize_when_off && g_api.finalize && g_api.enable_domain &&
+                        !g_graphs_seen.load(std::memory_order_relaxed) &&
+                        !g_teardown_forbidden.load(std::memory_order_relaxed) && g_api.driver_version &&
+                        g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices;
+  if (teardown) {
+    g_teardown_armed.store(true, std::memory_order_relaxed);
+    if (g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
+        g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
+      disarm_teardown();  // no callback on every call left behind
+  }
+  if (!g_teardown_armed.load(std::memory_order_relaxed)) g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  g_tracing = false;
+  g_pauses.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -402,26 +429,7 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
   }
   if (!g_active || on == g_tracing || (on && g_stopped)) return Switched::yes;
   if (!on) {
-    g_paused_ns = may_wait ? now_ns() : 0;
-    for (CUpti_ActivityKind k : g_kinds)
-      if (k != CUPTI_ACTIVITY_KIND_DEVICE) g_api.activity_disable(k);
-    // CUPTI keeps instrumenting launches after its activities are disabled;
-    // cuptiFinalize removes that cost (Kineto's teardown does the same). It
-    // runs at the next API exit (teardown_at_api_exit), never once a graph
-    // was seen (see g_graphs_seen) or on a driver where it crashed with them.
-    const bool teardown = g_config.finalize_when_off && g_api.finalize && g_api.enable_domain &&
-                          !g_graphs_seen.load(std::memory_order_relaxed) &&
-                          !g_teardown_forbidden.load(std::memory_order_relaxed) && g_api.driver_version &&
-                          g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices;
-    if (teardown) {
-      g_teardown_armed.store(true, std::memory_order_relaxed);
-      if (g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
-          g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
-        disarm_teardown();  // no callback on every call left behind
-    }
-    if (!g_teardown_armed.load(std::memory_order_relaxed)) g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    g_tracing = false;
-    g_pauses.fetch_add(1, std::memory_order_relaxed);
+    pause_locked(may_wait);
     return Switched::yes;
   }
   disarm_teardown();  // resumed before any API exit came
@@ -461,9 +469,9 @@ bool stop_for_good() {
   if (!lock.owns_lock()) return false;
   g_stopped = true;
   if (!g_active || !g_tracing) return true;
-  for (CUpti_ActivityKind k : g_kinds)
-    if (k != CUPTI_ACTIVITY_KIND_DEVICE) g_api.activity_disable(k);
-  g_tracing = false;
+  // No decode is waited for here (the writer thread calls this and decodes
+  // what CUPTI hands over when the teardown asks: serve_decode_request).
+  pause_locked(false);
   return true;
 }
 

@@ -456,5 +456,19 @@ TEST(CuptiSwitch, StoppedForGoodNeverResumes) {
   EXPECT_TRUE(cupti_source::stop_for_good()) << "a second stop does nothing and says done";
 }
 
+// A stop for good (the disk filled) also removes CUPTI's per-launch cost: the
+// teardown runs at the next API exit though the writer, ended, decodes nothing.
+TEST(CuptiSwitch, StoppedForGoodTearsCuptiDown) {
+  start_fake(true, true);
+  cupti_source::set_before_teardown([] { return false; });  // the writer has ended
+  ASSERT_TRUE(cupti_source::stop_for_good());
+  EXPECT_TRUE(cupti_source::teardown_pending());
+  launch_exit();
+  EXPECT_EQ(count(calls(), "finalize"), 1);
+  EXPECT_FALSE(cupti_source::live());
+  EXPECT_TRUE(on());
+  EXPECT_EQ(count(calls(), "subscribe"), 1) << "subscribed again after the stop";
+}
+
 }  // namespace
 }  // namespace gpuscope::collector
