@@ -248,9 +248,17 @@ cupti_floor)
 launch_cost)
   # CPU ns per kernel launch (and per .item()-like round trip) under CUPTI setups, in one process
   # (bench/collector/launch_cost.cu, built here by bench/collector/build_launch_cost.sh into .carry/lib).
+  # LC_PROCESSES=N runs it in N processes one after the other (launch_cost.jsonl, one line
+  # each): whether CUPTI's cost per launch changes from one process to the next, as the
+  # tracing cost of a recorded ResNet-50 does.
   log launch_cost
-  guard 300 env LD_LIBRARY_PATH="$(cupti_dir)" .carry/lib/launch_cost "${LC_ROUNDS:-7}" "${LC_LAUNCHES:-51200}" |
-    tee "$OUT/launch_cost.json"
+  for p in $(seq "${LC_PROCESSES:-1}"); do
+    guard 300 env LD_LIBRARY_PATH="$(cupti_dir)" .carry/lib/launch_cost "${LC_ROUNDS:-7}" "${LC_LAUNCHES:-51200}" > "$OUT/lc.json"
+    [ "$p" = 1 ] && cp "$OUT/lc.json" "$OUT/launch_cost.json"
+    tr -d '\n' < "$OUT/lc.json" >> "$OUT/launch_cost.jsonl" && echo >> "$OUT/launch_cost.jsonl"
+  done
+  rm -f "$OUT/lc.json"
+  python3 bench/collector/launch_cost_table.py "$OUT/launch_cost.jsonl"
   ;;
 sampled_record)
   # A sampled recording resumes tracing at every stretch (with and without cuptiFinalize).
