@@ -262,7 +262,10 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
     n.push_back("no step table (the torch plugin records optimizer steps): steps are the " +
                 std::to_string(plan.all.size()) + " occurrences of the " + plan.detail);
   if (plan.source == StepSource::kWholeRecording)
-    n.push_back("no steps found (no step table, no repeating NVTX or record_function range): the whole recording is one step");
+    n.push_back(
+        "no steps found (no step table, no repeating NVTX or record_function range): the whole recording is one "
+        "step. A torch job gets its steps from the torch plugin (`gpuscope setup torch` builds it; `gpuscope "
+        "doctor` says whether it loads), any job from an NVTX range around each step");
   if (plan.untraced > 0)
     n.push_back("sampled recording: " + std::to_string(plan.all.size() - static_cast<size_t>(plan.untraced)) + " of " +
                 std::to_string(plan.all.size()) +

@@ -206,6 +206,10 @@ TEST(Steps, WholeRecordingWhenNothingRepeats) {
   EXPECT_EQ(a.summary.steps, 1);
   EXPECT_EQ(a.summary.warmup_skipped, 0);
   EXPECT_GT(a.summary.kernels, 0);
+  // The note says how to get steps.
+  bool told = false;
+  for (const auto& n : a.notes) told = told || n.find("`gpuscope setup torch`") != std::string::npos;
+  EXPECT_TRUE(told);
   Options o;
   o.first_step = 0;
   EXPECT_THROW(analyze_scenario("no_steps", true, o), Error);
