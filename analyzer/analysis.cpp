@@ -57,6 +57,7 @@ const char* step_source_name(StepSource s) {
     case StepSource::kOptimizerStep: return "optimizer_step";
     case StepSource::kNvtxStepTable: return "nvtx_step_table";
     case StepSource::kRanges: return "ranges";
+    case StepSource::kLaunchSequence: return "launch_sequence";
     case StepSource::kWholeRecording: return "whole_recording";
   }
   return "whole_recording";
@@ -261,10 +262,14 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
   if (plan.source == StepSource::kRanges)
     n.push_back("no step table (the torch plugin records optimizer steps): steps are the " +
                 std::to_string(plan.all.size()) + " occurrences of the " + plan.detail);
+  if (plan.source == StepSource::kLaunchSequence)
+    n.push_back("no step table or repeating ranges: the steps are the " + std::to_string(plan.all.size()) +
+                " repeats of the kernel launch sequence, each starting where the CPU paused longest; the torch "
+                "plugin (`gpuscope setup torch`) records the job's own steps");
   if (plan.source == StepSource::kWholeRecording)
     n.push_back(
-        "no steps found (no step table, no repeating NVTX or record_function range): the whole recording is one "
-        "step. A torch job gets its steps from the torch plugin (`gpuscope setup torch` builds it; `gpuscope "
+        "no steps found (no step table, no repeating NVTX or record_function range, no repeating kernel launch "
+        "sequence): the whole recording is one step. A torch job gets its steps from the torch plugin (`gpuscope setup torch` builds it; `gpuscope "
         "doctor` says whether it loads), any job from an NVTX range around each step");
   if (plan.untraced > 0)
     n.push_back("sampled recording: " + std::to_string(plan.all.size() - static_cast<size_t>(plan.untraced)) + " of " +
@@ -332,6 +337,18 @@ void load_process(store::Reader& reader, const Options& opt, LoadedProcess& out)
     int64_t end = INT64_MIN;
     for (const auto& s : plan.analysed) end = std::max(end, s.end);
     trim_events_after(m, end);
+  }
+  if (!cpu_steps && from_launch_sequence(m, plan)) {
+    // Selected like steps from ranges; what lies outside them goes.
+    select_steps(plan, m, opt);
+    extend_steps_to_gpu(plan, m);
+    int64_t begin = INT64_MAX, end = INT64_MIN;
+    for (const auto& s : plan.analysed) begin = std::min(begin, s.start), end = std::max(end, s.end);
+    trim_events_after(m, end);
+    trim_events_before(m, begin);
+  } else if (!cpu_steps && (opt.first_step || opt.last_step)) {
+    throw Error(m.path + ": --steps given, but the recording has no steps (no step table, no repeating ranges, no "
+                "repeating kernel launch sequence)");
   }
   if (plan.analysed.empty()) plan_whole_recording(plan, m);
   if (plan.analysed.empty())

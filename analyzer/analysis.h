@@ -49,7 +49,7 @@ struct Breakdown {
   int64_t total() const;
 };
 
-enum class StepSource { kProfilerStep, kOptimizerStep, kNvtxStepTable, kRanges, kWholeRecording };
+enum class StepSource { kProfilerStep, kOptimizerStep, kNvtxStepTable, kRanges, kLaunchSequence, kWholeRecording };
 const char* step_source_name(StepSource s);  // "profiler_step", ..., "whole_recording"
 
 struct StepInfo {

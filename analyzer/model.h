@@ -225,5 +225,7 @@ void link_model(Model& model);
 // Drops kernels, copies, API calls, ops and syncs that start at or after `end`
 // (the events are sorted by start) and narrows the window to it.
 void trim_events_after(Model& model, int64_t end);
+// Drops the events that end before `begin` (loaded before the steps were known).
+void trim_events_before(Model& model, int64_t begin);
 
 }  // namespace gpuscope::analyzer

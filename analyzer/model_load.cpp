@@ -95,6 +95,19 @@ void trim_events_after(Model& m, int64_t end) {
   m.hi = std::min(m.hi, end);
 }
 
+void trim_events_before(Model& m, int64_t begin) {
+  auto cut = [begin](auto& v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [begin](const auto& e) { return e.end() <= begin; }), v.end());
+  };
+  cut(m.kernels);
+  cut(m.copies);
+  cut(m.apis);
+  m.ops.erase(std::remove_if(m.ops.begin(), m.ops.end(), [begin](const OpRec& o) { return o.end <= begin; }), m.ops.end());
+  m.syncs.erase(std::remove_if(m.syncs.begin(), m.syncs.end(), [begin](const SyncRec& x) { return x.end <= begin; }),
+                m.syncs.end());
+  m.lo = std::max(m.lo, begin);
+}
+
 void link_model(Model& m) {
   m.api_by_corr.build_fn(m.apis.size(), [&](size_t i) {
     return std::pair<uint64_t, uint32_t>{m.apis[i].corr, static_cast<uint32_t>(i)};

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
 #include <tuple>
 
 #include "common/error.h"
@@ -74,6 +77,157 @@ bool from_ranges(const Model& m, StepPlan& plan) {
   plan.detail = "repeating range \"" + *best + "\"";
   return true;
 }
+
+// The kernel launch sequence of a training loop repeats every step: the same
+// kernels in the same order. A kernel run k times a step recurs in a cycle of
+// k spacings that add up to the step's kernel count, the period; each kernel's
+// cycle proposes one. The period is the smallest proposal at which (1) the
+// sequence of kernel names, in launch order, matches itself one period later
+// at most places and (2) nearly every launch is of a kernel that runs at least
+// about once a period. A layer repeated inside the model recurs at a shorter
+// spacing, but the kernels outside the layer stack (or of the backward pass,
+// where the layers' kernels differ) run less than once per layer: (2) fails.
+// Looks at most kLaunchSample launches from the middle of the recording.
+std::optional<size_t> find_launch_period(const std::vector<uint32_t>& all) {
+  constexpr size_t kLaunchSample = size_t{1} << 18;
+  const size_t skip = all.size() > kLaunchSample ? (all.size() - kLaunchSample) / 2 : 0;
+  const std::vector<uint32_t> names(all.begin() + static_cast<long>(skip),
+                                    all.begin() + static_cast<long>(std::min(all.size(), skip + kLaunchSample)));
+  std::unordered_map<uint32_t, std::vector<uint32_t>> where;
+  for (uint32_t i = 0; i < names.size(); ++i) where[names[i]].push_back(i);
+  constexpr size_t kMaxCycle = 64;  // a kernel run more often a step proposes nothing
+  std::set<size_t> proposals;
+  for (const auto& [name, at] : where) {
+    if (at.size() < kMinLaunchSteps + 1) continue;
+    std::vector<size_t> gaps;
+    for (size_t i = 1; i < at.size(); ++i) gaps.push_back(at[i] - at[i - 1]);
+    for (size_t k = 1; k <= kMaxCycle && k * kMinLaunchSteps <= gaps.size(); ++k) {
+      size_t same = 0;
+      for (size_t i = 0; i + k < gaps.size(); ++i) same += gaps[i] == gaps[i + k];
+      if (static_cast<double>(same) < kLaunchRegularity * static_cast<double>(gaps.size() - k)) continue;
+      std::unordered_map<size_t, size_t> sums;  // the cycle's length, from each place in it
+      size_t sum = 0;
+      for (size_t i = 0; i < gaps.size(); ++i) {
+        sum += gaps[i];
+        if (i >= k) sum -= gaps[i - k];
+        if (i + 1 >= k) ++sums[sum];
+      }
+      const size_t period = std::max_element(sums.begin(), sums.end(), [](const auto& a, const auto& b) {
+                              return a.second < b.second;
+                            })->first;
+      if (period >= kMinLaunchPeriod && period * kMinLaunchSteps <= names.size()) proposals.insert(period);
+      break;
+    }
+  }
+  const double n = static_cast<double>(names.size());
+  for (size_t period : proposals) {  // smallest first
+    const double periods = n / static_cast<double>(period);
+    double covered = 0;
+    for (const auto& [name, at] : where)
+      if (static_cast<double>(at.size()) >= kLaunchRegularity * periods) covered += static_cast<double>(at.size());
+    if (covered < kLaunchCoverage * n) continue;
+    size_t same = 0;
+    const size_t compared = names.size() - period;
+    for (size_t i = 0; i < compared; ++i) same += names[i] == names[i + period];
+    if (static_cast<double>(same) >= kLaunchRegularity * static_cast<double>(compared)) return period;
+  }
+  return std::nullopt;
+}
+
+// Where each step begins, as indices into the launches. The steady middle of
+// the recording gives the step's kernel sequence, starting at the place in
+// the period where the job's CPU paused longest before a launch (data loading,
+// the wait for the last step's result); from there the steps are followed
+// forwards and backwards, each where the sequence matches that one, found again
+// near its expected place after an irregular stretch (warm-up, evaluation).
+std::vector<size_t> step_starts(const std::vector<uint32_t>& names, const std::vector<int64_t>& times, size_t period) {
+  const size_t n = names.size();
+  std::vector<std::vector<double>> pauses(period);
+  for (size_t i = std::max<size_t>(n / 4, 1); i + period <= n; ++i)
+    pauses[i % period].push_back(static_cast<double>(times[i] - times[i - 1]));
+  size_t phase = 0;
+  double longest = -1;
+  for (size_t p = 0; p < period; ++p)
+    if (const double m = median(pauses[p]); m > longest) longest = m, phase = p;
+  size_t first = n / 4 + (phase + period - n / 4 % period) % period;
+  if (first + period > n) return {};
+  const std::vector<uint32_t> sequence(names.begin() + static_cast<long>(first),
+                                       names.begin() + static_cast<long>(first + period));
+  auto matches = [&](size_t at) {
+    if (at + period > n) return false;
+    size_t same = 0;
+    for (size_t i = 0; i < period; ++i) same += names[at + i] == sequence[i];
+    return static_cast<double>(same) >= kLaunchRegularity * static_cast<double>(period);
+  };
+  // The start nearest to `expected` within half a period, then the next one
+  // anywhere in the direction of travel (+1 or -1) that begins with the
+  // sequence's first kernel; SIZE_MAX when none.
+  auto find = [&](size_t expected, int direction) -> size_t {
+    for (size_t d = 0; d <= period / 2; ++d) {
+      if (expected + d < n && matches(expected + d)) return expected + d;
+      if (d <= expected && matches(expected - d)) return expected - d;
+    }
+    for (size_t at = expected; at < n; at += direction)
+      if (names[at] == sequence[0] && matches(at)) return at;
+    return SIZE_MAX;
+  };
+  std::vector<size_t> starts{first};
+  for (size_t at = first; at + 2 * period <= n;) {
+    at = find(at + period, +1);
+    if (at == SIZE_MAX) break;
+    starts.push_back(at);
+  }
+  for (size_t at = first; at >= period;) {
+    at = find(at - period, -1);
+    if (at == SIZE_MAX) break;
+    starts.push_back(at);
+  }
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  return starts;
+}
+
+}  // namespace
+
+bool from_launch_sequence(const Model& m, StepPlan& plan) {
+  IdMap launch;  // correlation -> index of the launching API call
+  launch.build_fn(m.apis.size(), [&](size_t i) {
+    return std::pair<uint64_t, uint32_t>{m.apis[i].corr, static_cast<uint32_t>(i)};
+  });
+  // Kernels in launch order, at their launch on the CPU (at their start on the
+  // GPU when the launch was not recorded).
+  std::vector<std::pair<int64_t, uint32_t>> launches;
+  launches.reserve(m.kernels.size());
+  for (const KernelRec& k : m.kernels) {
+    const uint32_t a = launch.find(k.corr);
+    launches.push_back({a == kNone ? k.start : m.apis[a].start, k.name});
+  }
+  if (launches.size() < kMinLaunchPeriod * kMinLaunchSteps) return false;
+  std::stable_sort(launches.begin(), launches.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<uint32_t> names;
+  std::vector<int64_t> times;
+  for (const auto& [t, name] : launches) {
+    times.push_back(t);
+    names.push_back(name);
+  }
+  const auto period = find_launch_period(names);
+  if (!period) return false;
+  // A step from one start to the next; a longer stretch between two starts
+  // (evaluation, a pause) is no step.
+  const std::vector<size_t> starts = step_starts(names, times, *period);
+  std::vector<StepWindow> steps;
+  for (size_t i = 0; i + 1 < starts.size(); ++i)
+    if (starts[i + 1] - starts[i] <= *period + *period / 2)
+      steps.push_back({static_cast<int64_t>(steps.size()), times[starts[i]], times[starts[i + 1]]});
+  if (steps.size() < kMinLaunchSteps) return false;
+  plan.all = std::move(steps);
+  plan.analysed.clear();
+  plan.source = StepSource::kLaunchSequence;
+  plan.detail = "kernel launch sequence, repeating every " + std::to_string(*period) + " kernels";
+  return true;
+}
+
+namespace {
 
 // Steps (by start) wholly inside one of the windows (by start); all of them
 // when there are no windows.
@@ -170,11 +324,12 @@ StepPlan plan_steps(const Model& m, const Options& opt) {
   } else if (!have_table && have_ranges) {
     plan = std::move(by_ranges);
   }
-  if (!have_table && !have_ranges) {
-    if (opt.first_step || opt.last_step)
-      throw Error(m.path + ": --steps given, but the recording has no steps (no step table, no repeating ranges)");
-    return plan;
-  }
+  if (!have_table && !have_ranges) return plan;  // the launch sequence may still have some, once events are loaded
+  select_steps(plan, m, opt);
+  return plan;
+}
+
+void select_steps(StepPlan& plan, const Model& m, const Options& opt) {
   std::sort(plan.all.begin(), plan.all.end(), [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
   // A sampled recording traced some steps whole and others not at all: only
   // the traced ones say anything about the GPU.
@@ -201,7 +356,7 @@ StepPlan plan_steps(const Model& m, const Options& opt) {
                   (opt.last_step ? std::to_string(hi) : "") + " (the recording has steps " + std::to_string(a) + "-" +
                   std::to_string(b) + ")");
     }
-    return plan;
+    return;
   }
   // One control stretch (`gpuscope record`'s default): the traced steps before
   // it are the job's warm-up, the first one after it pays for CUPTI resuming.
@@ -223,7 +378,7 @@ StepPlan plan_steps(const Model& m, const Options& opt) {
       plan.after_control = true;
       plan.warmup_skipped = static_cast<int64_t>(candidates.size() - after.size() + 1);
       plan.analysed.assign(after.begin() + 1, after.end());
-      return plan;
+      return;
     }
   }
   const size_t n = candidates.size();
@@ -237,7 +392,6 @@ StepPlan plan_steps(const Model& m, const Options& opt) {
   }
   plan.warmup_skipped = static_cast<int64_t>(skip);
   plan.analysed.assign(candidates.begin() + static_cast<long>(skip), candidates.end());
-  return plan;
 }
 
 void extend_steps_to_gpu(StepPlan& plan, const Model& m) {

@@ -1,5 +1,6 @@
 // Finding the training steps: the step table when the torch plugin wrote one,
-// else repeating ranges (NVTX or record_function), else the whole recording.
+// else repeating ranges (NVTX or record_function), else the repeating kernel
+// launch sequence, else the whole recording.
 #pragma once
 
 #include <cstdint>
@@ -44,9 +45,27 @@ struct StepPlan {
 };
 
 inline constexpr size_t kMinStepsForCost = 3;
+// Steps from the kernel launch sequence (steps.cpp, find_launch_period): a
+// period of at least kMinLaunchPeriod kernels, repeated at least
+// kMinLaunchSteps times; the sequence matches itself one period later at
+// kLaunchRegularity of its places, and kLaunchCoverage of the launches are of
+// kernels that run at least kLaunchRegularity times a period on average.
+inline constexpr size_t kMinLaunchPeriod = 2;
+inline constexpr size_t kMinLaunchSteps = 4;
+inline constexpr double kLaunchRegularity = 0.8;
+inline constexpr double kLaunchCoverage = 0.9;
 
-// Throws Error when --steps selects nothing.
+// Steps from the step table or repeating ranges, selected as below; none (an
+// empty plan) when the recording has neither.
 StepPlan plan_steps(const Model& m, const Options& options);
+// Sorts plan.all and chooses plan.analysed: --steps, the traced steps of a
+// sampled recording, warm-up. Throws Error when --steps selects nothing.
+void select_steps(StepPlan& plan, const Model& m, const Options& options);
+// Neither a step table nor repeating ranges (a job recorded without the torch
+// plugin): steps from the repeating kernel launch sequence, in plan.all (not
+// yet selected). Needs the kernels and API calls loaded; false when the
+// sequence does not repeat.
+bool from_launch_sequence(const Model& m, StepPlan& plan);
 // Steps found on the CPU (step table, ranges) end when the CPU moves on, but
 // the GPU work they launched can finish much later (the CPU runs ahead of a
 // GPU-bound job until the launch queue fills). Each step is extended to the end

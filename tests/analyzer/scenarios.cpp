@@ -285,7 +285,9 @@ void write(const std::string& name, bool planted, Sim& s) {
     L.steps = 10;  // optimizer steps recorded for the first 3 only, NVTX train_step for all
   } else if (name == "no_steps") {
     s.write_steps = false;
-    L.steps = 3;
+    L.steps = 3;  // too few for the launch sequence to repeat
+  } else if (name == "no_step_table") {
+    s.write_steps = false;  // the healthy loop recorded without the torch plugin's steps
   } else if (name == "two_devices") {
     s.recording().device({.id = 1, .name = "NVIDIA H200", .sm_count = 132, .total_memory = 141'000'000'000});
     L.steps = 5;

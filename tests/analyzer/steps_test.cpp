@@ -215,6 +215,24 @@ TEST(Steps, WholeRecordingWhenNothingRepeats) {
   EXPECT_THROW(analyze_scenario("no_steps", true, o), Error);
 }
 
+// Without a step table or ranges, the steps come from the kernel launch
+// sequence. The loop's 6 layers repeat a GEMM and a GELU every 2 kernels in the
+// forward pass (a GEMM every kernel in backward), but the step is the
+// whole 27-kernel sequence; the steps match those of the step table.
+TEST(Steps, LaunchSequenceWithoutAStepTable) {
+  auto table = analyze_scenario("healthy");
+  auto a = analyze_scenario("no_step_table");
+  EXPECT_EQ(a.summary.step_source, StepSource::kLaunchSequence);
+  EXPECT_NE(a.summary.step_source_detail.find("repeating every 27 kernels"), std::string::npos)
+      << a.summary.step_source_detail;
+  EXPECT_GE(a.summary.steps, table.summary.steps - 2);
+  EXPECT_NEAR(a.summary.step_ms_median, table.summary.step_ms_median, 0.02 * table.summary.step_ms_median);
+  Options o;
+  o.first_step = 2;
+  o.last_step = 4;
+  EXPECT_EQ(analyze_scenario("no_step_table", true, o).summary.steps, 3) << "--steps selects among them";
+}
+
 TEST(Devices, BusiestByDefaultOtherOnRequest) {
   auto a = analyze_scenario("two_devices");
   EXPECT_EQ(a.summary.device, 0);

@@ -91,6 +91,20 @@ TEST(DiffCli, SameConfigurationPassesSlowerKernelFailsAndIsNamedFirst) {
   EXPECT_LT(slow.out.find(kSlowed, row), slow.out.find('\n', row)) << slow.out;
 }
 
+// Recorded without the torch plugin (no step table, no ranges): the steps come
+// from the repeating kernel launch sequence, and the gate still works.
+TEST(DiffCli, StepsFromTheLaunchSequenceWithoutAStepTable) {
+  RunSpec plain = base_spec(), slow = slowed(8);
+  plain.write_steps = slow.write_steps = false;
+  const std::string table = run("table.db", base_spec()), a = run("seq_a.db", plain), c = run("seq_c.db", slow);
+  Result same = gpuscope("diff " + table + " " + a);
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("kernel launch sequence, repeating every 6 kernels"), std::string::npos) << same.out;
+  Result slower = gpuscope("diff " + a + " " + c);
+  EXPECT_EQ(slower.code, 1) << slower.out << slower.err;
+  EXPECT_NE(slower.out.find(std::string("behind it: kernel ") + kSlowed), std::string::npos) << slower.out;
+}
+
 TEST(DiffCli, ReportsWrittenAndNeverOverwrittenWithoutForce) {
   const std::string a = run("r1.db", base_spec()), c = run("r2.db", slowed(9));
   const std::string dir = fs::path(a).parent_path().string() + "/reports";
@@ -136,8 +150,10 @@ TEST(DiffCli, BadInputIsOneLineAndExitTwo) {
   { store::Writer w(empty); }
   expect_one_line_error(gpuscope("diff " + empty + " " + good), "empty recording");
 
+  // No step table, and too few steps for the kernel launch sequence to repeat.
   RunSpec no_steps = base_spec();
   no_steps.write_steps = false;
+  no_steps.steps = 3;
   const std::string ns = run("nosteps.db", no_steps);
   expect_one_line_error(gpuscope("diff " + good + " " + ns), "nosteps.db: no steps found");
 
@@ -206,6 +222,7 @@ TEST(DiffCli, CheckBudget) {
   expect_one_line_error(gpuscope("check " + nm + " --budget " + tight), "holds no memory events");
   RunSpec no_steps = base_spec();
   no_steps.write_steps = false;
+  no_steps.steps = 3;
   expect_one_line_error(gpuscope("check " + run("cnosteps.db", no_steps) + " --budget " + ok), "no steps found");
 }
 
