@@ -95,6 +95,34 @@ TEST(RealModels, StepsThatTraceKernelsOnlyAgainstStepsThatRecordOps) {
   EXPECT_EQ(g.kernels_only_steps + g.ops_steps, 0);
 }
 
+// The same jobs as if recorded without the torch plugin (step table, ranges
+// and ops removed): the steps come from the kernel launch sequence, a period of
+// the step's kernel count, and their median is the step table's.
+TEST(RealModels, StepsFromTheLaunchSequenceWithoutThePlugin) {
+  const std::map<std::string, size_t> kPeriods = {
+      {"models_resnet50", 754}, {"models_gpt2", 811}, {"models_transformer", 538}, {"models_healthy", 45}};
+  int seen = 0;
+  for (const fs::path& path : recorded_data()) {
+    const std::string stem = recording_stem(path);
+    auto want = kPeriods.find(stem);
+    if (want == kPeriods.end()) continue;
+    ++seen;
+    const std::string db = temp_db(stem + "_no_plugin");
+    fs::copy_file(readable_recording(path), db, fs::copy_options::overwrite_existing);
+    {
+      store::Connection c(db, store::Connection::Mode::kReadWrite);
+      c.exec("DELETE FROM step; DELETE FROM op; DELETE FROM range WHERE source BETWEEN 1 AND 6;");
+    }
+    const analyzer::Analysis a = analyze_path(db);
+    EXPECT_EQ(a.summary.step_source, analyzer::StepSource::kLaunchSequence) << stem << ": " << a.summary.step_source_detail;
+    EXPECT_NE(a.summary.step_source_detail.find("repeating every " + std::to_string(want->second) + " kernels"),
+              std::string::npos)
+        << stem << ": " << a.summary.step_source_detail;
+    EXPECT_GE(a.summary.steps, 3) << stem;
+  }
+  EXPECT_EQ(seen, static_cast<int>(kPeriods.size())) << "tests/data/models_*.db.zst missing";
+}
+
 // torch.profiler's trace of the same tiny MLP (record_shapes, 5 steps; the
 // profiler costs the loop about as much as gpuscope's full tracing): no untraced
 // steps, and the CPU time between launches is torch's dispatch, so the finding
