@@ -339,8 +339,17 @@ void load_process(store::Reader& reader, const Options& opt, LoadedProcess& out)
     trim_events_after(m, end);
   }
   if (!cpu_steps && from_launch_sequence(m, plan)) {
-    // Selected like steps from ranges; what lies outside them goes.
-    select_steps(plan, m, opt);
+    // Selected like steps from ranges; what lies outside them goes. A sampled
+    // recording whose traced stretches hold no whole step is analysed whole,
+    // as before steps came from launches, unless --steps asked for some.
+    try {
+      select_steps(plan, m, opt);
+    } catch (const Error&) {
+      if (opt.first_step || opt.last_step) throw;
+      plan = StepPlan{};
+    }
+  }
+  if (!cpu_steps && !plan.analysed.empty()) {
     extend_steps_to_gpu(plan, m);
     int64_t begin = INT64_MAX, end = INT64_MIN;
     for (const auto& s : plan.analysed) begin = std::min(begin, s.start), end = std::max(end, s.end);

@@ -233,6 +233,32 @@ TEST(Steps, LaunchSequenceWithoutAStepTable) {
   EXPECT_EQ(analyze_scenario("no_step_table", true, o).summary.steps, 3) << "--steps selects among them";
 }
 
+// A sampled recording without a step table whose traced stretches are shorter
+// than a step: every step from the launch sequence straddles an untraced
+// stretch, so the recording is analysed whole, as before such steps existed.
+TEST(Steps, LaunchSequenceStepsThatStraddleUntracedStretchesFallBackToTheWholeRecording) {
+  const std::string path = temp_db("sampled_no_table");
+  {
+    Sim s(path, Sim::Config{});
+    s.write_steps = false;
+    for (int i = 0; i < 12; ++i) {
+      const bool traced = i % 2 == 0;
+      const int64_t window_start = s.now();
+      if (traced) {
+        s.kernel("gemm_kernel", ms(2));
+        s.kernel("relu_kernel", us(200));
+        s.sync();
+      }
+      s.cpu(ms(3));
+      if (traced) s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window_start, window_start + ms(1));
+    }
+    s.finish();
+  }
+  auto a = analyze_path(path);
+  EXPECT_EQ(a.summary.step_source, StepSource::kWholeRecording) << a.summary.step_source_detail;
+  EXPECT_EQ(a.summary.steps, 1);
+}
+
 TEST(Devices, BusiestByDefaultOtherOnRequest) {
   auto a = analyze_scenario("two_devices");
   EXPECT_EQ(a.summary.device, 0);
