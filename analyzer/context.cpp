@@ -71,6 +71,11 @@ struct IdleAcc {
 // run loads and warms up the new kernels, and the next "CompiledFunctionBackward"
 // compiles the backward graph lazily. All of that is compilation time. "First"
 // is over the whole recording (Model::compiled_region_first_run), not the window.
+// With ops recorded in some steps only: the least pause between a cache
+// lookup and a graph's first run that shows it was compiled there (cached
+// code starts within microseconds; Dynamo and Inductor take 100 ms and more).
+constexpr int64_t kCompilePauseNs = 5'000'000;
+
 void add_first_runs_of_compiled_regions(const Model& m, std::vector<Interval>& out) {
   enum Kind : int8_t { kUnknown = -1, kOther, kLookup, kRegion, kBackward };
   std::vector<int8_t> kind((m.strings ? m.strings->size() : 0) + 1, kUnknown);
@@ -97,6 +102,11 @@ void add_first_runs_of_compiled_regions(const Model& m, std::vector<Interval>& o
             first != m.compiled_region_first_run.end() && first->second == o.start) {
           auto it = lookup_end.find(o.thread);
           const int64_t from = it != lookup_end.end() && it->second <= o.start ? it->second : o.start;
+          // Ops recorded in some steps only: a graph first recorded in a later
+          // step may have been compiled, unseen, in one whose ops were not; its
+          // first recorded run counts only when the compile is in sight (the
+          // cache lookup that missed, then a compile-length pause).
+          if (!m.op_steps.empty() && o.start - from < kCompilePauseNs) break;
           out.push_back({from, o.end});
           backward_after = o.end;
         }

@@ -20,6 +20,7 @@
 #include "analyzer/timing.h"
 #include "common/error.h"
 #include "schema/enums.h"
+#include "store/place_ops.h"
 #include "store/reader.h"
 #include "store/rows.h"
 
@@ -272,13 +273,21 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     // When each torch.compile graph first ran, over the whole recording (a
     // window may start after it): a later run is cached code, not a recompile.
     // Only jobs that use torch.compile pay for the scan of the op table.
+    // Recorded ops only: ops placed by position (GPUSCOPE_TORCH_OP_STEPS) are
+    // copies with interpolated times, and a graph whose placed copy ran before
+    // its first recorded run was compiled in a step whose ops were not
+    // recorded: when is unknown, so it has no first run here.
     std::string ids;
     for (size_t i = 0; i < m.strings->size(); ++i)
       if ((*m.strings)[i].starts_with("Torch-Compiled Region: ")) ids += (ids.empty() ? "" : ",") + std::to_string(i);
     if (!ids.empty()) {
-      auto st = reader.query("SELECT name_id, min(start) FROM op WHERE pid=? AND name_id IN (" + ids + ") GROUP BY name_id");
-      st.bind(1, m.pid);
-      while (st.step()) m.compiled_region_first_run.emplace(id32(st, 0), st.int64(1));
+      auto st = reader.query(
+          "SELECT name_id, min(start), min(CASE WHEN external_id IS NULL OR external_id < ? THEN start END) FROM op "
+          "WHERE pid=? AND name_id IN (" + ids + ") GROUP BY name_id");
+      st.bind(1, store::kPlacedOpIdBase);
+      st.bind(2, m.pid);
+      while (st.step())
+        if (!st.is_null(2) && st.int64(2) == st.int64(1)) m.compiled_region_first_run.emplace(id32(st, 0), st.int64(1));
     }
   }
   {

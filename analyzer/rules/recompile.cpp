@@ -22,8 +22,10 @@ extern const Rule kRecompileRule = {
     "compile_inner, compile_fx, call_user_compiler, inductor compile or CompiledFunction compile, and, as "
     "torch 2.x records it without its own profiler, a `Torch-Compiled Region: F/N` op whose name is new "
     "(from the cache lookup that missed to the end of its first run, plus the next CompiledFunctionBackward, "
-    "where the backward graph is compiled). A recompile in steady state means a guard failed (a new shape, "
-    "dtype, Python value) or a graph break re-traced code.",
+    "where the backward graph is compiled). With ops recorded in some steps only (`record`'s default), a graph "
+    "counts only where its first run was recorded after a cache lookup and a pause of at least 5 ms: one "
+    "compiled in a step whose ops were not recorded is not seen. A recompile in steady state means a guard "
+    "failed (a new shape, dtype, Python value) or a graph break re-traced code.",
     "Time spent compiling per step: it holds the training thread whether or not the GPU idles meanwhile "
     "(Inductor benchmarks kernel choices on the GPU), and a model that stopped recompiling runs cached code "
     "instead.",

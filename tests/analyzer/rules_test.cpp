@@ -4,6 +4,7 @@
 
 #include "analyzer/rules/cross_rank.h"
 #include "analyzer/rules/rule.h"
+#include "store/place_ops.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 
@@ -138,6 +139,51 @@ TEST(Rules, RecompileSeenInCompiledRegionNames) {
   ASSERT_NE(f, nullptr);
   // 300 ms of compiling per step, plus the few microseconds of the region's first run.
   EXPECT_NEAR(f->saving_ms_per_step, 300.0, 5.0);
+}
+
+// Ops recorded in 2 steps of every 50 (record's default): the graph compiled
+// again in step 5, a step without recorded ops, is first recorded in step 10,
+// with or without copies of its ops placed by position in steps 6-9. Neither
+// the copies nor the first recorded run (its cache lookup hit at once) is
+// compile time. Each run of the graph spends 50 ms on the CPU with the GPU idle,
+// which would make a recompile finding if either counted.
+analyzer::Analysis unseen_recompile(const std::string& stem, bool placed_copies) {
+  const std::string path = temp_db(stem);
+  {
+    Sim s(path, Sim::Config{});
+    s.recording().meta("torch_op_steps", "2/50");
+    for (int i = 0; i < 12; ++i) {
+      const bool recorded = i < 2 || i >= 10, placed = placed_copies && !recorded && i > 5;
+      s.set_next_op_id(placed ? store::kPlacedOpIdBase + 1000 * i : 1000 * i + 1);
+      s.step_begin();
+      if (i == 0 || i == 5) s.cpu(ms(200));  // compiling: seen in step 0, unseen in step 5
+      if (recorded || placed) {
+        s.op("TorchDynamo Cache Lookup", us(20));
+        s.op_begin("Torch-Compiled Region: 0/" + std::to_string(i > 5 ? 1 : 0));
+        s.cpu(ms(50));
+        s.kernel(names::kGemmBf16, us(400));
+        s.op_end();
+        s.op_begin("CompiledFunctionBackward");
+        s.kernel(names::kGemmBf16, us(800));
+        s.op_end();
+      } else {
+        s.cpu(ms(50));
+        s.kernel(names::kGemmBf16, us(400));
+        s.kernel(names::kGemmBf16, us(800));
+      }
+      s.step_end();
+    }
+    s.sync("cudaDeviceSynchronize");
+    s.finish();
+  }
+  return analyze_path(path);
+}
+
+TEST(Rules, RecompileUnseenInAStepWithoutOpsIsNotCounted) {
+  for (bool placed : {true, false}) {
+    const analyzer::Analysis a = unseen_recompile(placed ? "unseen-recompile-placed" : "unseen-recompile", placed);
+    EXPECT_EQ(find(a, "recompile"), nullptr) << (placed ? "with placed copies: " : "without: ") << finding_list(a);
+  }
 }
 
 TEST(Rules, IdsAreUniqueAndThresholdsNamed) {

@@ -122,6 +122,9 @@ class Sim {
   int64_t gpu_idle_at() const;  // when every stream is drained
 
   test_support::RecordingBuilder& recording() { return b_; }
+  // The external id of the next op: store::kPlacedOpIdBase and up for ops
+  // `gpuscope record` placed by position in steps whose ops were not recorded.
+  void set_next_op_id(int64_t id) { ext_ = id; }
   Config cfg;
 
  private:
