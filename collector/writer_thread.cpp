@@ -227,7 +227,7 @@ void stop_tracing_for_good(State& s) {
   g_enabled.store(false, std::memory_order_relaxed);
 }
 
-// The disk is nearly full, or will be within seconds at the rate it fills:
+// The disk is nearly full, or will be within a second at the rate it fills:
 // says so (stderr, a message row, meta `recording_stopped`), writes what was
 // gathered, and stops tracing for the rest of the job, which runs on
 // untraced. A training job needs the disk for its checkpoints more than we
