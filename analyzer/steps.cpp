@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <optional>
 #include <set>
 #include <unordered_map>
 #include <tuple>
@@ -87,8 +86,9 @@ bool from_ranges(const Model& m, StepPlan& plan) {
 // about once a period. A layer repeated inside the model recurs at a shorter
 // spacing, but the kernels outside the layer stack (or of the backward pass,
 // where the layers' kernels differ) run less than once per layer: (2) fails.
-// Looks at most kLaunchSample launches from the middle of the recording.
-std::optional<size_t> find_launch_period(const std::vector<uint32_t>& all) {
+// The periods that pass, smallest first. Looks at most kLaunchSample launches
+// from the middle of the recording.
+std::vector<size_t> launch_periods(const std::vector<uint32_t>& all) {
   constexpr size_t kLaunchSample = size_t{1} << 18;
   const size_t skip = all.size() > kLaunchSample ? (all.size() - kLaunchSample) / 2 : 0;
   const std::vector<uint32_t> names(all.begin() + static_cast<long>(skip),
@@ -120,18 +120,19 @@ std::optional<size_t> find_launch_period(const std::vector<uint32_t>& all) {
     }
   }
   const double n = static_cast<double>(names.size());
+  std::vector<size_t> periods;
   for (size_t period : proposals) {  // smallest first
-    const double periods = n / static_cast<double>(period);
+    const double repeats = n / static_cast<double>(period);
     double covered = 0;
     for (const auto& [name, at] : where)
-      if (static_cast<double>(at.size()) >= kLaunchRegularity * periods) covered += static_cast<double>(at.size());
+      if (static_cast<double>(at.size()) >= kLaunchRegularity * repeats) covered += static_cast<double>(at.size());
     if (covered < kLaunchCoverage * n) continue;
     size_t same = 0;
     const size_t compared = names.size() - period;
     for (size_t i = 0; i < compared; ++i) same += names[i] == names[i + period];
-    if (static_cast<double>(same) >= kLaunchRegularity * static_cast<double>(compared)) return period;
+    if (static_cast<double>(same) >= kLaunchRegularity * static_cast<double>(compared)) periods.push_back(period);
   }
-  return std::nullopt;
+  return periods;
 }
 
 // Where each step begins, as indices into the launches. The steady middle of
@@ -194,14 +195,19 @@ bool from_launch_sequence(const Model& m, StepPlan& plan) {
   launch.build_fn(m.apis.size(), [&](size_t i) {
     return std::pair<uint64_t, uint32_t>{m.apis[i].corr, static_cast<uint32_t>(i)};
   });
-  // Kernels in launch order, at their launch on the CPU (at their start on the
-  // GPU when the launch was not recorded).
+  // Kernels, copies and memsets in launch order, at their launch on the CPU
+  // (at their start on the GPU when the launch was not recorded). A copy or
+  // memset stands in the sequence by its kind (the batch's copy to the device
+  // marks a step of a model whose layers are all alike).
   std::vector<std::pair<int64_t, uint32_t>> launches;
-  launches.reserve(m.kernels.size());
-  for (const KernelRec& k : m.kernels) {
-    const uint32_t a = launch.find(k.corr);
-    launches.push_back({a == kNone ? k.start : m.apis[a].start, k.name});
-  }
+  launches.reserve(m.kernels.size() + m.copies.size());
+  auto add = [&](uint32_t corr, int64_t start, uint32_t name) {
+    const uint32_t a = launch.find(corr);
+    launches.push_back({a == kNone ? start : m.apis[a].start, name});
+  };
+  for (const KernelRec& k : m.kernels) add(k.corr, k.start, k.name);
+  constexpr uint32_t kCopyNames = 0xffffff00u;  // above every string id
+  for (const CopyRec& c : m.copies) add(c.corr, c.start, kCopyNames | (c.memset ? 0xffu : c.copy_kind));
   if (launches.size() < kMinLaunchPeriod * kMinLaunchSteps) return false;
   std::stable_sort(launches.begin(), launches.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<uint32_t> names;
@@ -210,20 +216,35 @@ bool from_launch_sequence(const Model& m, StepPlan& plan) {
     times.push_back(t);
     names.push_back(name);
   }
-  const auto period = find_launch_period(names);
-  if (!period) return false;
-  // A step from one start to the next; a longer stretch between two starts
-  // (evaluation, a pause) is no step.
-  const std::vector<size_t> starts = step_starts(names, times, *period);
+  // The smallest period whose steps take at least kMinLaunchStepNs (median):
+  // a model whose layers are all alike, run forward only, repeats every layer
+  // too, in steps too short to be the job's.
   std::vector<StepWindow> steps;
-  for (size_t i = 0; i + 1 < starts.size(); ++i)
-    if (starts[i + 1] - starts[i] <= *period + *period / 2)
-      steps.push_back({static_cast<int64_t>(steps.size()), times[starts[i]], times[starts[i + 1]]});
-  if (steps.size() < kMinLaunchSteps) return false;
+  size_t period = 0;
+  for (size_t p : launch_periods(names)) {
+    // A step from one start to the next; a longer stretch between two starts
+    // (evaluation, a pause) is no step.
+    const std::vector<size_t> starts = step_starts(names, times, p);
+    std::vector<StepWindow> found;
+    std::vector<double> lengths;
+    for (size_t i = 0; i + 1 < starts.size(); ++i)
+      if (starts[i + 1] - starts[i] <= p + p / 2) {
+        found.push_back({static_cast<int64_t>(found.size()), times[starts[i]], times[starts[i + 1]]});
+        lengths.push_back(static_cast<double>(found.back().duration()));
+      }
+    if (found.size() < kMinLaunchSteps) continue;
+    const bool long_enough = median(lengths) >= static_cast<double>(kMinLaunchStepNs);
+    if (period == 0 || long_enough) {
+      steps = std::move(found);
+      period = p;
+    }
+    if (long_enough) break;
+  }
+  if (period == 0) return false;
   plan.all = std::move(steps);
   plan.analysed.clear();
   plan.source = StepSource::kLaunchSequence;
-  plan.detail = "kernel launch sequence, repeating every " + std::to_string(*period) + " kernels";
+  plan.detail = "kernel launch sequence, repeating every " + std::to_string(period) + " launches";
   return true;
 }
 

@@ -54,6 +54,9 @@ inline constexpr size_t kMinLaunchPeriod = 2;
 inline constexpr size_t kMinLaunchSteps = 4;
 inline constexpr double kLaunchRegularity = 0.8;
 inline constexpr double kLaunchCoverage = 0.9;
+// Of the periods that pass, the smallest whose steps last this long (median),
+// else the smallest.
+inline constexpr int64_t kMinLaunchStepNs = 1'000'000;
 
 // Steps from the step table or repeating ranges, selected as below; none (an
 // empty plan) when the recording has neither.

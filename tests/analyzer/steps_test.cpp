@@ -217,13 +217,14 @@ TEST(Steps, WholeRecordingWhenNothingRepeats) {
 
 // Without a step table or ranges, the steps come from the kernel launch
 // sequence. The loop's 6 layers repeat a GEMM and a GELU every 2 kernels in the
-// forward pass (a GEMM every kernel in backward), but the step is the
-// whole 27-kernel sequence; the steps match those of the step table.
+// forward pass (a GEMM every kernel in backward), but the step is the whole
+// sequence of 27 kernels and the batch's copy; the steps match those of the
+// step table.
 TEST(Steps, LaunchSequenceWithoutAStepTable) {
   auto table = analyze_scenario("healthy");
   auto a = analyze_scenario("no_step_table");
   EXPECT_EQ(a.summary.step_source, StepSource::kLaunchSequence);
-  EXPECT_NE(a.summary.step_source_detail.find("repeating every 27 kernels"), std::string::npos)
+  EXPECT_NE(a.summary.step_source_detail.find("repeating every 28 launches"), std::string::npos)
       << a.summary.step_source_detail;
   EXPECT_GE(a.summary.steps, table.summary.steps - 2);
   EXPECT_NEAR(a.summary.step_ms_median, table.summary.step_ms_median, 0.02 * table.summary.step_ms_median);
@@ -257,6 +258,31 @@ TEST(Steps, LaunchSequenceStepsThatStraddleUntracedStretchesFallBackToTheWholeRe
   auto a = analyze_path(path);
   EXPECT_EQ(a.summary.step_source, StepSource::kWholeRecording) << a.summary.step_source_detail;
   EXPECT_EQ(a.summary.steps, 1);
+}
+
+// A forward-only model of identical layers repeats every layer too (every 2
+// kernels here), in "steps" of 0.1 ms; the batch's copy marks the real step
+// of 61 launches, 3 ms.
+TEST(Steps, LaunchSequenceOfIdenticalLayersTakesTheStepNotTheLayer) {
+  const std::string path = temp_db("identical_layers");
+  {
+    Sim s(path, Sim::Config{});
+    s.write_steps = false;
+    for (int i = 0; i < 10; ++i) {
+      s.cpu(us(300));
+      s.copy(1, 2, 3, 1 << 20, us(30));
+      for (int l = 0; l < 30; ++l) {
+        s.kernel(names::kGemmBf16, us(80));
+        s.kernel(names::kGelu, us(20));
+      }
+      s.sync();
+    }
+    s.finish();
+  }
+  auto a = analyze_path(path);
+  EXPECT_EQ(a.summary.step_source, StepSource::kLaunchSequence);
+  EXPECT_NE(a.summary.step_source_detail.find("repeating every 61 launches"), std::string::npos)
+      << a.summary.step_source_detail;
 }
 
 TEST(Devices, BusiestByDefaultOtherOnRequest) {

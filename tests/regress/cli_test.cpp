@@ -99,7 +99,7 @@ TEST(DiffCli, StepsFromTheLaunchSequenceWithoutAStepTable) {
   const std::string table = run("table.db", base_spec()), a = run("seq_a.db", plain), c = run("seq_c.db", slow);
   Result same = gpuscope("diff " + table + " " + a);
   EXPECT_EQ(same.code, 0) << same.out << same.err;
-  EXPECT_NE(same.out.find("kernel launch sequence, repeating every 6 kernels"), std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("kernel launch sequence, repeating every 7 launches"), std::string::npos) << same.out;
   Result slower = gpuscope("diff " + a + " " + c);
   EXPECT_EQ(slower.code, 1) << slower.out << slower.err;
   EXPECT_NE(slower.out.find(std::string("behind it: kernel ") + kSlowed), std::string::npos) << slower.out;
