@@ -77,17 +77,17 @@ bool from_ranges(const Model& m, StepPlan& plan) {
   return true;
 }
 
-// The kernel launch sequence of a training loop repeats every step: the same
-// kernels in the same order. A kernel run k times a step recurs in a cycle of
-// k spacings that add up to the step's kernel count, the period; each kernel's
-// cycle proposes one. The period is the smallest proposal at which (1) the
-// sequence of kernel names, in launch order, matches itself one period later
-// at most places and (2) nearly every launch is of a kernel that runs at least
-// about once a period. A layer repeated inside the model recurs at a shorter
-// spacing, but the kernels outside the layer stack (or of the backward pass,
-// where the layers' kernels differ) run less than once per layer: (2) fails.
-// The periods that pass, smallest first. Looks at most kLaunchSample launches
-// from the middle of the recording.
+// The launch sequence of a training loop repeats every step: the same
+// kernels, copies and memsets in the same order. A name launched k times a
+// step recurs in a cycle of k spacings that add up to the step's launch count,
+// the period; each name's cycle proposes one. A proposal passes when (1) the
+// sequence of names, in launch order, matches itself one period later at most
+// places and (2) nearly every launch is of a name launched at least about once
+// a period. A layer repeated inside the model recurs at a shorter spacing, but
+// the kernels outside the layer stack (or of the backward pass, where the
+// layers' kernels differ) run less than once per layer: (2) fails.
+// Returns the periods that pass, smallest first. Looks at most kLaunchSample
+// launches from the middle of the recording.
 std::vector<size_t> launch_periods(const std::vector<uint32_t>& all) {
   constexpr size_t kLaunchSample = size_t{1} << 18;
   const size_t skip = all.size() > kLaunchSample ? (all.size() - kLaunchSample) / 2 : 0;
@@ -154,11 +154,19 @@ std::vector<size_t> step_starts(const std::vector<uint32_t>& names, const std::v
   if (first + period > n) return {};
   const std::vector<uint32_t> sequence(names.begin() + static_cast<long>(first),
                                        names.begin() + static_cast<long>(first + period));
+  // Whether the launches from `at` match the sequence; gives up at the first
+  // mismatch too many. All matching together may compare kWalkWork names a
+  // launch (a long stretch unlike the steps, scanned for the next one, ends
+  // the walk there).
+  constexpr size_t kWalkWork = 64;
+  const size_t allowed = period - static_cast<size_t>(std::ceil(kLaunchRegularity * static_cast<double>(period)));
+  size_t work = 0;
   auto matches = [&](size_t at) {
-    if (at + period > n) return false;
-    size_t same = 0;
-    for (size_t i = 0; i < period; ++i) same += names[at + i] == sequence[i];
-    return static_cast<double>(same) >= kLaunchRegularity * static_cast<double>(period);
+    if (at + period > n || work > kWalkWork * n) return false;
+    size_t wrong = 0, i = 0;
+    for (; i < period && wrong <= allowed; ++i) wrong += names[at + i] != sequence[i];
+    work += i;
+    return wrong <= allowed;
   };
   // The start nearest to `expected` within half a period, then the next one
   // anywhere in the direction of travel (+1 or -1) that begins with the
@@ -168,7 +176,7 @@ std::vector<size_t> step_starts(const std::vector<uint32_t>& names, const std::v
       if (expected + d < n && matches(expected + d)) return expected + d;
       if (d <= expected && matches(expected - d)) return expected - d;
     }
-    for (size_t at = expected; at < n; at += direction)
+    for (size_t at = expected; at < n && work <= kWalkWork * n; at += direction)
       if (names[at] == sequence[0] && matches(at)) return at;
     return SIZE_MAX;
   };

@@ -285,6 +285,39 @@ TEST(Steps, LaunchSequenceOfIdenticalLayersTakesTheStepNotTheLayer) {
       << a.summary.step_source_detail;
 }
 
+// Steps of a training loop, then a long stretch of other work that starts
+// with the same kernel at every other launch (evaluation, say): the steps are
+// found, and the walk gives up on the stretch instead of matching the step's
+// sequence at each of its launches.
+TEST(Steps, LaunchSequenceStepsBeforeALongStretchOfOtherWork) {
+  const std::string path = temp_db("steps_then_other_work");
+  {
+    Sim s(path, Sim::Config{});
+    s.write_steps = false;
+    for (int i = 0; i < 200; ++i) {
+      s.cpu(ms(1));
+      s.copy(1, 2, 3, 1 << 20, us(30));
+      for (int l = 0; l < 20; ++l) {
+        s.kernel(names::kGemmBf16, us(80));
+        s.kernel(names::kGelu, us(20));
+      }
+      s.kernel(names::kSoftmax, us(50));
+      s.sync();
+    }
+    for (int i = 0; i < 1000; ++i) {
+      s.kernel(names::kGemmBf16, us(5));
+      s.kernel(i % 3 ? names::kAdd : names::kMul, us(5));
+    }
+    s.finish();
+  }
+  auto a = analyze_path(path);
+  EXPECT_EQ(a.summary.step_source, StepSource::kLaunchSequence) << a.summary.step_source_detail;
+  EXPECT_NE(a.summary.step_source_detail.find("repeating every 42 launches"), std::string::npos)
+      << a.summary.step_source_detail;
+  EXPECT_GE(a.summary.steps_recorded, 195);
+  EXPECT_LE(a.summary.steps_recorded, 200);
+}
+
 TEST(Devices, BusiestByDefaultOtherOnRequest) {
   auto a = analyze_scenario("two_devices");
   EXPECT_EQ(a.summary.device, 0);
