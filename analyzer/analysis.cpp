@@ -269,8 +269,9 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
   if (plan.source == StepSource::kWholeRecording)
     n.push_back(
         "no steps found (no step table, no repeating NVTX or record_function range, no repeating kernel launch "
-        "sequence): the whole recording is one step. A torch job gets its steps from the torch plugin (`gpuscope setup torch` builds it; `gpuscope "
-        "doctor` says whether it loads), any job from an NVTX range around each step");
+        "sequence): the whole recording is one step. A torch job gets its steps from the torch plugin "
+        "(`gpuscope setup torch` builds it; `gpuscope doctor` says whether it loads), any job from an NVTX range "
+        "around each step");
   if (plan.untraced > 0)
     n.push_back("sampled recording: " + std::to_string(plan.all.size() - static_cast<size_t>(plan.untraced)) + " of " +
                 std::to_string(plan.all.size()) +

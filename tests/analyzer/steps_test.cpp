@@ -260,6 +260,22 @@ TEST(Steps, LaunchSequenceStepsThatStraddleUntracedStretchesFallBackToTheWholeRe
   EXPECT_EQ(a.summary.steps, 1);
 }
 
+// Steps without a step table: a pause, the batch's copy, `layers` alike
+// (a GEMM and a GELU each), a softmax when `head`, a sync.
+void layer_steps(Sim& s, int steps, int layers, int64_t pause, bool head) {
+  s.write_steps = false;
+  for (int i = 0; i < steps; ++i) {
+    s.cpu(pause);
+    s.copy(1, 2, 3, 1 << 20, us(30));
+    for (int l = 0; l < layers; ++l) {
+      s.kernel(names::kGemmBf16, us(80));
+      s.kernel(names::kGelu, us(20));
+    }
+    if (head) s.kernel(names::kSoftmax, us(50));
+    s.sync();
+  }
+}
+
 // A forward-only model of identical layers repeats every layer too (every 2
 // kernels here), in "steps" of 0.1 ms; the batch's copy marks the real step
 // of 61 launches, 3 ms.
@@ -267,16 +283,7 @@ TEST(Steps, LaunchSequenceOfIdenticalLayersTakesTheStepNotTheLayer) {
   const std::string path = temp_db("identical_layers");
   {
     Sim s(path, Sim::Config{});
-    s.write_steps = false;
-    for (int i = 0; i < 10; ++i) {
-      s.cpu(us(300));
-      s.copy(1, 2, 3, 1 << 20, us(30));
-      for (int l = 0; l < 30; ++l) {
-        s.kernel(names::kGemmBf16, us(80));
-        s.kernel(names::kGelu, us(20));
-      }
-      s.sync();
-    }
+    layer_steps(s, 10, 30, us(300), false);
     s.finish();
   }
   auto a = analyze_path(path);
@@ -293,17 +300,7 @@ TEST(Steps, LaunchSequenceStepsBeforeALongStretchOfOtherWork) {
   const std::string path = temp_db("steps_then_other_work");
   {
     Sim s(path, Sim::Config{});
-    s.write_steps = false;
-    for (int i = 0; i < 200; ++i) {
-      s.cpu(ms(1));
-      s.copy(1, 2, 3, 1 << 20, us(30));
-      for (int l = 0; l < 20; ++l) {
-        s.kernel(names::kGemmBf16, us(80));
-        s.kernel(names::kGelu, us(20));
-      }
-      s.kernel(names::kSoftmax, us(50));
-      s.sync();
-    }
+    layer_steps(s, 200, 20, ms(1), true);
     for (int i = 0; i < 1000; ++i) {
       s.kernel(names::kGemmBf16, us(5));
       s.kernel(i % 3 ? names::kAdd : names::kMul, us(5));
