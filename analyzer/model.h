@@ -220,6 +220,9 @@ PidChoice choose_default_pid(store::Connection& db, const std::vector<int64_t>& 
 Model load_header(store::Reader& reader, const LoadOptions& options);
 // Loads the events of model.pid overlapping [lo, hi) on two threads and sorts them.
 void load_events(store::Reader& reader, Model& model, int64_t lo, int64_t hi, bool progress);
+// Correlation id -> index of the API call in m.apis (before link_model has
+// filled m.api_by_corr).
+IdMap apis_by_correlation(const Model& m);
 // Links ops to their kernels and API calls (op_by_corr, api_by_corr, op_parent, op_self).
 void link_model(Model& model);
 // Drops kernels, copies, API calls, ops and syncs that start at or after `end`

@@ -109,10 +109,16 @@ void trim_events_before(Model& m, int64_t begin) {
   m.lo = std::max(m.lo, begin);
 }
 
-void link_model(Model& m) {
-  m.api_by_corr.build_fn(m.apis.size(), [&](size_t i) {
+IdMap apis_by_correlation(const Model& m) {
+  IdMap map;
+  map.build_fn(m.apis.size(), [&](size_t i) {
     return std::pair<uint64_t, uint32_t>{m.apis[i].corr, static_cast<uint32_t>(i)};
   });
+  return map;
+}
+
+void link_model(Model& m) {
+  m.api_by_corr = apis_by_correlation(m);
 
   // Ops: parents and self time from nesting on each thread (containment, not the
   // depth column, so a lost record cannot shift a whole subtree).

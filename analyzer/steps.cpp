@@ -199,10 +199,7 @@ std::vector<size_t> step_starts(const std::vector<uint32_t>& names, const std::v
 }  // namespace
 
 bool from_launch_sequence(const Model& m, StepPlan& plan) {
-  IdMap launch;  // correlation -> index of the launching API call
-  launch.build_fn(m.apis.size(), [&](size_t i) {
-    return std::pair<uint64_t, uint32_t>{m.apis[i].corr, static_cast<uint32_t>(i)};
-  });
+  const IdMap launch = apis_by_correlation(m);
   // Kernels, copies and memsets in launch order, at their launch on the CPU
   // (at their start on the GPU when the launch was not recorded). A copy or
   // memset stands in the sequence by its kind (the batch's copy to the device
@@ -425,10 +422,7 @@ void select_steps(StepPlan& plan, const Model& m, const Options& opt) {
 
 void extend_steps_to_gpu(StepPlan& plan, const Model& m) {
   if (plan.source == StepSource::kWholeRecording || plan.all.empty() || m.apis.empty()) return;
-  IdMap launch;  // correlation -> index of the launching API call
-  launch.build_fn(m.apis.size(), [&](size_t i) {
-    return std::pair<uint64_t, uint32_t>{m.apis[i].corr, static_cast<uint32_t>(i)};
-  });
+  const IdMap launch = apis_by_correlation(m);
   std::vector<StepWindow>& steps = plan.all;  // sorted by start
   // Steps that overlap on the CPU (ranges from several threads) have no single
   // step period to find: leave them as they are.
