@@ -13,7 +13,10 @@ recording (and each ablation of it: no_memory, no_shapes, default_noops, no_api,
 free of the ±20-40 % that whole processes differ by on the GPU machine, and where
 the run recorded ops in some steps only, its steps that traced kernels without
 recording ops against the untraced ones (bench/models/steps_by_kind.py,
-"kernels-only steps"): the steady state of a long job.
+"kernels-only steps"): the steady state of a long job. Runs made with
+OVERHEAD_ARGS=--threads also give the CPU time of one tiny launch after each
+block (real_models.py's launch_us); per mode, the median over rounds of what a
+launch cost more than in the plain run of the round ("launch +N µs").
 
   bench/models/tracing_cost_table.py OUT/models/overhead.jsonl [MORE.jsonl ...] [--json summary.json]
 
@@ -39,6 +42,12 @@ def load(path):
             if r.get("run") and "step_ms" in r["run"]:
                 runs.append(r)
     return runs
+
+
+def launch_us(run):
+    """Median over the run's blocks of real_models.py's launch probe, or None."""
+    probes = [b["launch_us"] for b in run.get("threads") or [] if b.get("launch_us") is not None]
+    return statistics.median(probes) if probes else None
 
 
 def spread(values):
@@ -79,12 +88,18 @@ def main():
             # bench/models/steps_by_kind.py: the steps that trace kernels without recording ops.
             steady = [rd[m]["untraced"]["kernels_pct"] for rd in rounds.values()
                       if m in rd and rd[m].get("untraced") and rd[m]["untraced"].get("kernels_pct") is not None]
-            row[m] = {"ratio_pct": ratios, "inside_pct": inside, "kernels_only_pct": steady}
+            # What one tiny launch cost this mode more than the plain run of its round.
+            launch = [launch_us(rd[m]["run"]) - launch_us(rd["plain"]["run"]) for rd in rounds.values()
+                      if m in rd and "plain" in rd and launch_us(rd[m]["run"]) is not None
+                      and launch_us(rd["plain"]["run"]) is not None]
+            row[m] = {"ratio_pct": ratios, "inside_pct": inside, "kernels_only_pct": steady, "launch_extra_us": launch}
             cell = spread(ratios) if ratios else "-"
             if inside:
                 cell += "; inside " + spread(inside)
             if steady:
                 cell += "; kernels-only steps " + spread(steady)
+            if launch:
+                cell += "; launch %+.2f µs (%+.2f … %+.2f)" % (statistics.median(launch), min(launch), max(launch))
             cells.append(cell)
         print("| %s | %s | %s |" % (model, "%.2f ms" % row["plain_ms"] if plain else "-", " | ".join(cells)))
         summary[model] = row

@@ -26,9 +26,13 @@ with one synchronize at its end, as a job runs). --threads adds "threads": for
 each block, per thread of the process (the main one first), its CPU ms per step
 (and the system part of it), voluntary and involuntary context switches and
 minor faults in the block, and the CPU it last ran on (from /proc/self/task);
-the machine's steal and busy share over the block (/proc/stat); and probe_ms, a
-fixed piece of pure Python timed after the block: to see what a slow recorded
-process spends its time on, and whether its CPU as a whole got slower.
+the machine's steal and busy share over the block (/proc/stat); probe_ms, a
+fixed piece of pure Python timed after the block; and launch_us, the CPU time of
+one launch of a tiny op (512 `add_` on a 1-element CUDA tensor, GPU idle before
+them, median of 3 tries): to see what a slow recorded process spends its time
+on, whether its CPU as a whole got slower, and whether each launch costs it more
+(CUPTI's part of a launch differs between machine starts; does it between
+processes?).
 """
 
 import argparse
@@ -458,6 +462,20 @@ def cpu_probe():
     return round(1000.0 * (time.perf_counter() - t0), 3)
 
 
+def launch_probe(x, launches=512, tries=3):
+    """CPU microseconds per launch of a tiny op on an idle GPU: torch's dispatch
+    and the launch, plus whatever a tracer adds to each launch."""
+    per = []
+    for _ in range(tries):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(launches):
+            x.add_(1)
+        per.append(1e6 * (time.perf_counter() - t0) / launches)
+    torch.cuda.synchronize()
+    return round(statistics.median(per), 3)
+
+
 def thread_deltas(before, after, steps):
     """Per thread seen at both ends and busy in between: name, CPU ms per step
     (user and system), faults, switches and last CPU; the main thread first."""
@@ -476,14 +494,14 @@ def thread_deltas(before, after, steps):
     return rows[:8]
 
 
-def block_stats(before, steps):
+def block_stats(before, steps, probe_tensor):
     """One block's entry of --threads: the threads, the machine's steal and
-    busy share over the block, and the CPU probe run after it."""
+    busy share over the block, and the CPU and launch probes run after it."""
     threads, machine = before
     steal, busy, total = (a - b for a, b in zip(machine_ticks(), machine))
     return dict(threads=thread_deltas(threads, thread_stats(), steps),
                 steal_pct=round(100.0 * steal / max(total, 1), 2), busy_pct=round(100.0 * busy / max(total, 1), 2),
-                probe_ms=cpu_probe())
+                probe_ms=cpu_probe(), launch_us=launch_probe(probe_tensor))
 
 
 def measure(model_name, variant, steps, blocks, warmup, torch_profiler=False, threads=None):
@@ -505,6 +523,7 @@ def measure(model_name, variant, steps, blocks, warmup, torch_profiler=False, th
         step()  # the profiler's start-up out of the timed blocks
         torch.cuda.synchronize()
     means = []
+    probe_tensor = torch.zeros(1, device="cuda") if threads is not None else None
     for _ in range(blocks):
         before = (thread_stats(), machine_ticks()) if threads is not None else None
         t0 = time.perf_counter()
@@ -513,7 +532,7 @@ def measure(model_name, variant, steps, blocks, warmup, torch_profiler=False, th
         torch.cuda.synchronize()
         means.append(1000.0 * (time.perf_counter() - t0) / steps)
         if threads is not None:
-            threads.append(block_stats(before, steps))
+            threads.append(block_stats(before, steps, probe_tensor))
     if prof is not None:
         prof.stop()
     return means
