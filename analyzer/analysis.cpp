@@ -126,6 +126,30 @@ int64_t pid_of_rank(store::Reader& reader, int64_t rank) {
   return *pid;
 }
 
+// CUPTI's overhead records, the part of each inside the analysed steps, summed by kind.
+void fill_tracer_overhead(Summary& s, const Context& c, const Model& m) {
+  if (m.tracer_overhead.empty() || c.steps.empty()) return;
+  std::map<std::string, Summary::TracerOverhead> by_name;
+  int64_t total = 0;
+  for (const auto& r : m.tracer_overhead) {
+    const int64_t inside = c.step_set.covered(r.start, r.end);
+    if (inside == 0 && !(r.start == r.end && c.step_set.contains(r.start))) continue;
+    Summary::TracerOverhead& o = by_name[std::string(m.str(r.name))];
+    o.ms_per_step += static_cast<double>(inside);
+    ++o.count;
+    total += inside;
+  }
+  const double steps = static_cast<double>(c.steps.size());
+  for (auto& [name, o] : by_name) {
+    o.name = name;
+    o.ms_per_step /= 1e6 * steps;
+    s.tracer_overhead.push_back(o);
+  }
+  std::stable_sort(s.tracer_overhead.begin(), s.tracer_overhead.end(),
+                   [](const auto& a, const auto& b) { return a.ms_per_step > b.ms_per_step; });
+  s.tracer_overhead_ms_per_step = static_cast<double>(total) / 1e6 / steps;
+}
+
 void fill_summary(Analysis& a, const Context& c, const Model& m, const StepPlan& plan) {
   Summary& s = a.summary;
   s.recording = m.file_name;
@@ -184,6 +208,7 @@ void fill_summary(Analysis& a, const Context& c, const Model& m, const StepPlan&
     a.steps.push_back(info);
   }
   s.gpu_utilization = c.step_ns > 0 ? static_cast<double>(busy) / static_cast<double>(c.step_ns) : 0;
+  fill_tracer_overhead(s, c, m);
 
   // Every device the process used, with its own busy time inside the steps. The
   // analysed device's is known from the breakdown; others (rare) are computed here.

@@ -110,6 +110,16 @@ struct Summary {
   int64_t first_step = 0, last_step = 0;
   double step_ms_mean = 0, step_ms_median = 0, step_ms_p95 = 0, step_ms_min = 0, step_ms_max = 0;
   std::vector<int64_t> outlier_steps;
+  // CUPTI's overhead records inside the analysed steps (`record --trace
+  // ...,overhead`), per kind by total time: ms per analysed step and records.
+  // Empty when none were recorded there.
+  struct TracerOverhead {
+    std::string name;  // e.g. "CUPTI overhead: buffer flush"
+    double ms_per_step = 0;
+    int64_t count = 0;
+  };
+  std::vector<TracerOverhead> tracer_overhead;
+  double tracer_overhead_ms_per_step = 0;
   double gpu_utilization = 0;     // analysed device: GPU busy / step time
   double sm_efficiency = 0;       // estimated: time-weighted min(1, blocks / SMs)
   double tensor_core_share = 0;   // share of kernel time in tensor-core kernels (by name)

@@ -162,6 +162,9 @@ struct Model {
 
   std::vector<StepRow> step_rows;  // from the step table, this pid
   std::vector<RangeRec> ranges;    // every range of this pid (not windowed), sampling windows aside
+  // CUPTI's overhead records (`record --trace ...,overhead`, range source
+  // tracer_overhead), by start: not the job's ranges, so kept apart.
+  std::vector<RangeRec> tracer_overhead;
   // Sampled recordings (`gpuscope record --sample`): the stretches that were
   // traced (range source 7), by start; empty when everything was.
   std::vector<std::pair<int64_t, int64_t>> sampling_windows;

@@ -268,10 +268,14 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
         m.sampling_windows.emplace_back(r.start, r.end);
       else if (r.source == schema::range_source::untraced_drained)
         m.untraced_spans.emplace_back(r.start, r.end);
+      else if (r.source == schema::range_source::tracer_overhead)
+        m.tracer_overhead.push_back(r);
       else
         m.ranges.push_back(r);
     }
     std::sort(m.ranges.begin(), m.ranges.end(), [](const RangeRec& a, const RangeRec& b) { return a.start < b.start; });
+    std::sort(m.tracer_overhead.begin(), m.tracer_overhead.end(),
+              [](const RangeRec& a, const RangeRec& b) { return a.start < b.start; });
     std::sort(m.sampling_windows.begin(), m.sampling_windows.end());
     std::sort(m.untraced_spans.begin(), m.untraced_spans.end());
   }

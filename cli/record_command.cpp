@@ -240,7 +240,7 @@ static void add_record_command(CLI::App& app) {
   cmd->add_option("-o,--output", opt.output,
                   "Output database (default gpuscope_N.db); %p pid, %h host, %q{VAR} environment");
   cmd->add_flag("-f,--force", opt.force, "Overwrite an existing output file");
-  cmd->add_option("--trace", opt.trace, "Sources to record, comma-separated, from cuda,nvtx,torch,memory,nvml (memory and nvml are opt-in)")
+  cmd->add_option("--trace", opt.trace, "Sources to record, comma-separated, from cuda,nvtx,torch,memory,nvml,overhead (memory, nvml and overhead are opt-in)")
       ->capture_default_str();
   cmd->add_option("--delay", opt.delay_s, "Seconds to wait before recording (the job starts at once)");
   cmd->add_option("--duration", opt.duration_s, "Seconds to record after the delay (0 = until the job ends)");

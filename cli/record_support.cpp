@@ -23,8 +23,8 @@ void validate_trace_list(const std::string& list) {
   std::stringstream ss(list);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    if (item != "cuda" && item != "nvtx" && item != "memory" && item != "torch" && item != "nvml")
-      throw Error("record: unknown --trace source '" + item + "' (known: cuda,nvtx,memory,torch,nvml)");
+    if (item != "cuda" && item != "nvtx" && item != "memory" && item != "torch" && item != "nvml" && item != "overhead")
+      throw Error("record: unknown --trace source '" + item + "' (known: cuda,nvtx,memory,torch,nvml,overhead)");
   }
 }
 

@@ -18,9 +18,9 @@ Config load_config() {
   const char* out = settings::text(Id::kOutput);
   c.output = expand_output_name(out ? out : "gpuscope_%p.db", getpid());
   // Default without GPUSCOPE_TRACE: cuda,nvtx,torch (see cli/record_command.cpp on memory and nvml).
-  c.memory = c.nvml = false;
+  c.memory = c.nvml = c.overhead = false;
   if (const char* trace = settings::raw(Id::kTrace)) {
-    c.cuda = c.nvtx = c.memory = c.torch = c.nvml = false;
+    c.cuda = c.nvtx = c.memory = c.torch = c.nvml = c.overhead = false;
     std::stringstream ss(trace);
     std::string item;
     while (std::getline(ss, item, ',')) {
@@ -29,6 +29,7 @@ Config load_config() {
       if (item == "memory") c.memory = true;
       if (item == "torch") c.torch = true;
       if (item == "nvml") c.nvml = true;
+      if (item == "overhead") c.overhead = true;
     }
   }
   c.driver_api = !settings::equals(Id::kDriverApi, "0");

@@ -16,6 +16,10 @@ namespace gpuscope::collector {
 struct Config {
   std::string output;  // %p, %h, %q{VAR} expanded
   bool cuda = true, nvtx = true, memory = false, torch = true, nvml = false;
+  // `overhead`: CUPTI's records of its own overhead (buffer flushes,
+  // instrumentation, lazy loading, waits for command-buffer space), stored as
+  // ranges on the threads they hit (range source tracer_overhead). Opt-in.
+  bool overhead = false;
   bool driver_api = true;
   bool runtime_api = true;         // GPUSCOPE_RUNTIME_API=0: no runtime API records
   bool periodic_flush = true;  // GPUSCOPE_PERIODIC_FLUSH=0: CUPTI hands over only full buffers

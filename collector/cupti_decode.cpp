@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -259,10 +260,53 @@ void on_external_correlation(const CUpti_ActivityExternalCorrelation& e, RowSink
   sink.count("records_external_correlation");
 }
 
+// What CUPTI says an overhead record was: CUPTI's own work, or the driver's
+// that CUPTI saw (JIT, module and lazy function loading, command-buffer waits).
+std::string_view overhead_name(uint32_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "CUDA overhead: JIT compilation";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "CUPTI overhead: buffer flush";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "CUPTI overhead: instrumentation";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "CUPTI overhead: resources";
+    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING: return "CUDA overhead: module loading";
+    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: return "CUDA overhead: lazy function loading";
+    case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: return "CUDA overhead: command buffer full";
+    case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST: return "CUPTI overhead: activity buffer request";
+    case CUPTI_ACTIVITY_OVERHEAD_UVM_ACTIVITY_INIT: return "CUPTI overhead: UVM activity init";
+    default: return "CUPTI overhead: other";
+  }
+}
+
+// A range on the thread the overhead hit; overhead of the process, a device,
+// a context or a stream goes on the process's main thread. `version`: the
+// loaded CUPTI's (cuptiGetVersion); from CUDA 13 on a record carries extra
+// data for command-buffer waits, which CUPTI leaves to its client to free.
+void on_overhead(const CUpti_ActivityOverhead3& o, uint32_t version, RowSink& sink) {
+  if (version >= 130000 && o.overheadData) std::free(o.overheadData);
+  if (o.start == 0 && o.end == 0) {
+    sink.count("records_overhead_untimed");
+    return;
+  }
+  if (!sink.in_window(o.start)) return;
+  store::RangeRow r;
+  r.pid = sink.pid;
+  r.tid = o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? int64_t{o.objectId.pt.threadId} : sink.pid;
+  r.source = schema::range_source::tracer_overhead;
+  r.kind = schema::range_kind::push_pop;
+  r.name = overhead_name(o.overheadKind);
+  r.start = sink.rel(o.start);
+  r.end = sink.rel(std::max(o.end, o.start));
+  sink.writer.add(r);
+  if (o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) sink.api_tids.emplace(o.objectId.pt.threadId, true);
+  sink.count("records_overhead");
+}
+
 }  // namespace
 
 size_t decode_activity_buffer(const CuptiApi& api, uint8_t* buffer, size_t valid, RowSink& sink) {
   size_t n = 0;
+  uint32_t version = 0;
+  if (api.get_version) api.get_version(&version);
   CUpti_Activity* rec = nullptr;
   for (;;) {
     CUptiResult rc = api.get_next_record(buffer, valid, &rec);
@@ -304,8 +348,10 @@ size_t decode_activity_buffer(const CuptiApi& api, uint8_t* buffer, size_t valid
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
         on_external_correlation(*reinterpret_cast<CUpti_ActivityExternalCorrelation*>(rec), sink);
         break;
-      case CUPTI_ACTIVITY_KIND_CONTEXT:
       case CUPTI_ACTIVITY_KIND_OVERHEAD:
+        on_overhead(*reinterpret_cast<CUpti_ActivityOverhead3*>(rec), version, sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_CONTEXT:
         sink.count("records_other");
         break;
       default:

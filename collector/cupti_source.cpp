@@ -399,6 +399,7 @@ bool start(const Config& config, bool tracing, std::string& why) {
   if (config.driver_api) g_kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
   if (config.memory) g_kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
   if (config.torch) g_kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  if (config.overhead) g_kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
   if (tracing && !enable_kinds(why)) return false;
   // Device records come once, when a context is created: CUDA starting in an
   // untraced stretch (--delay, --sample) left a recording without its device

@@ -26,6 +26,16 @@ std::string untraced_line(const Analysis& a) {
          "; savings are judged against the untraced step";
 }
 
+std::string tracer_overhead_line(const Analysis& a) {
+  const Summary& s = a.summary;
+  if (s.tracer_overhead.empty()) return "";
+  std::string kinds;
+  for (const auto& o : s.tracer_overhead)
+    kinds += (kinds.empty() ? "" : ", ") + o.name + " " + format_fixed(o.ms_per_step, 3) + " ms in " +
+             std::to_string(o.count);
+  return "overhead recorded by CUPTI: " + format_fixed(s.tracer_overhead_ms_per_step, 3) + " ms a step (" + kinds + ")";
+}
+
 std::string cross_rank_scope_line(const Analysis& a) {
   const Summary& s = a.summary;
   std::string who = "process " + std::to_string(s.pid);

@@ -21,6 +21,10 @@ std::string scope_line(const Analysis& a);
 // untraced steps), traced 39.866 ms: tracing cost +22.7 %; savings are judged
 // against the untraced step", or why it is unknown.
 std::string untraced_line(const Analysis& a);
+// CUPTI's overhead records inside the analysed steps (`record --trace
+// ...,overhead`): "recorded overhead 0.812 ms a step (CUPTI overhead: buffer
+// flush 0.600 ms in 12, ...)", or empty when none were recorded there.
+std::string tracer_overhead_line(const Analysis& a);
 // The cross-rank report's scope (`gpuscope cluster`): the ranks, and the step
 // the savings are a share of, the one of the process analyze would detail.
 std::string cross_rank_scope_line(const Analysis& a);

@@ -192,6 +192,7 @@ std::string to_html(const Analysis& a) {
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + title +
                   "</title>\n<style>\n" + kStyle + "\n</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n<p class=\"scope\">" +
                   html_escape(report::scope_line(a)) + "</p>\n<p>" + html_escape(report::untraced_line(a)) + "</p>\n";
+  if (const std::string line = report::tracer_overhead_line(a); !line.empty()) o += "<p>" + html_escape(line) + "</p>\n";
   summary(o, a);
   ranks(o, a);
   findings(o, a);

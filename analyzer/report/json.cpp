@@ -83,6 +83,13 @@ json summary_json(const Summary& s) {
                      {"gpu_saving_factor", round_to(s.gpu_saving_factor, 4)},
                      {"launch_idle_factor", round_to(s.launch_idle_factor, 4)},
                      {"kernel_gap_floor_ms", ms3(s.kernel_gap_floor_ms)}};
+  // Recordings made with `--trace ...,overhead` only, so other reports keep their shape.
+  if (!s.tracer_overhead.empty()) {
+    json kinds = json::array();
+    for (const auto& o : s.tracer_overhead)
+      kinds.push_back({{"name", o.name}, {"ms_per_step", ms3(o.ms_per_step)}, {"count", o.count}});
+    out["tracer_overhead"] = {{"ms_per_step", ms3(s.tracer_overhead_ms_per_step)}, {"kinds", kinds}};
+  }
   return out;
 }
 

@@ -166,6 +166,7 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
 std::string to_markdown(const Analysis& a) {
   std::string o = "# gpuscope analysis: " + markdown_escape(a.summary.recording) + "\n\n" + markdown_escape(report::scope_line(a)) + "\n\n" +
                   markdown_escape(report::untraced_line(a)) + "\n\n";
+  if (const std::string line = report::tracer_overhead_line(a); !line.empty()) o += markdown_escape(line) + "\n\n";
   summary(o, a);
   breakdown(o, a);
   ranks(o, a);

@@ -194,6 +194,7 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
 std::string to_text(const Analysis& a) {
   std::string o = "gpuscope analyze: " + plain_text(a.summary.recording) + "\n" + plain_text(report::scope_line(a)) + "\n" +
                   plain_text(report::untraced_line(a)) + "\n";
+  if (const std::string line = report::tracer_overhead_line(a); !line.empty()) o += plain_text(line) + "\n";
   summary(o, a);
   breakdown(o, a);
   idle(o, a);

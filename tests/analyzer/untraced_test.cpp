@@ -4,6 +4,8 @@
 // tracer made; a job that idles untraced too keeps its finding.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "store/rows.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
@@ -153,6 +155,41 @@ TEST(Untraced, LaunchOverheadAboveTheGapFloorIsKept) {
 
 // A recording without untraced steps says why it cannot judge, in one line of
 // every report format.
+// `record --trace ...,overhead`: CUPTI's overhead records are ranges of
+// source tracer_overhead. The report sums the part of each inside the analysed
+// steps by kind (a flush in a warm-up step does not count), and they are not
+// taken for the job's own ranges.
+TEST(Untraced, RecordedTracerOverheadIsSummedPerStep) {
+  const std::string path = temp_db("tracer_overhead");
+  Sim s(path, Sim::Config{});
+  control_stretch_steps(
+      s,
+      [&] {
+        s.op_begin("aten::mm");
+        s.kernel(names::kGemmBf16, ms(10));
+        s.op_end();
+        s.range(schema::range_source::tracer_overhead, "CUPTI overhead: buffer flush", s.now(), s.now() + ms(1));
+        s.cpu(ms(2));
+      },
+      [&] { s.cpu(ms(10)); });
+  auto a = analyze_path(path);
+  ASSERT_EQ(a.summary.tracer_overhead.size(), 1u);
+  const auto& o = a.summary.tracer_overhead[0];
+  EXPECT_EQ(o.name, "CUPTI overhead: buffer flush");
+  EXPECT_EQ(o.count, a.summary.steps);  // one in each analysed step, none from the warm-up counted
+  EXPECT_NEAR(o.ms_per_step, 1.0, 1e-6);
+  EXPECT_NEAR(a.summary.tracer_overhead_ms_per_step, 1.0, 1e-6);
+  EXPECT_NE(analyzer::to_text(a).find("overhead recorded by CUPTI: 1.000 ms a step (CUPTI overhead: buffer flush 1.000 ms in "),
+            std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(analyzer::to_json(a))["summary"]["tracer_overhead"]["kinds"][0]["count"], a.summary.steps);
+
+  // Without such records the report says nothing about them.
+  auto plain = analyze_path(control_stretch_recording("no_tracer_overhead", 12, 10));
+  EXPECT_TRUE(plain.summary.tracer_overhead.empty());
+  EXPECT_EQ(analyzer::to_text(plain).find("overhead recorded by CUPTI"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(analyzer::to_json(plain))["summary"].contains("tracer_overhead"));
+}
+
 TEST(Untraced, UnknownSaysWhy) {
   auto a = analyze_scenario("healthy");
   EXPECT_EQ(a.summary.untraced_step_ms, 0);

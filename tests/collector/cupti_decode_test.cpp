@@ -296,6 +296,54 @@ TEST_F(DecodeTest, MemoryEventsBuildUsageTimeline) {
             "1000,1500,500");
 }
 
+CUpti_ActivityOverhead3 overhead(CUpti_ActivityOverheadKind kind, CUpti_ActivityObjectKind object, uint32_t id,
+                                 uint64_t start, uint64_t end) {
+  CUpti_ActivityOverhead3 o{};
+  o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  o.overheadKind = kind;
+  o.objectKind = object;
+  if (object == CUPTI_ACTIVITY_OBJECT_THREAD) {
+    o.objectId.pt.processId = 4242;
+    o.objectId.pt.threadId = id;
+  } else {
+    o.objectId.dcs.deviceId = id;
+  }
+  o.start = start;
+  o.end = end;
+  return o;
+}
+
+// `--trace ...,overhead`: CUPTI's overhead records become ranges on the thread
+// they hit (the main thread for a device's), named by kind; untimed ones and
+// those outside the window are dropped; the extra data CUPTI hands over for a
+// command-buffer wait is freed (under ASan a leak would fail the test).
+TEST_F(DecodeTest, OverheadRecordsBecomeRangesOnTheirThread) {
+  sink_->window_end_ns = kOrigin + 1000;
+  FakeBuffer b;
+  b.add(overhead(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH, CUPTI_ACTIVITY_OBJECT_THREAD, 77, kOrigin + 10, kOrigin + 60));
+  b.add(overhead(CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION, CUPTI_ACTIVITY_OBJECT_DEVICE, 0, kOrigin + 100,
+                 kOrigin + 400));
+  CUpti_ActivityOverhead3 full =
+      overhead(CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL, CUPTI_ACTIVITY_OBJECT_THREAD, 78, kOrigin + 500, kOrigin + 520);
+  full.overheadData = std::malloc(sizeof(CUpti_ActivityOverheadCommandBufferFullData));
+  b.add(full);
+  b.add(overhead(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH, CUPTI_ACTIVITY_OBJECT_THREAD, 77, 0, 0));
+  b.add(overhead(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH, CUPTI_ACTIVITY_OBJECT_THREAD, 77, kOrigin + 2000,
+                 kOrigin + 2100));
+  api_.get_version = [](uint32_t* v) {
+    *v = 130001;
+    return CUPTI_SUCCESS;
+  };
+  EXPECT_EQ(decode(b), 5u);
+  EXPECT_EQ(qs("SELECT group_concat(r.tid || ' ' || s.value || ' ' || r.start || '-' || r.\"end\", '; ') FROM "
+               "(SELECT * FROM range WHERE source = 9 AND kind = 1 ORDER BY start) r JOIN string s ON s.id = r.name_id"),
+            "77 CUPTI overhead: buffer flush 10-60; 4242 CUPTI overhead: instrumentation 100-400; "
+            "78 CUDA overhead: command buffer full 500-520");
+  EXPECT_EQ(sink_->totals()["records_overhead"], 3);
+  EXPECT_EQ(sink_->totals()["records_overhead_untimed"], 1);
+  EXPECT_EQ(sink_->api_tids.count(78), 1u);
+}
+
 TEST_F(DecodeTest, UnknownKindsAreCountedNotFatal) {
   FakeBuffer b;
   CUpti_ActivityAPI unknown{};

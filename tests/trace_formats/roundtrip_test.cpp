@@ -5,6 +5,9 @@
 
 #include "export/exporters.h"
 #include "import/torch_import.h"
+#include "schema/enums.h"
+#include "store/reader.h"
+#include "store/writer.h"
 #include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
@@ -36,6 +39,32 @@ TEST(RoundTrip, SyntheticRecordingKeepsCountsAndDurations) {
   // And again: nothing drifts on a second pass.
   std::string twice = chrome_then_import(once, tmp, "twice");
   expect_same_totals(tmp.file("s.db"), twice);
+}
+
+// CUPTI's overhead records (`record --trace ...,overhead`) leave as Kineto's
+// "overhead" events and come back as tracer_overhead ranges, not user ranges.
+TEST(RoundTrip, TracerOverheadStaysTracerOverhead) {
+  TempDir tmp;
+  test::make_synthetic_db(tmp.file("s.db"));
+  {
+    store::Writer w(tmp.file("s.db"));
+    w.begin();
+    store::RangeRow r;
+    r.pid = store::Reader(tmp.file("s.db")).db().query_int("SELECT min(pid) FROM process").value_or(1);
+    r.tid = r.pid;
+    r.source = schema::range_source::tracer_overhead;
+    r.name = "CUPTI overhead: buffer flush";
+    r.start = 1000;
+    r.end = 51000;
+    w.add(r);
+    w.commit();
+  }
+  const std::string back = chrome_then_import(tmp.file("s.db"), tmp, "o");
+  store::Reader r(back);
+  EXPECT_EQ(r.db().query_text("SELECT s.value || ' ' || (\"end\" - start) FROM range JOIN string s ON s.id = name_id "
+                              "WHERE source = " + std::to_string(schema::range_source::tracer_overhead)).value_or(""),
+            "CUPTI overhead: buffer flush 50000");
+  expect_same_totals(tmp.file("s.db"), back);
 }
 
 TEST(RoundTrip, RecordingsInTestData) {

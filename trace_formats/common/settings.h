@@ -20,7 +20,7 @@ namespace gpuscope::settings {
   X(kOutput, "GPUSCOPE_OUTPUT", "gpuscope_%p.db",                                                                  \
     "recording file; %p pid, %h host, %q{VAR} an environment variable (record -o sets it)")                        \
   X(kTrace, "GPUSCOPE_TRACE", "cuda,nvtx,torch",                                                                    \
-    "sources, comma-separated, from cuda,nvtx,torch,memory,nvml (record --trace sets it)")                          \
+    "sources, comma-separated, from cuda,nvtx,torch,memory,nvml,overhead (record --trace sets it)")                 \
   X(kSampleMs, "GPUSCOPE_SAMPLE_MS", "off", "ON,OFF: trace ON ms out of every ON+OFF ms (record --sample sets it)") \
   X(kControlSteps, "GPUSCOPE_CONTROL_STEPS", "3,8,200",                                                             \
     "W,N[,MS]: after W torch steps leave N steps, at least MS ms, untraced to time the job without gpuscope; "     \

@@ -71,7 +71,9 @@ void ChromeWriter::ranges() {
       o_.put(name);
       where(pid, tid, start);
     } else {
+      // CUPTI's overhead records under Kineto's category for them.
       if (source == kRangePython) o_.lit(",\"cat\":\"python_function\",\"name\":");
+      else if (source == schema::range_source::tracer_overhead) o_.lit(",\"cat\":\"overhead\",\"name\":");
       else o_.lit(",\"cat\":\"user_annotation\",\"name\":");
       o_.put(name);
       span(pid, tid, start, end);

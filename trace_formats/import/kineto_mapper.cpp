@@ -36,7 +36,7 @@ int64_t digits_in(std::string_view s) {
 
 enum class KinetoMapper::Cat {
   kKernel, kMemcpy, kMemset, kRuntime, kDriver, kOp, kAnnotation, kGpuAnnotation, kPython,
-  kSync, kInstant, kMemory, kCounter, kMetadata, kFlow, kSkip, kUnknown
+  kSync, kInstant, kMemory, kCounter, kMetadata, kFlow, kSkip, kOverhead, kUnknown
 };
 
 KinetoMapper::Cat KinetoMapper::classify(const TraceEvent& ev) const {
@@ -56,6 +56,7 @@ KinetoMapper::Cat KinetoMapper::classify(const TraceEvent& ev) const {
     if (cat == "gpu_user_annotation") return Cat::kGpuAnnotation;
     if (cat == "python_function" || cat == "python") return Cat::kPython;
     if (cat == "cuda_sync") return Cat::kSync;
+    if (cat == "overhead") return Cat::kOverhead;  // CUPTI's overhead records (Kineto's, and gpuscope's export)
     if (cat == "trace") return Cat::kSkip;  // Kineto's profiling-span bookkeeping
     return Cat::kUnknown;
   }
@@ -148,6 +149,7 @@ void KinetoMapper::on_event(const TraceEvent& ev) {
       count_unknown(ev.ph == "X" ? std::string(ev.cat) : "ph:" + std::string(ev.ph));
       return;
     case Cat::kPython: add_range(ev, kRangePython, range_kind::push_pop); break;
+    case Cat::kOverhead: add_overhead(ev); break;
     case Cat::kInstant:
       add_range(ev, ev.source == "nvtx" ? range_source::nvtx : range_source::torch_other, range_kind::mark);
       break;
@@ -331,6 +333,22 @@ void KinetoMapper::add_range(const TraceEvent& ev, int64_t source, int64_t kind)
   out_.add(r);
   ++counts_.ranges;
   if (source == range_source::profiler_step) add_step(ev, r.start, r.end == kNull ? r.start : r.end, r.pid);
+}
+
+// Kineto writes CUPTI's overhead on pid -1 (the host, no process): such a
+// record goes to the job's process, on its main thread.
+void KinetoMapper::add_overhead(const TraceEvent& ev) {
+  if (ev.pid.is_number && ev.pid.number >= 0) return add_range(ev, range_source::tracer_overhead, range_kind::push_pop);
+  store::RangeRow r;
+  r.pid = gpu_owner_pid();
+  r.tid = ev.tid.is_number && ev.tid.number > 0 ? ev.tid.number : r.pid == kPendingPid ? 0 : r.pid;
+  r.source = range_source::tracer_overhead;
+  r.kind = range_kind::push_pop;
+  r.name = ev.name;
+  r.start = rel(ev.ts);
+  r.end = end_of(ev, r.start);
+  out_.add(r);
+  ++counts_.ranges;
 }
 
 void KinetoMapper::add_step(const TraceEvent& ev, int64_t start, int64_t end, int64_t pid) {

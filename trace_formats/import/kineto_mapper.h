@@ -83,6 +83,7 @@ class KinetoMapper : public TraceSink {
   void add_sync(const TraceEvent& ev);
   void add_op(const TraceEvent& ev);
   void add_range(const TraceEvent& ev, int64_t source, int64_t kind);
+  void add_overhead(const TraceEvent& ev);
   void add_step(const TraceEvent& ev, int64_t start, int64_t end, int64_t pid);
   void add_gpu_annotation(const TraceEvent& ev);
   void add_memory(const TraceEvent& ev);

@@ -106,7 +106,7 @@ TEST(Import, KinetoTraceMatchesGolden) {
   EXPECT_EQ(r.counts.memsets, 1);
   EXPECT_EQ(r.counts.api_calls, 6);
   EXPECT_EQ(r.counts.unknown.at("a_future_category"), 1);
-  EXPECT_EQ(r.counts.unknown.at("overhead"), 1);
+  EXPECT_EQ(r.counts.unknown.count("overhead"), 0u);  // CUPTI's overhead: a tracer_overhead range
   std::string diff = test_support::golden_mismatch(kGolden + "kineto_small.import.csv", dump(tmp.file("small.db")));
   EXPECT_TRUE(diff.empty()) << diff;
 }
