@@ -112,6 +112,9 @@ for stage in $STAGES; do
           cuda_only) flags=(--trace cuda) ;;
           cupti_floor) envs=(GPUSCOPE_RUNTIME_API=0 GPUSCOPE_DRIVER_API=0 GPUSCOPE_TORCH_OPS=0) ;;
           sampled) flags=(--sample "${OVERHEAD_SAMPLE:-0.2,0.8}") ;;
+          # The default plus CUPTI's records of its own overhead (what they cost, and what
+          # they say a slow process spends on buffer flushes, command-buffer waits, ...).
+          overhead_records) flags=(--trace cuda,nvtx,torch,overhead) ;;
           *) echo "advisor_models.sh: unknown overhead mode $mode" >&2; continue ;;
           esac
           cmd=()
@@ -124,7 +127,9 @@ for stage in $STAGES; do
           if [ "$traced" = 1 ] && "$GS" analyze "$OUT/ovh.db" --format json --force -o "$OUT/ovh.json" 2>/dev/null; then
             # With the GPU busy time per traced step: is a slow recording slow on the GPU or the CPU?
             untraced=$("$PY" -c 'import json,sys; s = json.load(open(sys.argv[1]))["summary"]; u = s.get("untraced") or {}
-u["gpu_ms_per_step"] = round(sum(d["busy_ms"] for d in s["devices"]) / max(s["steps"], 1), 3); print(json.dumps(u))' "$OUT/ovh.json")
+u["gpu_ms_per_step"] = round(sum(d["busy_ms"] for d in s["devices"]) / max(s["steps"], 1), 3)
+if s.get("tracer_overhead"): u["tracer_overhead"] = s["tracer_overhead"]
+print(json.dumps(u))' "$OUT/ovh.json")
             # What the ops cover (kernel time linked to an op, ops placed by position).
             untraced=$("$PY" -c 'import json,sys; u = json.loads(sys.argv[1]); u.update(json.loads(sys.argv[2])); print(json.dumps(u))' \
               "$untraced" "$("$PY" bench/models/op_coverage.py "$OUT/ovh.db")")
