@@ -15,6 +15,7 @@ std::string_view kind_name(EventKind kind) {
     case EventKind::kOptimizer: return "optimizer";
     case EventKind::kAsyncRange: return "start/end range";
     case EventKind::kMark: return "mark";
+    case EventKind::kTracerOverhead: return "tracer overhead";
     case EventKind::kCount: break;
   }
   return "?";

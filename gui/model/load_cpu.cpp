@@ -34,6 +34,7 @@ struct ThreadMap {
 
 EventKind range_kind(int64_t source, int64_t kind) {
   if (kind == schema::range_kind::mark) return EventKind::kMark;
+  if (source == schema::range_source::tracer_overhead) return EventKind::kTracerOverhead;
   if (kind == schema::range_kind::start_end) return EventKind::kAsyncRange;
   switch (source) {
     case schema::range_source::dataloader: return EventKind::kDataLoader;

@@ -51,6 +51,7 @@ QRgb event_color(const Event& e) {
     case EventKind::kDataLoader: return hsv(350, 0.75, 0.90);
     case EventKind::kOptimizer: return hsv(285, 0.45, 0.80);
     case EventKind::kMark: return qRgb(70, 70, 80);
+    case EventKind::kTracerOverhead: return qRgb(150, 150, 150);  // the profiler's, not the job's
     case EventKind::kRange:
     case EventKind::kAsyncRange:
       if (e.extra != 0) return e.extra | 0xff000000u;

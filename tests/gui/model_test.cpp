@@ -18,6 +18,7 @@
 #include "model/search.h"
 #include "model/summary_models.h"
 #include "model/track_builder.h"
+#include "schema/enums.h"
 #include "store/writer.h"
 #include "synthetic_recording.h"
 
@@ -75,6 +76,7 @@ class ModelTest : public QObject {
   void loadsSyntheticRecording();
   void idsNearTheInt64LimitsKeepTheirOrder();
   void tracedStretchesGetTheirOwnTrack();
+  void tracerOverheadNestsInsideTheCallItSlowed();
   void linksLaunchesAndOps();
   void summariesAreRight();
   void refusesBadFiles();
@@ -300,6 +302,36 @@ void ModelTest::tracedStretchesGetTheirOwnTrack() {
   QCOMPARE(tracks[0]->lanes[0].events.size(), size_t(1));
   QCOMPARE(tracks[0]->lanes[0].events[0].end - tracks[0]->lanes[0].events[0].start, Synthetic::kStepNs);
   QCOMPARE(QString::fromStdString(tracks[1]->title), QStringLiteral("python3 100 (main)"));
+}
+
+// `record --trace ...,overhead`: a CUPTI overhead record inside a launch is
+// drawn on that thread, one lane below the call, as its own kind.
+void ModelTest::tracerOverheadNestsInsideTheCallItSlowed() {
+  QTemporaryDir dir;
+  const std::string path = temp_path(dir, "overhead.db");
+  test::write_synthetic(path);
+  const int64_t launch = Synthetic::iter_start(0, 0) + 20'000;  // the first cudaLaunchKernel, 5 us
+  {
+    store::Writer w(path);
+    w.begin();
+    store::RangeRow r;
+    r.pid = r.tid = Synthetic::kPid;
+    r.source = schema::range_source::tracer_overhead;
+    r.name = "CUPTI overhead: buffer flush";
+    r.start = launch + 1'000;
+    r.end = launch + 4'000;
+    w.add(r);
+    w.commit();
+  }
+  Timeline tl;
+  Loader::load_blocking(path, tl);
+  const Track* main = tl.groups()[1].tracks[0];
+  QCOMPARE(main->lanes.size(), size_t(5));
+  const auto& deepest = main->lanes[4].events;
+  QCOMPARE(deepest.size(), size_t(1));
+  QCOMPARE(deepest[0].kind, EventKind::kTracerOverhead);
+  QCOMPARE(tl.name(deepest[0].name), std::string_view("CUPTI overhead: buffer flush"));
+  QCOMPARE(main->lanes[3].events.front().kind, EventKind::kApiCall);
 }
 
 void ModelTest::loadsSyntheticRecording() {
