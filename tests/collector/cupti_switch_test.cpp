@@ -428,6 +428,25 @@ TEST(CuptiSwitch, DeviceRecordsAreOnWhileUntraced) {
   EXPECT_EQ(count(log, "enable " + std::to_string(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)), 0);
 }
 
+// `--trace ...,overhead` (GPUSCOPE_TRACE) adds CUPTI's overhead records to the
+// kinds enabled; the default leaves them off.
+TEST(CuptiSwitch, OverheadRecordsOnlyWhenAsked) {
+  setenv("GPUSCOPE_TRACE", "cuda,nvtx,torch,overhead", 1);
+  Config asked = load_config();
+  unsetenv("GPUSCOPE_TRACE");
+  EXPECT_TRUE(asked.overhead);
+  EXPECT_FALSE(load_config().overhead);
+  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
+  ASSERT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  std::string why;
+  ASSERT_TRUE(cupti_source::start(asked, true, why)) << why;
+  const std::string overhead_on = "enable " + std::to_string(CUPTI_ACTIVITY_KIND_OVERHEAD);
+  EXPECT_EQ(count(calls(), overhead_on), 1);
+  ASSERT_TRUE(off());
+  ASSERT_TRUE(on());
+  EXPECT_EQ(count(calls(), overhead_on), 2);  // on again with the other kinds at each resume
+}
+
 TEST(CuptiSwitch, NoFinalizeWhenTheDevicesCannotBeDrained) {
   start_fake(true, false);  // no libcuda in the process
   ASSERT_TRUE(off());
