@@ -25,6 +25,13 @@
 // the same with a launch shaped like a library's (`wide`: 1 024 blocks of 256
 // threads and a 2 KB parameter block, as cuDNN's and cuBLAS's kernels take),
 // since on ResNet-50 CUPTI cost about 4.4 µs a launch against ~1 µs an empty one.
+// Two more shapes ask why real models pay more than an empty launch: `varied`
+// launches 64 different empty kernels in turn (a model's launches are of many
+// functions: does CUPTI's cost grow with them?), and `busy` follows each launch
+// with a fixed piece of CPU work reading 512 KB (as Python and torch do between
+// launches: in the committed tiny-MLP recording a traced step spent 2 ms more
+// outside CUDA calls than an untraced one; does CUPTI's work push the job's
+// data out of the caches?). `busy` reports ns per launch and work together.
 // Prints one JSON object.
 //
 //   bench/collector/build_launch_cost.sh OUT_DIR      (nvcc, static cudart)
@@ -34,10 +41,12 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "counting_buffers.h"
@@ -49,6 +58,32 @@ struct WideParams {
   float values[512];
 };
 __global__ void wide_kernel(WideParams) {}
+
+// 64 distinct functions, launched in turn by `varied`.
+template <int N>
+__global__ void varied_kernel() {}
+using VariedLaunch = void (*)(cudaStream_t);
+template <int N>
+void launch_varied(cudaStream_t stream) {
+  varied_kernel<N><<<1, 1, 0, stream>>>();
+}
+template <int... N>
+constexpr std::array<VariedLaunch, sizeof...(N)> varied_table(std::integer_sequence<int, N...>) {
+  return {launch_varied<N>...};
+}
+constexpr auto kVaried = varied_table(std::make_integer_sequence<int, 64>{});
+
+// `busy`: the CPU work after each launch, reading every cache line of 512 KB.
+constexpr size_t kBusyBytes = 512 << 10;
+std::vector<unsigned char> g_busy(kBusyBytes, 1);
+volatile unsigned g_busy_sink = 0;
+void cpu_work() {
+  unsigned sum = 0;
+  for (size_t i = 0; i < kBusyBytes; i += 64) sum += g_busy[i];
+  g_busy_sink = g_busy_sink + sum;
+}
+
+enum class Shape { kEmpty, kWide, kVaried, kBusy };
 
 namespace {
 
@@ -83,13 +118,20 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   t_records.push_back({info->correlationId, static_cast<uint32_t>(pthread_self()), t_enter_ns, now_ns(), 0});
 }
 
-double time_launches(int launches, cudaStream_t stream, bool wide = false) {
+double time_launches(int launches, cudaStream_t stream, Shape shape = Shape::kEmpty) {
   static const WideParams params{};
   uint64_t spent = 0;
   for (int done = 0; done < launches; done += kBatch) {
     const uint64_t t0 = now_ns();
-    if (wide)
+    if (shape == Shape::kWide)
       for (int i = 0; i < kBatch; ++i) wide_kernel<<<1024, 256, 0, stream>>>(params);
+    else if (shape == Shape::kVaried)
+      for (int i = 0; i < kBatch; ++i) kVaried[static_cast<size_t>(i) % kVaried.size()](stream);
+    else if (shape == Shape::kBusy)
+      for (int i = 0; i < kBatch; ++i) {
+        empty_kernel<<<1, 1, 0, stream>>>();
+        cpu_work();
+      }
     else
       for (int i = 0; i < kBatch; ++i) empty_kernel<<<1, 1, 0, stream>>>();
     spent += now_ns() - t0;
@@ -143,12 +185,16 @@ int main(int argc, char** argv) {
   cudaMallocHost(&host_word, sizeof(int));
   const int trips = std::max(1, launches / 16);
   time_launches(launches, stream);  // warm-up
-  time_launches(launches / 4, stream, true);
+  time_launches(launches / 4, stream, Shape::kWide);
+  time_launches(launches / 4, stream, Shape::kVaried);
+  time_launches(launches / 4, stream, Shape::kBusy);
   time_round_trips(trips, stream, device_word, host_word);
-  std::vector<double> plain, plain_trip, plain_wide;
+  std::vector<double> plain, plain_trip, plain_wide, plain_varied, plain_busy;
   for (int r = 0; r < rounds; ++r) {
     plain.push_back(time_launches(launches, stream));
-    plain_wide.push_back(time_launches(launches / 4, stream, true));
+    plain_wide.push_back(time_launches(launches / 4, stream, Shape::kWide));
+    plain_varied.push_back(time_launches(launches / 4, stream, Shape::kVaried));
+    plain_busy.push_back(time_launches(launches / 4, stream, Shape::kBusy));
     plain_trip.push_back(time_round_trips(trips, stream, device_word, host_word));
   }
 
@@ -160,7 +206,8 @@ int main(int argc, char** argv) {
   t_records.reserve(static_cast<size_t>(launches) * 2);
 
   const std::vector<std::string> phases = {"kernels", "runtime", "callback", "cb_all", "copy_sync", "gpuscope"};
-  std::vector<std::vector<double>> ns(phases.size()), wide(phases.size()), trip(phases.size());
+  std::vector<std::vector<double>> ns(phases.size()), wide(phases.size()), trip(phases.size()),
+      varied(phases.size()), busy(phases.size());
   ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable kernels");
   for (int r = 0; r < rounds; ++r) {
     for (size_t p = 0; p < phases.size(); ++p) {
@@ -180,7 +227,9 @@ int main(int argc, char** argv) {
       if (phase == "gpuscope")
         for (CUpti_ActivityKind k : kGpuscopeKinds) ok(cuptiActivityEnable(k), "enable gpuscope's kinds");
       ns[p].push_back(time_launches(launches, stream));
-      wide[p].push_back(time_launches(launches / 4, stream, true));
+      wide[p].push_back(time_launches(launches / 4, stream, Shape::kWide));
+      varied[p].push_back(time_launches(launches / 4, stream, Shape::kVaried));
+      busy[p].push_back(time_launches(launches / 4, stream, Shape::kBusy));
       trip[p].push_back(time_round_trips(trips, stream, device_word, host_word));
       if (phase == "copy_sync")
         for (CUpti_ActivityKind k : kCopySyncKinds) cuptiActivityDisable(k);
@@ -197,6 +246,10 @@ int main(int argc, char** argv) {
   for (size_t p = 0; p < phases.size(); ++p) std::printf(", \"%s\": %.1f", phases[p].c_str(), median(ns[p]));
   std::printf("}, \"ns_per_wide_launch\": {\"plain\": %.1f", median(plain_wide));
   for (size_t p = 0; p < phases.size(); ++p) std::printf(", \"%s\": %.1f", phases[p].c_str(), median(wide[p]));
+  std::printf("}, \"ns_per_varied_launch\": {\"plain\": %.1f", median(plain_varied));
+  for (size_t p = 0; p < phases.size(); ++p) std::printf(", \"%s\": %.1f", phases[p].c_str(), median(varied[p]));
+  std::printf("}, \"ns_per_busy_launch\": {\"plain\": %.1f", median(plain_busy));
+  for (size_t p = 0; p < phases.size(); ++p) std::printf(", \"%s\": %.1f", phases[p].c_str(), median(busy[p]));
   std::printf("}, \"ns_per_round_trip\": {\"plain\": %.1f", median(plain_trip));
   for (size_t p = 0; p < phases.size(); ++p) std::printf(", \"%s\": %.1f", phases[p].c_str(), median(trip[p]));
   std::printf("}, \"per_round\": {\"plain\": [");

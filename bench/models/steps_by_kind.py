@@ -16,7 +16,14 @@ Per recording: the median step of each kind (each step lasts until its GPU work 
 untraced step, and what a long job pays per step on average: kernels-only steps, plus the ops steps'
 extra spread over 50 steps (the resume is paid once).
 
-  bench/models/steps_by_kind.py --gpuscope build/bin/gpuscope RUN.db [RUN.db.zst ...] [--json]
+With --calls, a second table: in the kernels-only steps, the launch calls a step makes (runtime
+and driver API calls with "Launch" in their name), their median and mean duration (the call as CUPTI
+timed it: CUDA's own work plus what CUPTI adds inside the call), and the step's time outside CUDA
+calls on its busiest thread against the untraced step: a launch costs a plain process 3.7-4.1 us
+(bench/collector/launch_cost.cu on the H200), so a longer call is what CUPTI adds in it, and a
+longer time outside the calls is what tracing costs the job's own code (torch, Python).
+
+  bench/models/steps_by_kind.py --gpuscope build/bin/gpuscope RUN.db [RUN.db.zst ...] [--json] [--calls]
 """
 import argparse
 import json
@@ -48,15 +55,39 @@ def untraced_ms(gpuscope, path):
 
 
 def steps(path, pid):
-    """[(number, ms, placed ops, recorded ops, kernels)] of the process, by step number."""
+    """[(number, ms, placed ops, recorded ops, kernels, start, end)] of the process, by step number."""
     with sqlite3.connect("file:%s?mode=ro" % path, uri=True) as c:
         return c.execute(
             """select s.number, (s."end" - s.start) / 1e6,
                  (select count(*) from op o where o.pid = s.pid and o.start >= s.start and o.start < s."end" and o.external_id >= ?),
                  (select count(*) from op o where o.pid = s.pid and o.start >= s.start and o.start < s."end"
                     and (o.external_id is null or o.external_id < ?)),
-                 (select count(*) from kernel k where k.pid = s.pid and k.start >= s.start and k.start < s."end")
+                 (select count(*) from kernel k where k.pid = s.pid and k.start >= s.start and k.start < s."end"),
+                 s.start, s."end"
                from step s where s.pid = ? order by s.number""", (PLACED, PLACED, pid)).fetchall()
+
+
+def launch_calls(path, pid, spans):
+    """Over the steps `spans` [(start, end)]: launch calls per step, their median and mean
+    duration in us, and per step the busiest thread's time outside CUDA API calls in ms."""
+    durations, outside = [], []
+    with sqlite3.connect("file:%s?mode=ro" % path, uri=True) as c:
+        for start, end in spans:
+            rows = c.execute(
+                """select a.tid, a.start, a."end", s.value like '%Launch%' from api_call a join string s on s.id = a.name_id
+                   where a.pid = ? and a.start >= ? and a.start < ?""", (pid, start, end)).fetchall()
+            durations += [(e - b) / 1e3 for _, b, e, launch in rows if launch]
+            in_calls = {}
+            for tid, b, e, _ in rows:
+                in_calls[tid] = in_calls.get(tid, 0) + (min(e, end) - b)
+            busiest = max(in_calls.values()) if in_calls else 0
+            outside.append((end - start - busiest) / 1e6)
+    if not durations:
+        return None
+    return {"launches_per_step": round(len(durations) / len(spans), 1),
+            "launch_call_us_median": round(statistics.median(durations), 2),
+            "launch_call_us_mean": round(statistics.mean(durations), 2),
+            "outside_calls_ms": round(statistics.median(outside), 3)}
 
 
 def kinds(rows):
@@ -65,11 +96,14 @@ def kinds(rows):
     if not untraced:
         return None
     after = rows[untraced[-1] + 1:]
-    out = {"resume": [], "ops": [], "kernels": []}
-    for i, (number, ms, placed, recorded, kernels) in enumerate(after):
+    out = {"resume": [], "ops": [], "kernels": [], "kernel_spans": []}
+    for i, (number, ms, placed, recorded, kernels, start, end) in enumerate(after):
         if kernels == 0:
             continue
-        out["resume" if i == 0 else "ops" if recorded > 0 else "kernels" if placed > 0 else "ops"].append(ms)
+        kind = "resume" if i == 0 else "ops" if recorded > 0 else "kernels" if placed > 0 else "ops"
+        out[kind].append(ms)
+        if kind == "kernels":
+            out["kernel_spans"].append((start, end))
     return out
 
 
@@ -77,6 +111,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpuscope", default="build/bin/gpuscope")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--calls", action="store_true", help="also the launch calls of the kernels-only steps")
     ap.add_argument("recordings", nargs="+")
     args = ap.parse_args()
     results = []
@@ -85,6 +120,7 @@ def main():
         try:
             base, pid = untraced_ms(args.gpuscope, db)
             by = kinds(steps(db, pid)) if pid is not None else None
+            calls = launch_calls(db, pid, by["kernel_spans"]) if args.calls and by and by["kernel_spans"] else None
         finally:
             if temp:
                 os.unlink(temp)
@@ -94,12 +130,14 @@ def main():
             continue
         row = {"recording": name, "untraced_ms": round(base, 3)}
         for kind, values in by.items():
-            if values:
+            if values and kind != "kernel_spans":
                 row[kind + "_ms"] = round(statistics.median(values), 3)
                 row[kind + "_steps"] = len(values)
                 row[kind + "_pct"] = round(100 * (statistics.median(values) / base - 1), 1)
         ops_extra = (row.get("ops_ms", row["kernels_ms"]) - row["kernels_ms"]) * 2 / 50
         row["long_job_pct"] = round(100 * ((row["kernels_ms"] + ops_extra) / base - 1), 1)
+        if calls:
+            row.update(calls)
         results.append(row)
     if args.json:
         print(json.dumps(results, indent=1))
@@ -113,6 +151,15 @@ def main():
         cell = lambda k: "%.2f ms (%+.1f %%, %d)" % (r[k + "_ms"], r[k + "_pct"], r[k + "_steps"]) if k + "_ms" in r else "-"
         print("| %s | %.2f ms | %s | %s | %s | %+.1f %% |" % (r["recording"], r["untraced_ms"], cell("kernels"), cell("ops"),
                                                            cell("resume"), r["long_job_pct"]))
+    if args.calls:
+        print()
+        print("| recording | launches a step | launch call: median, mean | kernels-only step outside CUDA calls (busiest thread) |")
+        print("|---|---:|---:|---:|")
+        for r in results:
+            if "launches_per_step" in r:
+                print("| %s | %.0f | %.1f us, %.1f us | %.2f ms of %.2f ms |" % (
+                    r["recording"], r["launches_per_step"], r["launch_call_us_median"], r["launch_call_us_mean"],
+                    r["outside_calls_ms"], r["kernels_ms"]))
     return 0
 
 

@@ -419,8 +419,12 @@ bool register_callbacks(const CallbackOptions& options, std::string& why) {
     // Two callbacks, so sampled tracing can switch ops off and keep the
     // step markers. torch files callbacks by scope: an op never calls the
     // markers' one, nor a range the ops' one.
+    // No ops wanted (GPUSCOPE_TORCH_OPS=0): no op callback at all. Registered
+    // and doing nothing it still made torch call it for every op (+9 % a step
+    // on the CPU's launch-bound loop, bench/overhead.py).
     at::addGlobalCallback(
         at::RecordFunctionCallback(&on_start, &on_end).scopes({at::RecordScope::USER_SCOPE}));
+    if (!options.ops) return true;
     g_handle = at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
                               .needsInputs(options.shapes)
                               .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,

@@ -110,6 +110,7 @@ int init(const gpuscope_host_api* h) {
   }
   // Registered after the collector's own exit hook, so it runs first and the
   // last step reaches the database before the writer stops.
+  h->set_meta("torch_op_callback", registered_callback_handle() ? "registered" : "none");
   std::atexit(finish);
   return 0;
 }

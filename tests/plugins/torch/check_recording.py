@@ -169,14 +169,16 @@ def trace_without_torch():
 
 @case
 def ops_off():
-    # GPUSCOPE_TORCH_OPS=0 (overhead measurements): the callback stays, ops go,
-    # ranges and steps stay.
+    # GPUSCOPE_TORCH_OPS=0 (overhead measurements): ops and the op callback go
+    # (torch calls no callback for ops), ranges and steps stay.
     result, db = record("opsoff", train_mlp(0, ["--steps", "4", "--sleep-ms", "0"]),
                         env={"GPUSCOPE_TORCH_OPS": "0"})
     check(result.returncode == 0, "job exits 0")
     check(q1(db, "SELECT count(*) FROM op") == 0, "GPUSCOPE_TORCH_OPS=0: no ops")
     check(q1(db, "SELECT count(*) FROM step") == 4, "4 steps still found (got %s)" % q1(db, "SELECT count(*) FROM step"))
     check(q1(db, "SELECT count(*) FROM meta WHERE key = 'torch_version'") == 1, "the plugin was loaded")
+    check(q1(db, "SELECT value FROM meta WHERE key = 'torch_op_callback'") == "none",
+          "no op callback registered (meta torch_op_callback: %s)" % q1(db, "SELECT value FROM meta WHERE key = 'torch_op_callback'"))
 
 
 def ops_per_step(db):
