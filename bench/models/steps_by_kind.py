@@ -18,10 +18,11 @@ extra spread over 50 steps (the resume is paid once).
 
 With --calls, a second table: in the kernels-only steps, the launch calls a step makes (runtime
 and driver API calls with "Launch" in their name), their median and mean duration (the call as CUPTI
-timed it: CUDA's own work plus what CUPTI adds inside the call), and the step's time outside CUDA
-calls on its busiest thread against the untraced step: a launch costs a plain process 3.7-4.1 us
-(bench/collector/launch_cost.cu on the H200), so a longer call is what CUPTI adds in it, and a
-longer time outside the calls is what tracing costs the job's own code (torch, Python).
+timed it: CUDA's own work plus what CUPTI adds inside the call), the time a step spends in CUDA
+calls on all its threads, and what the kernels-only step costs more than the untraced one. An
+empty launch costs a plain process 3.7-4.1 us (bench/collector/launch_cost.cu on the H200), so a
+longer call is what CUPTI adds in it; where the step grew by more than all its calls take, the
+rest of tracing's cost is outside the CUDA calls (torch, Python, the caches).
 
   bench/models/steps_by_kind.py --gpuscope build/bin/gpuscope RUN.db [RUN.db.zst ...] [--json] [--calls]
 """
@@ -69,25 +70,21 @@ def steps(path, pid):
 
 def launch_calls(path, pid, spans):
     """Over the steps `spans` [(start, end)]: launch calls per step, their median and mean
-    duration in us, and per step the busiest thread's time outside CUDA API calls in ms."""
-    durations, outside = [], []
+    duration in us, and the median step's time in CUDA API calls on all threads in ms."""
+    durations, in_calls = [], []
     with sqlite3.connect("file:%s?mode=ro" % path, uri=True) as c:
         for start, end in spans:
             rows = c.execute(
                 """select a.tid, a.start, a."end", s.value like '%Launch%' from api_call a join string s on s.id = a.name_id
                    where a.pid = ? and a.start >= ? and a.start < ?""", (pid, start, end)).fetchall()
             durations += [(e - b) / 1e3 for _, b, e, launch in rows if launch]
-            in_calls = {}
-            for tid, b, e, _ in rows:
-                in_calls[tid] = in_calls.get(tid, 0) + (min(e, end) - b)
-            busiest = max(in_calls.values()) if in_calls else 0
-            outside.append((end - start - busiest) / 1e6)
+            in_calls.append(sum(min(e, end) - b for _, b, e, _ in rows) / 1e6)
     if not durations:
         return None
     return {"launches_per_step": round(len(durations) / len(spans), 1),
             "launch_call_us_median": round(statistics.median(durations), 2),
             "launch_call_us_mean": round(statistics.mean(durations), 2),
-            "outside_calls_ms": round(statistics.median(outside), 3)}
+            "cuda_calls_ms": round(statistics.median(in_calls), 3)}
 
 
 def kinds(rows):
@@ -153,13 +150,13 @@ def main():
                                                            cell("resume"), r["long_job_pct"]))
     if args.calls:
         print()
-        print("| recording | launches a step | launch call: median, mean | kernels-only step outside CUDA calls (busiest thread) |")
-        print("|---|---:|---:|---:|")
+        print("| recording | launches a step | launch call: median, mean | CUDA calls a step (all threads) | kernels-only step over untraced |")
+        print("|---|---:|---:|---:|---:|")
         for r in results:
             if "launches_per_step" in r:
-                print("| %s | %.0f | %.1f us, %.1f us | %.2f ms of %.2f ms |" % (
+                print("| %s | %.0f | %.1f us, %.1f us | %.2f ms | %+.2f ms |" % (
                     r["recording"], r["launches_per_step"], r["launch_call_us_median"], r["launch_call_us_mean"],
-                    r["outside_calls_ms"], r["kernels_ms"]))
+                    r["cuda_calls_ms"], r["kernels_ms"] - r["untraced_ms"]))
     return 0
 
 
