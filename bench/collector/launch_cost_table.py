@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Per process of bench/collector/launch_cost.cu: the median CPU ns per launch of each phase and
-what CUPTI's setups add to the plain launch of the same process. Each file holds one result (as
+what CUPTI's setups add to the plain launch of the same process, for an empty launch and for the
+other shapes the result has (wide: a library-shaped launch; varied: 64 distinct kernels in turn;
+busy: a launch followed by CPU work reading 512 KB). Each file holds one result (as
 the program prints it) or one per line (run_all.sh's launch_cost.jsonl, LC_PROCESSES=N).
 
   python3 bench/collector/launch_cost_table.py launch_cost.jsonl [launch_cost.json ...]
@@ -10,6 +12,8 @@ import os
 import sys
 
 PHASES = ("kernels", "runtime", "gpuscope")
+# The launch shapes after the empty one, as the program names them; older results lack the last two.
+SHAPES = (("ns_per_wide_launch", "wide"), ("ns_per_varied_launch", "varied"), ("ns_per_busy_launch", "busy"))
 
 
 def rows(paths):
@@ -38,17 +42,24 @@ def main(paths):
         sys.exit(__doc__)
     lines = []
     for path, n, r in rows(paths):
-        empty, wide = r.get("ns_per_launch", {}), r.get("ns_per_wide_launch", {})
+        empty = r.get("ns_per_launch", {})
         if "plain" not in empty:
             sys.exit(f"{path}:{n}: no plain phase")
         cells = []
         for p in PHASES:
             e = empty.get(p)
-            w = wide.get(p)
-            cells.append("-" if e is None else "%+.0f / %s" % (e - empty["plain"], "-" if w is None or "plain" not in wide
-                                                                else "%+.0f" % (w - wide["plain"])))
+            if e is None:
+                cells.append("-")
+                continue
+            added = ["%+.0f" % (e - empty["plain"])]
+            for key, _ in SHAPES:
+                shape = r.get(key, {})
+                if key != "ns_per_wide_launch" and not shape:
+                    continue  # an older result without the shape
+                added.append("-" if p not in shape or "plain" not in shape else "%+.0f" % (shape[p] - shape["plain"]))
+            cells.append(" / ".join(added))
         lines.append(f"| {os.path.basename(path)}:{n} | {empty['plain']:.0f} | " + " | ".join(cells) + " |")
-    print("| process | plain ns | " + " | ".join(f"{p}: added ns (empty / wide launch)" for p in PHASES) + " |")
+    print("| process | plain ns | " + " | ".join(f"{p}: added ns (empty / wide[ / varied / busy] launch)" for p in PHASES) + " |")
     print("|---|---:|" + "---:|" * len(PHASES))
     print("\n".join(lines))
     return 0
