@@ -146,7 +146,9 @@ TEST(Merge, RecoversTheClockOffsetAndKeepsTheRanks) {
         .value_or(0);
   };
   for (const schema::Table& t : schema::tables()) {
-    if (t.name == "meta" || t.name == "string") continue;
+    // The enum table is the writing code's own dictionary, not the job's rows:
+    // a recording committed before an enum value was added has fewer.
+    if (t.name == "meta" || t.name == "string" || t.name == "enum") continue;
     const std::string table = "\"" + std::string(t.name) + "\"";
     SCOPED_TRACE(table);
     EXPECT_EQ(job.query_int("SELECT count(*) FROM " + table), orig.query_int("SELECT count(*) FROM " + table));
