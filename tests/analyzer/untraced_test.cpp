@@ -4,6 +4,7 @@
 // tracer made; a job that idles untraced too keeps its finding.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "store/rows.h"
@@ -42,9 +43,10 @@ void control_stretch_steps(Sim& s, Traced traced, Untraced untraced, bool draine
 
 // A job with 10 ms of kernels a step. Traced, the CPU needs `traced_cpu_ms`
 // a step (Python the tracer slowed down), more than the GPU, which idles for
-// the difference; untraced it needs `untraced_cpu_ms`.
+// the difference; untraced it needs `untraced_cpu_ms`. `also` adds rows to
+// each traced step after its kernel.
 std::string control_stretch_recording(const std::string& name, double traced_cpu_ms, double untraced_cpu_ms,
-                                      bool drained = true) {
+                                      bool drained = true, const std::function<void(Sim&)>& also = {}) {
   const std::string path = temp_db(name);
   Sim s(path, Sim::Config{});
   control_stretch_steps(
@@ -53,6 +55,7 @@ std::string control_stretch_recording(const std::string& name, double traced_cpu
         s.op_begin("aten::mm");
         s.kernel(names::kGemmBf16, ms(10));
         s.op_end();
+        if (also) also(s);
         s.cpu(ms(traced_cpu_ms));
       },
       [&] { s.cpu(ms(std::max(10.0, untraced_cpu_ms))); },  // the GPU's 10 ms, untraced and unseen
@@ -153,26 +156,14 @@ TEST(Untraced, LaunchOverheadAboveTheGapFloorIsKept) {
   EXPECT_NEAR(f->saving_ms_per_step, 1.6, 0.2);
 }
 
-// A recording without untraced steps says why it cannot judge, in one line of
-// every report format.
 // `record --trace ...,overhead`: CUPTI's overhead records are ranges of
 // source tracer_overhead. The report sums the part of each inside the analysed
 // steps by kind (a flush in a warm-up step does not count), and they are not
 // taken for the job's own ranges.
 TEST(Untraced, RecordedTracerOverheadIsSummedPerStep) {
-  const std::string path = temp_db("tracer_overhead");
-  Sim s(path, Sim::Config{});
-  control_stretch_steps(
-      s,
-      [&] {
-        s.op_begin("aten::mm");
-        s.kernel(names::kGemmBf16, ms(10));
-        s.op_end();
-        s.range(schema::range_source::tracer_overhead, "CUPTI overhead: buffer flush", s.now(), s.now() + ms(1));
-        s.cpu(ms(2));
-      },
-      [&] { s.cpu(ms(10)); });
-  auto a = analyze_path(path);
+  auto a = analyze_path(control_stretch_recording("tracer_overhead", 2, 10, true, [](Sim& s) {
+    s.range(schema::range_source::tracer_overhead, "CUPTI overhead: buffer flush", s.now(), s.now() + ms(1));
+  }));
   ASSERT_EQ(a.summary.tracer_overhead.size(), 1u);
   const auto& o = a.summary.tracer_overhead[0];
   EXPECT_EQ(o.name, "CUPTI overhead: buffer flush");
@@ -190,6 +181,8 @@ TEST(Untraced, RecordedTracerOverheadIsSummedPerStep) {
   EXPECT_FALSE(nlohmann::json::parse(analyzer::to_json(plain))["summary"].contains("tracer_overhead"));
 }
 
+// A recording without untraced steps says why it cannot judge, in one line of
+// every report format.
 TEST(Untraced, UnknownSaysWhy) {
   auto a = analyze_scenario("healthy");
   EXPECT_EQ(a.summary.untraced_step_ms, 0);
