@@ -312,9 +312,12 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
   if (plan.after_control)
     n.push_back("skipped the " + std::to_string(plan.warmup_skipped - 1) +
                 " traced step(s) before the untraced control stretch (warm-up) and the first one after it (CUPTI resuming)");
-  else if (plan.warmup_skipped > 0)
-    n.push_back("skipped " + std::to_string(plan.warmup_skipped) +
+  else if (plan.warmup_skipped > plan.resume_skipped)
+    n.push_back("skipped " + std::to_string(plan.warmup_skipped - plan.resume_skipped) +
                 " warm-up step(s): the first step and leading steps longer than 2x the median; choose steps with --steps A-B");
+  if (plan.resume_skipped > 0)
+    n.push_back("skipped the first step of " + std::to_string(plan.resume_skipped) +
+                " traced stretch(es) after the first (CUPTI resuming after its teardown)");
   if (c.device < 0) {
     n.push_back("no GPU activity recorded: cupti_status=" + (m.cupti_status.empty() ? std::string("unknown") : m.cupti_status));
     return;

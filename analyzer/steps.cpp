@@ -407,6 +407,27 @@ void select_steps(StepPlan& plan, const Model& m, const Options& opt) {
       return;
     }
   }
+  // Several traced stretches (`--sample`): each one after the first begins
+  // with a step that pays for CUPTI resuming (the kernels instrumented anew
+  // after a teardown, tens of ms on the H200). Like the step after the control
+  // stretch it is left out, where its stretch has steps to spare.
+  if (plan.untraced > 0) {
+    std::vector<StepWindow> kept;
+    for (size_t i = 0, t = 0; i < plan.all.size() && t < candidates.size(); ++i) {
+      if (candidates[t].start != plan.all[i].start) continue;
+      const bool stretch_start = !kept.empty() && i > 0 && (t == 0 || candidates[t - 1].start != plan.all[i - 1].start);
+      size_t stretch = 1;
+      while (stretch_start && stretch < kMinStretchForResume && t + stretch < candidates.size() &&
+             i + stretch < plan.all.size() && candidates[t + stretch].start == plan.all[i + stretch].start)
+        ++stretch;
+      if (stretch_start && stretch >= kMinStretchForResume)
+        ++plan.resume_skipped;
+      else
+        kept.push_back(candidates[t]);
+      ++t;
+    }
+    candidates = std::move(kept);
+  }
   const size_t n = candidates.size();
   size_t skip = 0;
   if (n >= 3) {
@@ -416,7 +437,7 @@ void select_steps(StepPlan& plan, const Model& m, const Options& opt) {
     skip = 1;
     while (skip < n / 4 && d[skip] > kWarmupFactor * med) ++skip;
   }
-  plan.warmup_skipped = static_cast<int64_t>(skip);
+  plan.warmup_skipped = static_cast<int64_t>(skip) + plan.resume_skipped;
   plan.analysed.assign(candidates.begin() + static_cast<long>(skip), candidates.end());
 }
 

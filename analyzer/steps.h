@@ -42,7 +42,12 @@ struct StepPlan {
   // The traced steps before the first untraced one were left out (warm-up of a
   // control stretch recording), and the first one after it (CUPTI resuming).
   bool after_control = false;
+  // Of warmup_skipped: the first steps of traced stretches after the first
+  // (`--sample`: CUPTI resuming), each in a stretch of kMinStretchForResume or more.
+  int64_t resume_skipped = 0;
 };
+
+inline constexpr size_t kMinStretchForResume = 3;
 
 inline constexpr size_t kMinStepsForCost = 3;
 // Steps from the kernel launch sequence (steps.cpp, find_launch_period): a
