@@ -23,6 +23,7 @@
 #include "cli/record_support.h"
 #include "common/output_name.h"
 #include "common/settings.h"
+#include "common/steps_window.h"
 #include "store/writer.h"
 
 namespace gpuscope::cli {
@@ -37,6 +38,7 @@ struct RecordOptions {
   double delay_s = 0;
   double duration_s = 0;
   std::string sample;  // "ON,OFF" seconds: GPU and ops traced ON s out of every ON+OFF s
+  std::string steps;   // "A-B" or "A-": torch steps A to B traced, the others not
   bool full = false;   // no control stretch: every step traced
   bool help_env = false;
   std::vector<std::string> command;
@@ -62,6 +64,18 @@ std::string sample_ms(const std::string& text) {
     if (v[i] < 0.1 || v[i] > 86400) throw bad("each part must be between 0.1 and 86400 seconds");
   }
   return std::to_string(std::llround(v[0] * 1000)) + "," + std::to_string(std::llround(v[1] * 1000));
+}
+
+// --steps A-B: a window of torch steps, so it needs the torch plugin and
+// cannot be combined with the windows and duty cycles that count time.
+void validate_steps(const RecordOptions& opt) {
+  uint64_t first = 0, last = 0;
+  if (!parse_steps_window(opt.steps, first, last))
+    throw Error("record: --steps " + opt.steps + ": expected A-B or A- (step numbers from 0, A <= B), e.g. 20-29");
+  if (!opt.sample.empty() || opt.delay_s > 0 || opt.duration_s > 0)
+    throw Error("record: --steps cannot be combined with --sample, --delay or --duration");
+  if (("," + opt.trace + ",").find(",torch,") == std::string::npos)
+    throw Error("record: --steps counts torch steps: --trace must include torch");
 }
 
 volatile sig_atomic_t g_child_pid = 0;
@@ -108,6 +122,7 @@ void create_database(const std::string& path, const RecordOptions& opt, int64_t 
   w.set_meta("source", "gpuscope record");
   w.set_meta("trace", opt.trace);
   if (!opt.sample.empty()) w.set_meta("sample", opt.sample);
+  if (!opt.steps.empty()) w.set_meta("trace_steps", opt.steps);
   if (opt.full) w.set_meta("full", "1");
   std::string cmd;
   for (const auto& a : opt.command) cmd += (cmd.empty() ? "" : " ") + a;
@@ -123,6 +138,7 @@ int run_record(RecordOptions& opt) {
   validate_trace_list(opt.trace);
   if (opt.delay_s < 0 || opt.duration_s < 0) throw Error("record: --delay and --duration must be >= 0");
   const std::string sample = opt.sample.empty() ? "" : sample_ms(opt.sample);
+  if (!opt.steps.empty()) validate_steps(opt);
   std::string exe = find_executable(opt.command[0]);
   if (exe.empty()) throw Error("record: " + opt.command[0] + ": " + executable_problem(opt.command[0]));
   std::string collector = find_collector();
@@ -163,6 +179,7 @@ int run_record(RecordOptions& opt) {
   // CUPTI external correlation around every op.
   if (!settings::is_set(Id::kTorchExternalIds)) env.emplace_back(settings::name(Id::kTorchExternalIds), "0");
   if (!sample.empty()) env.emplace_back(settings::name(Id::kSampleMs), sample);
+  if (!opt.steps.empty()) env.emplace_back(settings::name(Id::kTraceSteps), opt.steps);
   // Ops in some steps (the plugin's "auto": when the job's CUDA calls are
   // traced); finalize_and_report gives the other steps' kernels their ops by
   // position (store/place_ops.h).
@@ -247,6 +264,9 @@ static void add_record_command(CLI::App& app) {
   cmd->add_option("--sample", opt.sample,
                   "ON,OFF: trace kernels, API calls and ops for ON seconds out of every ON+OFF (switching at step "
                   "boundaries when torch steps are seen); steps and ranges are recorded throughout");
+  cmd->add_option("--steps", opt.steps,
+                  "A-B: trace torch steps A to B only (numbered from 0, as `analyze --steps` takes them; A-: from A "
+                  "to the end), CUPTI torn down before and after; steps and ranges are recorded throughout");
   cmd->add_flag("--full", opt.full,
                 "Trace every step: no control stretch (by default steps 4-11 run untraced, at least 0.2 s, so that "
                 "`analyze` knows the job's step time without tracing and judges every finding against it), and torch "

@@ -9,6 +9,7 @@
 
 #include "common/output_name.h"
 #include "common/settings.h"
+#include "common/steps_window.h"
 
 namespace gpuscope::collector {
 
@@ -65,10 +66,18 @@ Config load_config() {
       c.control_min_ms = ms;
     }
   }
+  if (const char* steps = settings::raw(Id::kTraceSteps)) {
+    if (!parse_steps_window(steps, c.steps_first, c.steps_last))
+      std::fprintf(stderr, "gpuscope: %s=%s is not A-B or A- (A <= B): every step traced\n",
+                   settings::name(Id::kTraceSteps), steps);
+    else
+      c.steps_window = true;
+  }
   if (!c.torch) c.control_steps = 0;  // steps come from the torch plugin
   // Tearing CUPTI down while untraced is what makes the untraced stretches
   // cheap, so it is on wherever tracing switches (GPUSCOPE_CUPTI_FINALIZE=0: off).
-  const bool switches = c.sample_off_ms > 0 || c.window_start_ns > 0 || c.window_end_ns > 0 || c.control();
+  const bool switches =
+      c.sample_off_ms > 0 || c.window_start_ns > 0 || c.window_end_ns > 0 || c.control() || c.steps_window;
   c.finalize_when_off = settings::is_set(Id::kCuptiFinalize) ? !settings::equals(Id::kCuptiFinalize, "0") : switches;
   return c;
 }

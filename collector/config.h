@@ -40,9 +40,16 @@ struct Config {
   // without tracing, which the analyzer judges findings against. "0": off
   // (`gpuscope record --full`).
   uint64_t control_warmup_steps = 3, control_steps = 8, control_min_ms = 200;
+  // A window of torch steps (GPUSCOPE_TRACE_STEPS=A-B, `record --steps`): steps
+  // A to B traced (numbered from 0 as the recording numbers them), the others
+  // not; without torch steps nothing is traced.
+  bool steps_window = false;
+  uint64_t steps_first = 0, steps_last = UINT64_MAX;
   bool duty_cycle() const { return sample_on_ms > 0 && sample_off_ms > 0; }
   bool window() const { return window_end_ns != 0 || window_start_ns > origin_ns; }
-  bool control() const { return control_steps > 0 && !duty_cycle() && !window(); }
+  bool control() const { return control_steps > 0 && !duty_cycle() && !window() && !steps_window; }
+  // Whether the step numbered `step` (from 0) is inside the steps window (all are without one).
+  bool step_in_window(uint64_t step) const { return !steps_window || (step >= steps_first && step <= steps_last); }
   // cuptiFinalize while tracing is off (at step boundaries, CUDA driver 12.6 or
   // later): on by default for duty cycles and windows, GPUSCOPE_CUPTI_FINALIZE=0|1.
   bool finalize_when_off = false;

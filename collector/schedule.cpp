@@ -76,18 +76,18 @@ void switch_to(bool on, bool may_wait, uint64_t now, uint64_t entered) {
 }
 
 bool wanted(const Config& config, uint64_t now) {
+  // The next step is numbered g_steps_ended (from 0).
   if (!g_epoch_ns) {  // the first call: traced from here unless a window starts later
     g_epoch_ns = now;
-    const bool on = config.traced_at(now, now);
+    const bool on = config.traced_at(now, now) && config.step_in_window(g_steps_ended);
     g_traced.store(on, std::memory_order_relaxed);
     g_open_start = on ? now : 0;
   }
-  return config.traced_at(now, g_epoch_ns) && g_control != Control::kIn;
+  return config.traced_at(now, g_epoch_ns) && g_control != Control::kIn && config.step_in_window(g_steps_ended);
 }
 
-// Holds g_mutex. Advances the control stretch at the end of a step.
+// Holds g_mutex. Advances the control stretch at the end of a step (counted by the caller).
 void count_control_step(const Config& config, uint64_t now) {
-  ++g_steps_ended;
   if (g_control == Control::kBefore && g_steps_ended >= config.control_warmup_steps) {
     g_control = Control::kIn;
     g_control_start_ns = now;
@@ -101,7 +101,7 @@ void count_control_step(const Config& config, uint64_t now) {
 }  // namespace
 
 bool scheduled(const Config& config) {
-  return config.duty_cycle() || config.window() || config.control();
+  return config.duty_cycle() || config.window() || config.control() || config.steps_window;
 }
 
 void begin(const Config& config, uint64_t now) {
@@ -115,6 +115,7 @@ bool on_step_boundary(const Config& config, uint64_t now) {
   const uint64_t entered = now_ns();
   g_last_step_ns.store(now, std::memory_order_relaxed);
   std::lock_guard lock(g_mutex);
+  ++g_steps_ended;
   if (config.control()) count_control_step(config, now);
   switch_to(wanted(config, now), true, now, entered);
   return g_traced.load(std::memory_order_relaxed);
@@ -133,8 +134,9 @@ void on_tick(const Config& config, uint64_t now) {
   // CUDA may have started while a switch was under way: CUPTI follows.
   std::string why;
   cupti_source::set_tracing(g_traced.load(std::memory_order_relaxed), false, why);
-  // The control stretch counts steps only: without steps everything is traced.
-  if (config.control()) return;
+  // The control stretch and a steps window count steps only: without steps the
+  // first traces everything, the second nothing (or from step 0 on).
+  if (config.control() || config.steps_window) return;
   // Duty cycles: steps drive the switches; by time only when none came for a
   // whole period (counted from the start while waiting for the first).
   // Windows alone (period 0) switch by time.

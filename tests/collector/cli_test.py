@@ -94,6 +94,12 @@ bad_cases = {
     "unwritable output": [GS, "record", "-o", "/nonexistent_dir/x.db", "--", "touch", marker],
     "existing output without --force": [GS, "record", "-o", existing, "--", "touch", marker],
     "command not found": [GS, "record", "-o", db_path("x.db"), "--", "no_such_program_xyz"],
+    "--steps not a range": [GS, "record", "--steps", "5", "-o", db_path("x.db"), "--", "touch", marker],
+    "--steps backwards": [GS, "record", "--steps", "9-3", "-o", db_path("x.db"), "--", "touch", marker],
+    "--steps with --sample": [GS, "record", "--steps", "2-4", "--sample", "1,1", "-o", db_path("x.db"), "--", "touch",
+                              marker],
+    "--steps without torch": [GS, "record", "--trace", "cuda,nvtx", "--steps", "2-4", "-o", db_path("x.db"), "--",
+                              "touch", marker],
 }
 for what, argv in bad_cases.items():
     r = run(argv)

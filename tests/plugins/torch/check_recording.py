@@ -284,6 +284,29 @@ def sampled_by_time():
 
 
 @case
+def steps_window():
+    # record --steps 4-7: ops only in the steps numbered 4 to 7 (on a GPU, kernels and API
+    # calls too); steps and ranges always; one traced stretch.
+    result, db = record("steps_window", train_mlp(0, ["--steps", "12", "--sleep-ms", "0"]), options=["--steps", "4-7"])
+    check(result.returncode == 0, "job exits 0 (got %d)" % result.returncode)
+    steps = q(db, "SELECT number, start, \"end\" FROM step ORDER BY number")
+    check([n for n, _, _ in steps] == list(range(len(steps))) and len(steps) >= 12,
+          "every step recorded, numbered from 0 (%d)" % len(steps))
+    pattern = "".join("x" if q1(db, "SELECT count(*) FROM op WHERE start >= ? AND start < ?", s, e) else "."
+                      for _, s, e in steps)
+    want = "".join("x" if 4 <= n <= 7 else "." for n, _, _ in steps)
+    check(pattern == want, "ops in steps 4-7 only: %s (want %s)" % (pattern, want))
+    check(q1(db, "SELECT count(*) FROM range WHERE source = 7") == 1, "one traced stretch")
+    check(q1(db, "SELECT value FROM meta WHERE key = 'trace_steps'") == "4-7", "meta trace_steps = 4-7")
+    out = subprocess.run([args.gpuscope, "analyze", db, "--format", "json"], capture_output=True, text=True)
+    check(out.returncode == 0, "analyze exits 0: %s" % out.stderr[-300:])
+    if out.returncode == 0:
+        s = json.loads(out.stdout)["summary"]
+        check(4 <= s["first_step"] and s["last_step"] <= 7, "analyze keeps to the traced steps: %s-%s"
+              % (s["first_step"], s["last_step"]))
+
+
+@case
 def sampled():
     # record --sample ON,OFF: ops (and on a GPU, kernels and API calls) only in
     # traced stretches that switch at step boundaries; steps and ranges always.
