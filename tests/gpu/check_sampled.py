@@ -13,8 +13,9 @@ ahead of the GPU held one per stretch when each resume waited for the queued wor
 --min-finalizes N: CUPTI was torn down at least N times (cuptiFinalize at an API exit), and
 never gave one correlation id to many API calls (stat cupti_correlation_repeated).
 --no-ops: recorded without the torch plugin: no ops expected.
+--stretches N: N traced stretches with kernels instead of at least 2 (`record --steps A-B`: 1).
 Several processes (torchrun): every check per process that ran GPU work.
-Usage: check_sampled.py [--gpu-behind] [--min-steps N] [--min-finalizes N] [--no-ops] RUN.db"""
+Usage: check_sampled.py [--gpu-behind] [--min-steps N] [--min-finalizes N] [--stretches N] [--no-ops] RUN.db"""
 import sqlite3
 import sys
 
@@ -33,6 +34,7 @@ def option(name):
 
 min_steps = option("--min-steps")
 min_finalizes = option("--min-finalizes")
+stretches = option("--stretches")
 db = [a for a in argv if not a.startswith("--")][0]
 c = sqlite3.connect(db)
 
@@ -42,7 +44,7 @@ def check_process(pid):
     CUPTI sessions and correlation ids."""
     windows = c.execute('SELECT start, "end" FROM range WHERE source = 7 AND pid = ? ORDER BY start', (pid,)).fetchall()
     stats = dict(c.execute("SELECT key, value FROM collector_stat WHERE pid = ?", (pid,)))
-    ok = len(windows) >= 2
+    ok = len(windows) == stretches if stretches else len(windows) >= 2
     print(f"{db} pid {pid}: {len(windows)} traced stretches; pauses {stats.get('tracing_pauses')}, "
           f"cuptiFinalize {stats.get('cupti_finalizes')}, "
           f"dropped {stats.get('dropped_cupti')} + {stats.get('dropped_cupti_no_buffer')}")
@@ -109,7 +111,7 @@ def check_process(pid):
                 print("    no runtime API calls in this stretch")
                 ok = False
             resumed += 1
-    ok = ok and resumed >= 2
+    ok = ok and (resumed == stretches if stretches else resumed >= 2)
     if min_steps:
         median_steps = sorted(steps_in)[len(steps_in) // 2] if steps_in else 0
         print(f"  median whole steps per stretch: {median_steps} (at least {min_steps} wanted)")

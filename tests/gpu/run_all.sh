@@ -281,6 +281,15 @@ sampled_record)
   for fin in ${SAMPLED_NOTORCH_FIN:-}; do sampled_run sampled_nt_$fin $fin --no-ops --trace cuda,nvtx; done
   # The recordings stay in $W: at ~20 MB they made results.tgz too large to come back.
   ;;
+steps_window)
+  # record --steps A-B: the launch-bound loop traced in steps 100-199 of 400 only (one stretch,
+  # CUPTI torn down after it), then the median step inside and outside the window.
+  log steps_window
+  guard 120 "$GS" record --force --steps 100-199 -o "$W/steps_window.db" -- \
+    python3 samples/torch/launch_bound.py --steps 400 | grep -o '"median_step_ms": [0-9.]*'
+  python3 tests/gpu/check_sampled.py --stretches 1 --min-finalizes 1 "$W/steps_window.db"
+  "$GS" analyze "$W/steps_window.db" 2>&1 | head -6
+  ;;
 ddp_sampled)
   # DDP over NCCL under --sample, one GPU per rank (needs nvidia-h200-x2): each rank switches at its
   # own step boundaries and tears CUPTI down on its own, draining its GPU while the other rank may

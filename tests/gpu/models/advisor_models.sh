@@ -115,6 +115,8 @@ for stage in $STAGES; do
           # The default plus CUPTI's records of its own overhead (what they cost, and what
           # they say a slow process spends on buffer flushes, command-buffer waits, ...).
           overhead_records) flags=(--trace cuda,nvtx,torch,overhead) ;;
+          # Only steps 20-27 traced (`record --steps`): what the rest of a job pays outside the window.
+          steps_window) flags=(--steps "${OVERHEAD_STEPS:-20-27}") ;;
           *) echo "advisor_models.sh: unknown overhead mode $mode" >&2; continue ;;
           esac
           cmd=()
