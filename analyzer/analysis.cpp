@@ -309,9 +309,11 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
                 ms(untraced) + " untraced, " + (cost >= 0 ? "+" : "") + pct(cost) +
                 "; the analysed step times include it");
   }
-  if (plan.after_control)
+  if (plan.after_control && plan.warmup_skipped > 1)
     n.push_back("skipped the " + std::to_string(plan.warmup_skipped - 1) +
                 " traced step(s) before the untraced control stretch (warm-up) and the first one after it (CUPTI resuming)");
+  else if (plan.after_control)  // `record --steps A-`: untraced up to the window
+    n.push_back("skipped the first traced step after the untraced ones (CUPTI starting to trace)");
   else if (plan.warmup_skipped > plan.resume_skipped)
     n.push_back("skipped " + std::to_string(plan.warmup_skipped - plan.resume_skipped) +
                 " warm-up step(s): the first step and leading steps longer than 2x the median; choose steps with --steps A-B");

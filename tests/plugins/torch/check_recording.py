@@ -304,6 +304,16 @@ def steps_window():
         s = json.loads(out.stdout)["summary"]
         check(4 <= s["first_step"] and s["last_step"] <= 7, "analyze keeps to the traced steps: %s-%s"
               % (s["first_step"], s["last_step"]))
+    # --steps 8-: from step 8 to the end; analyze leaves out the first traced step and says why.
+    result, db = record("steps_window_open", train_mlp(0, ["--steps", "12", "--sleep-ms", "0"]), options=["--steps", "8-"])
+    check(result.returncode == 0, "--steps 8-: job exits 0 (got %d)" % result.returncode)
+    steps = q(db, "SELECT number, start, \"end\" FROM step ORDER BY number")
+    pattern = "".join("x" if q1(db, "SELECT count(*) FROM op WHERE start >= ? AND start < ?", s, e) else "."
+                      for _, s, e in steps)
+    check(pattern == "." * 8 + "x" * (len(steps) - 8), "--steps 8-: ops from step 8 on: %s" % pattern)
+    out = subprocess.run([args.gpuscope, "analyze", db], capture_output=True, text=True)
+    check(out.returncode == 0 and "skipped the first traced step after the untraced ones" in out.stdout,
+          "--steps 8-: analyze skips the first traced step and says so: %s" % (out.stdout + out.stderr)[-400:])
 
 
 @case
