@@ -92,8 +92,10 @@ int64_t bits_of(double v) {
 void PerfettoWriter::row(const TimedRow& r) {
   switch (r.src) {
     case kSrcRange:
-      open_slice(thread_track(r.k1, r.k2), r.start, r.end, (r.flags & TimedRow::kAlt) ? kPythonFunction
-                                                                                       : kUserAnnotation,
+      open_slice(thread_track(r.k1, r.k2), r.start, r.end,
+                 (r.flags & TimedRow::kAlt)      ? kPythonFunction
+                 : (r.flags & TimedRow::kTracer) ? kOverhead
+                                                 : kUserAnnotation,
                  r.name, 0, 0);
       break;
     case kSrcOp:
@@ -180,7 +182,9 @@ void PerfettoWriter::write_sorted_by_sqlite() {
     r.flags = q.int64(11) ? TimedRow::kCorrelated : 0;
     switch (r.src) {
       case kSrcRange:
-        r.flags = q.int64(7) == kRangePython ? TimedRow::kAlt : 0;
+        r.flags = q.int64(7) == kRangePython                        ? TimedRow::kAlt
+                  : q.int64(7) == schema::range_source::tracer_overhead ? TimedRow::kTracer
+                                                                        : 0;
         [[fallthrough]];
       case kSrcOp:
       case kSrcLaneRange:
@@ -263,6 +267,7 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
            add(kSrcGpuAnnotation, r);
          } else if (kind == range_kind::push_pop) {
            if (q.int64(2) == kRangePython) r.flags = TimedRow::kAlt;
+           if (q.int64(2) == schema::range_source::tracer_overhead) r.flags = TimedRow::kTracer;
            add(kSrcRange, r);
          } else if (kind == range_kind::start_end) {
            add(kSrcLaneRange, r);

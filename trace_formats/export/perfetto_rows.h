@@ -37,6 +37,8 @@ struct TimedRow {
   static constexpr uint8_t kCorrelated = 2;
   // A GPU row without a pid (counted in no device's processes).
   static constexpr uint8_t kNullPid = 4;
+  // A range that is CUPTI's overhead record (source tracer_overhead), not the job's.
+  static constexpr uint8_t kTracer = 8;
   static constexpr int64_t kTextName = -1;
 };
 static_assert(sizeof(TimedRow) == 64, "keep rows compact: the in-memory sort holds them all");

@@ -21,7 +21,9 @@ constexpr int64_t kGpuPidBase = int64_t{1} << 30;
 constexpr const char* kCategoryNames[] = {"",     "cpu_op",     "user_annotation", "cuda_runtime",
                                           "cuda_driver", "kernel", "gpu_memcpy",  "gpu_memset",
                                           "cuda_sync",   "python_function", "gpu_user_annotation", "step",
-                                          "cpu_instant_event"};
+                                          "cpu_instant_event", "overhead"};
+static_assert(sizeof kCategoryNames / sizeof kCategoryNames[0] == PerfettoWriter::kCategoryCount,
+              "a name for every category");
 
 int64_t clamp_ts(int64_t ts) { return ts < 0 ? 0 : ts; }
 

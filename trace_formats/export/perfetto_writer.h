@@ -44,7 +44,7 @@ class PerfettoWriter {
 
   enum Category : uint64_t {
     kCpuOp = 1, kUserAnnotation, kCudaRuntime, kCudaDriver, kKernel, kMemcpy, kMemset, kCudaSync,
-    kPythonFunction, kGpuUserAnnotation, kStep, kInstant, kCategoryCount
+    kPythonFunction, kGpuUserAnnotation, kStep, kInstant, kOverhead, kCategoryCount
   };
 
  private:

@@ -5,8 +5,13 @@
 
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "export/exporters.h"
+#include "schema/enums.h"
+#include "store/reader.h"
+#include "store/writer.h"
 #include "perfetto_trace.pb.h"
 #include "tests/trace_formats/formats_test_util.h"
 #include "tests/support/golden.h"
@@ -123,6 +128,39 @@ TEST(PerfettoExport, DecodesAndKeepsTraceProcessorRules) {
     EXPECT_GE(c.flow_in[id], 1);
   }
   EXPECT_EQ(c.flow_in.size(), c.flow_out.size());
+}
+
+// CUPTI's overhead records (`record --trace ...,overhead`) are slices of the
+// category "overhead", as Kineto names them, not user annotations.
+TEST(PerfettoExport, TracerOverheadHasItsOwnCategory) {
+  TempDir tmp;
+  test::make_synthetic_db(tmp.file("s.db"));
+  {
+    store::Writer w(tmp.file("s.db"));
+    w.begin();
+    store::RangeRow r;
+    r.pid = r.tid = store::Reader(tmp.file("s.db")).db().query_int("SELECT min(pid) FROM process").value_or(1);
+    r.source = schema::range_source::tracer_overhead;
+    r.name = "CUPTI overhead: buffer flush";
+    r.start = 1000;
+    r.end = 51000;
+    w.add(r);
+    w.commit();
+  }
+  store::Reader r(tmp.file("s.db"));
+  export_perfetto(r, tmp.file("s.pftrace"), {});
+  pb::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(test::read_file(tmp.file("s.pftrace"))));
+  std::map<uint64_t, std::string> categories, names;
+  std::vector<std::string> overhead_slices;
+  for (const auto& p : trace.packet()) {
+    for (const auto& c : p.interned_data().event_categories()) categories[c.iid()] = c.name();
+    for (const auto& n : p.interned_data().event_names()) names[n.iid()] = n.name();
+    if (p.has_track_event() && p.track_event().type() == pb::TrackEvent::TYPE_SLICE_BEGIN &&
+        categories[p.track_event().category_iids(0)] == "overhead")
+      overhead_slices.push_back(names[p.track_event().name_iid()]);
+  }
+  EXPECT_EQ(overhead_slices, std::vector<std::string>{"CUPTI overhead: buffer flush"});
 }
 
 TEST(PerfettoExport, MatchesGolden) {
