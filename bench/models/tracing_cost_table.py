@@ -16,7 +16,9 @@ recording ops against the untraced ones (bench/models/steps_by_kind.py,
 "kernels-only steps"): the steady state of a long job. Runs made with
 OVERHEAD_ARGS=--threads also give the CPU time of one tiny launch after each
 block (real_models.py's launch_us); per mode, the median over rounds of what a
-launch cost more than in the plain run of the round ("launch +N µs").
+launch cost more than in the plain run of the round ("launch +N µs"). Runs recorded with
+`--trace ...,overhead` (mode overhead_records) also give what CUPTI's overhead records took per
+analysed step ("CUPTI overhead N ms a step", with the largest kind).
 
   bench/models/tracing_cost_table.py OUT/models/overhead.jsonl [MORE.jsonl ...] [--json summary.json]
 
@@ -92,7 +94,11 @@ def main():
             launch = [launch_us(rd[m]["run"]) - launch_us(rd["plain"]["run"]) for rd in rounds.values()
                       if m in rd and "plain" in rd and launch_us(rd[m]["run"]) is not None
                       and launch_us(rd["plain"]["run"]) is not None]
-            row[m] = {"ratio_pct": ratios, "inside_pct": inside, "kernels_only_pct": steady, "launch_extra_us": launch}
+            # CUPTI's own overhead records (analyze's summary.tracer_overhead), ms per analysed step.
+            overhead = [rd[m]["untraced"]["tracer_overhead"] for rd in rounds.values()
+                        if m in rd and (rd[m].get("untraced") or {}).get("tracer_overhead")]
+            row[m] = {"ratio_pct": ratios, "inside_pct": inside, "kernels_only_pct": steady, "launch_extra_us": launch,
+                      "tracer_overhead_ms": [o["ms_per_step"] for o in overhead]}
             cell = spread(ratios) if ratios else "-"
             if inside:
                 cell += "; inside " + spread(inside)
@@ -100,6 +106,12 @@ def main():
                 cell += "; kernels-only steps " + spread(steady)
             if launch:
                 cell += "; launch %+.2f µs (%+.2f … %+.2f)" % (statistics.median(launch), min(launch), max(launch))
+            if overhead:
+                per_step = [o["ms_per_step"] for o in overhead]
+                top = max(overhead, key=lambda o: o["ms_per_step"])["kinds"][:1]
+                cell += "; CUPTI overhead %.3f ms a step (%.3f … %.3f)%s" % (
+                    statistics.median(per_step), min(per_step), max(per_step),
+                    ", most %s" % top[0]["name"] if top else "")
             cells.append(cell)
         print("| %s | %s | %s |" % (model, "%.2f ms" % row["plain_ms"] if plain else "-", " | ".join(cells)))
         summary[model] = row
