@@ -45,6 +45,14 @@ const std::string kWeirdOp =
 
 }  // namespace
 
+void add_tracer_overhead_range(const std::string& path) {
+  const int64_t pid = store::Reader(path).db().query_int("SELECT min(pid) FROM process").value_or(1);
+  test_support::RecordingBuilder b(path, test_support::RecordingBuilder::Open::kAppend);
+  b.range({.pid = pid, .tid = pid, .source = schema::range_source::tracer_overhead,
+           .name = "CUPTI overhead: buffer flush", .start = 1000, .end = 51000});
+  b.finish();
+}
+
 void make_synthetic_db(const std::string& path, const SyntheticOptions& opt) {
   namespace sc = schema;
   test_support::RecordingBuilder b(path);

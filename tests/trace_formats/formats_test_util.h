@@ -33,6 +33,10 @@ struct SyntheticOptions {
 // exporters must survive (names with quotes, backslashes, control bytes and
 // invalid UTF-8; unclosed ranges; invalid shapes JSON; peer copies; graphs).
 void make_synthetic_db(const std::string& path, const SyntheticOptions& opt = {});
+// Adds to a recording one of CUPTI's overhead records as `record --trace
+// ...,overhead` stores it: "CUPTI overhead: buffer flush", 1000-51000 ns, on
+// the main thread of its first process.
+void add_tracer_overhead_range(const std::string& path);
 
 // count(*) and, for tables with start/end, sum(end - start), keyed "table.count"/"table.duration".
 std::map<std::string, int64_t> table_totals(const std::string& db_path);

@@ -7,7 +7,6 @@
 #include "import/torch_import.h"
 #include "schema/enums.h"
 #include "store/reader.h"
-#include "store/writer.h"
 #include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
@@ -46,19 +45,7 @@ TEST(RoundTrip, SyntheticRecordingKeepsCountsAndDurations) {
 TEST(RoundTrip, TracerOverheadStaysTracerOverhead) {
   TempDir tmp;
   test::make_synthetic_db(tmp.file("s.db"));
-  {
-    store::Writer w(tmp.file("s.db"));
-    w.begin();
-    store::RangeRow r;
-    r.pid = store::Reader(tmp.file("s.db")).db().query_int("SELECT min(pid) FROM process").value_or(1);
-    r.tid = r.pid;
-    r.source = schema::range_source::tracer_overhead;
-    r.name = "CUPTI overhead: buffer flush";
-    r.start = 1000;
-    r.end = 51000;
-    w.add(r);
-    w.commit();
-  }
+  test::add_tracer_overhead_range(tmp.file("s.db"));
   const std::string back = chrome_then_import(tmp.file("s.db"), tmp, "o");
   store::Reader r(back);
   EXPECT_EQ(r.db().query_text("SELECT s.value || ' ' || (\"end\" - start) FROM range JOIN string s ON s.id = name_id "

@@ -9,9 +9,7 @@
 #include <vector>
 
 #include "export/exporters.h"
-#include "schema/enums.h"
 #include "store/reader.h"
-#include "store/writer.h"
 #include "perfetto_trace.pb.h"
 #include "tests/trace_formats/formats_test_util.h"
 #include "tests/support/golden.h"
@@ -135,18 +133,7 @@ TEST(PerfettoExport, DecodesAndKeepsTraceProcessorRules) {
 TEST(PerfettoExport, TracerOverheadHasItsOwnCategory) {
   TempDir tmp;
   test::make_synthetic_db(tmp.file("s.db"));
-  {
-    store::Writer w(tmp.file("s.db"));
-    w.begin();
-    store::RangeRow r;
-    r.pid = r.tid = store::Reader(tmp.file("s.db")).db().query_int("SELECT min(pid) FROM process").value_or(1);
-    r.source = schema::range_source::tracer_overhead;
-    r.name = "CUPTI overhead: buffer flush";
-    r.start = 1000;
-    r.end = 51000;
-    w.add(r);
-    w.commit();
-  }
+  test::add_tracer_overhead_range(tmp.file("s.db"));
   store::Reader r(tmp.file("s.db"));
   export_perfetto(r, tmp.file("s.pftrace"), {});
   pb::Trace trace;
