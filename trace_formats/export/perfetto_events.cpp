@@ -72,6 +72,14 @@ std::string merged_query(ExportModel& m) {
   return q;
 }
 
+// A push/pop range's flags from its source: a Python function's (kAlt), or
+// CUPTI's overhead record (kTracer), each drawn under its own category.
+uint8_t range_flags(int64_t source) {
+  if (source == kRangePython) return TimedRow::kAlt;
+  if (source == schema::range_source::tracer_overhead) return TimedRow::kTracer;
+  return 0;
+}
+
 // A string id as a slice name; negative ids (never written by gpuscope) name nothing.
 int64_t slice_name(RowTexts& texts, int64_t id) { return id >= 0 ? id : texts.name_of(""); }
 
@@ -182,9 +190,7 @@ void PerfettoWriter::write_sorted_by_sqlite() {
     r.flags = q.int64(11) ? TimedRow::kCorrelated : 0;
     switch (r.src) {
       case kSrcRange:
-        r.flags = q.int64(7) == kRangePython                        ? TimedRow::kAlt
-                  : q.int64(7) == schema::range_source::tracer_overhead ? TimedRow::kTracer
-                                                                        : 0;
+        r.flags = range_flags(q.int64(7));
         [[fallthrough]];
       case kSrcOp:
       case kSrcLaneRange:
@@ -266,8 +272,7 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
            r.k2 = q.int64(8);  // category, NULL read as 0
            add(kSrcGpuAnnotation, r);
          } else if (kind == range_kind::push_pop) {
-           if (q.int64(2) == kRangePython) r.flags = TimedRow::kAlt;
-           if (q.int64(2) == schema::range_source::tracer_overhead) r.flags = TimedRow::kTracer;
+           r.flags |= range_flags(q.int64(2));
            add(kSrcRange, r);
          } else if (kind == range_kind::start_end) {
            add(kSrcLaneRange, r);
