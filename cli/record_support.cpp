@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <string_view>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
@@ -20,11 +22,14 @@
 namespace gpuscope::cli {
 
 void validate_trace_list(const std::string& list) {
+  static constexpr std::string_view kSources[] = {"cuda", "nvtx", "memory", "torch", "nvml", "overhead"};
   std::stringstream ss(list);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    if (item != "cuda" && item != "nvtx" && item != "memory" && item != "torch" && item != "nvml" && item != "overhead")
-      throw Error("record: unknown --trace source '" + item + "' (known: cuda,nvtx,memory,torch,nvml,overhead)");
+    if (std::find(std::begin(kSources), std::end(kSources), item) != std::end(kSources)) continue;
+    std::string known;
+    for (std::string_view s : kSources) known += (known.empty() ? "" : ",") + std::string(s);
+    throw Error("record: unknown --trace source '" + item + "' (known: " + known + ")");
   }
 }
 
