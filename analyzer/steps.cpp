@@ -384,17 +384,17 @@ void select_steps(StepPlan& plan, const Model& m, const Options& opt) {
     }
     return;
   }
+  // Which steps are candidates (both lists by start).
+  std::vector<bool> traced(plan.all.size(), false);
+  for (size_t i = 0, t = 0; i < plan.all.size() && t < candidates.size(); ++i)
+    if (candidates[t].start == plan.all[i].start) traced[i] = true, ++t;
   // One control stretch (`gpuscope record`'s default): the traced steps before
   // it are the job's warm-up, the first one after it pays for CUPTI resuming.
-  if (plan.untraced > 0 && candidates.size() < plan.all.size()) {
+  if (plan.untraced > 0) {
     size_t last_off = 0, runs = 0;
-    for (size_t i = 0, t = 0; i < plan.all.size(); ++i) {
-      const bool traced = t < candidates.size() && candidates[t].start == plan.all[i].start;
-      if (traced) {
-        ++t;
-        continue;
-      }
-      if (runs == 0 || last_off + 1 != i) ++runs;
+    for (size_t i = 0; i < plan.all.size(); ++i) {
+      if (traced[i]) continue;
+      if (i == 0 || traced[i - 1]) ++runs;
       last_off = i;
     }
     std::vector<StepWindow> after;
@@ -413,18 +413,17 @@ void select_steps(StepPlan& plan, const Model& m, const Options& opt) {
   // stretch it is left out, where its stretch has steps to spare.
   if (plan.untraced > 0) {
     std::vector<StepWindow> kept;
-    for (size_t i = 0, t = 0; i < plan.all.size() && t < candidates.size(); ++i) {
-      if (candidates[t].start != plan.all[i].start) continue;
-      const bool stretch_start = !kept.empty() && i > 0 && (t == 0 || candidates[t - 1].start != plan.all[i - 1].start);
-      size_t stretch = 1;
-      while (stretch_start && stretch < kMinStretchForResume && t + stretch < candidates.size() &&
-             i + stretch < plan.all.size() && candidates[t + stretch].start == plan.all[i + stretch].start)
-        ++stretch;
-      if (stretch_start && stretch >= kMinStretchForResume)
-        ++plan.resume_skipped;
-      else
-        kept.push_back(candidates[t]);
-      ++t;
+    for (size_t i = 0; i < plan.all.size(); ++i) {
+      if (!traced[i]) continue;
+      if (!kept.empty() && !traced[i - 1]) {  // the first step of a later stretch
+        size_t stretch = 1;
+        while (stretch < kMinStretchForResume && i + stretch < plan.all.size() && traced[i + stretch]) ++stretch;
+        if (stretch >= kMinStretchForResume) {
+          ++plan.resume_skipped;
+          continue;
+        }
+      }
+      kept.push_back(plan.all[i]);
     }
     candidates = std::move(kept);
   }
