@@ -268,9 +268,10 @@ static void add_record_command(CLI::App& app) {
                   "A-B: trace torch steps A to B only (numbered from 0, as `analyze --steps` takes them; A-: from A "
                   "to the end), CUPTI torn down before and after; steps and ranges are recorded throughout");
   cmd->add_flag("--full", opt.full,
-                "Trace every step: no control stretch (by default steps 4-11 run untraced, at least 0.2 s, so that "
+                "Trace every step (every step of --steps or --sample's windows when given): no control stretch (by "
+                "default steps 4-11 run untraced, at least 0.2 s, so that "
                 "`analyze` knows the job's step time without tracing and judges every finding against it), and torch "
-                "ops and allocator memory recorded in every step (by default ops in 2 steps of every 50, the other "
+                "ops and allocator memory recorded in every traced step (by default ops in 2 steps of every 50, the other "
                 "steps' kernels given their ops by position after the job)");
   cmd->add_flag("--help-env", opt.help_env, "Print every GPUSCOPE_* environment variable with its default and meaning");
   // Everything from the first non-option argument (or after --) is the job's command line, verbatim.
