@@ -104,6 +104,8 @@ for stage in $STAGES; do
           no_api) envs=(GPUSCOPE_RUNTIME_API=0 GPUSCOPE_DRIVER_API=0) ;;
           no_driver_api) envs=(GPUSCOPE_DRIVER_API=0) ;;
           no_flush) envs=(GPUSCOPE_PERIODIC_FLUSH=0) ;;
+          # CUPTI's kernel timestamps in pinned host memory instead of device memory.
+          cupti_pinned) envs=(GPUSCOPE_CUPTI_ATTRIBUTES=8=1) ;;
           fetch_ops) envs=(GPUSCOPE_TORCH_DATALOADER_OPS=1) ;;
           ops_every_step) envs=(GPUSCOPE_TORCH_OP_STEPS=0) ;;
           # CUPTI alone (no plugin, so no untraced control steps); then CUPTI's activity
