@@ -173,6 +173,7 @@ void fill_summary(Analysis& a, const Context& c, const Model& m, const StepPlan&
   s.steps_recorded = static_cast<int64_t>(plan.all.size());
   s.warmup_skipped = plan.warmup_skipped;
   s.steps_untraced = plan.untraced;
+  s.control_stretch = plan.after_control && plan.warmup_skipped > 1;
   s.traced_step_ms_median = plan.traced_ms_median;
   s.untraced_step_ms_median = plan.untraced_ms_median;
   std::vector<double> ms;
@@ -297,18 +298,19 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
         "sequence): the whole recording is one step. A torch job gets its steps from the torch plugin "
         "(`gpuscope setup torch` builds it; `gpuscope doctor` says whether it loads), any job from an NVTX range "
         "around each step");
-  if (plan.untraced > 0)
+  if (a.summary.control_stretch)
+    n.push_back(std::to_string(plan.untraced) + " of " + std::to_string(plan.all.size()) +
+                " steps ran untraced (record's control stretch: the job's step time without gpuscope, in the first "
+                "line); only traced steps are analysed, and a memory peak in the untraced ones is not seen");
+  else if (plan.untraced > 0)
     n.push_back("sampled recording: " + std::to_string(plan.all.size() - static_cast<size_t>(plan.untraced)) + " of " +
                 std::to_string(plan.all.size()) +
                 " steps were traced whole (GPU activity, ops and allocator memory); only those are analysed, and their "
                 "times include the tracing overhead; a memory peak between traced stretches is not seen");
-  if (a.summary.untraced_step_ms_median > 0) {  // sampled, with a few steps on each side
-    const double traced = a.summary.traced_step_ms_median, untraced = a.summary.untraced_step_ms_median;
-    const double cost = 100 * (traced / untraced - 1);
-    n.push_back("tracing cost on this job: traced steps took " + ms(traced) + " (median, as the job saw them) against " +
-                ms(untraced) + " untraced, " + (cost >= 0 ? "+" : "") + pct(cost) +
-                "; the analysed step times include it");
-  }
+  // What tracing cost the job is the first line's (untraced against traced,
+  // on the GPU where the untraced stretch was drained); the CPU-side medians
+  // of summary.sampling stay in the JSON only: where the CPU ran ahead of the
+  // GPU in untraced steps they understate the job's step.
   if (plan.after_control && plan.warmup_skipped > 1)
     n.push_back("skipped the " + std::to_string(plan.warmup_skipped - 1) +
                 " traced step(s) before the untraced control stretch (warm-up) and the first one after it (CUPTI resuming)");

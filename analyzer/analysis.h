@@ -82,6 +82,9 @@ struct Summary {
   int64_t steps_recorded = 0;
   int64_t warmup_skipped = 0;
   int64_t steps_untraced = 0;      // sampled recordings: steps left out because they were not traced
+  // The untraced steps are record's control stretch (one untraced run with traced
+  // steps before it), not --sample's stretches.
+  bool control_stretch = false;
   // Sampled recordings: median step as the job saw it (CPU step bounds), traced
   // and untraced, when each side has a few steps; 0 otherwise.
   double traced_step_ms_median = 0, untraced_step_ms_median = 0;

@@ -64,7 +64,8 @@ std::string scope_line(const Analysis& a) {
             std::to_string(s.steps_recorded) + ")";
   line += s.step_source == StepSource::kWholeRecording ? ": " + s.step_source_detail : " from " + s.step_source_detail;
   if (s.warmup_skipped > 0) line += ", " + std::to_string(s.warmup_skipped) + " warm-up skipped";
-  if (s.steps_untraced > 0) line += ", " + std::to_string(s.steps_untraced) + " untraced (sampled)";
+  if (s.steps_untraced > 0)
+    line += ", " + std::to_string(s.steps_untraced) + (s.control_stretch ? " untraced (control stretch)" : " untraced (sampled)");
   return line;
 }
 

@@ -1,6 +1,7 @@
 // Step detection, selection (--steps, warm-up), device and process choice.
 #include <gtest/gtest.h>
 
+#include "analyzer/report/format.h"
 #include "common/error.h"
 #include "store/rows.h"
 #include "tests/analyzer/sim.h"
@@ -131,11 +132,19 @@ TEST(Steps, SampledRecordingSaysWhatTracingCostTheJob) {
   auto a = analyze_path(path);
   EXPECT_NEAR(a.summary.traced_step_ms_median, 6.0, 0.05);
   EXPECT_NEAR(a.summary.untraced_step_ms_median, 5.0, 0.05);
-  bool noted = false;
-  for (const auto& n : a.notes)
-    noted = noted || (n.find("tracing cost on this job: traced steps took 6.0") != std::string::npos &&
-                      n.find("against 5.0") != std::string::npos && n.find("+20.") != std::string::npos);
-  EXPECT_TRUE(noted);
+  // The cost is said once, in the first line (no drained stretch here: the
+  // untraced steps' CPU bounds), and the notes call the recording sampled.
+  EXPECT_EQ(a.summary.untraced_method, "cpu_steps");
+  EXPECT_NEAR(a.summary.untraced_step_ms, 5.0, 0.05);
+  EXPECT_FALSE(a.summary.control_stretch);
+  const std::string first = analyzer::report::untraced_line(a);
+  EXPECT_NE(first.find("tracing cost +2"), std::string::npos) << first;
+  bool sampled_note = false;
+  for (const auto& n : a.notes) {
+    EXPECT_EQ(n.find("tracing cost on this job"), std::string::npos) << n;
+    sampled_note = sampled_note || n.starts_with("sampled recording: ");
+  }
+  EXPECT_TRUE(sampled_note);
   // A full recording has no such figures.
   EXPECT_EQ(analyze_scenario("healthy", true).summary.untraced_step_ms_median, 0);
 }
