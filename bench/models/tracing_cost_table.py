@@ -20,6 +20,11 @@ launch cost more than in the plain run of the round ("launch +N µs"). Runs reco
 `--trace ...,overhead` (mode overhead_records) also give what CUPTI's overhead records took per
 analysed step ("CUPTI overhead N ms a step", with the largest kind).
 
+With launch probes, a second table sets each traced block against its probe: blocks whose launch
+cost at most FAST_US (1.5) µs more than the plain run's of the round ("fast") against the others
+("slow"), the median block of each over the plain step of its round, and the correlation of
+block time and probe over the mode's blocks: is a slow recorded block one whose launches cost more?
+
   bench/models/tracing_cost_table.py OUT/models/overhead.jsonl [MORE.jsonl ...] [--json summary.json]
 
 Several files (one per machine start) are pooled; a round pairs runs of one file only.
@@ -50,6 +55,53 @@ def launch_us(run):
     """Median over the run's blocks of real_models.py's launch probe, or None."""
     probes = [b["launch_us"] for b in run.get("threads") or [] if b.get("launch_us") is not None]
     return statistics.median(probes) if probes else None
+
+
+FAST_US = 1.5
+
+
+def pearson(xs, ys):
+    if len(xs) < 3:
+        return None
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
+    return sxy / (sxx * syy) ** 0.5 if sxx and syy else None
+
+
+def probe_table(by, modes):
+    """Per model and traced mode: blocks after a plain-speed launch probe against the others."""
+    rows = {}
+    for model, rounds in by.items():
+        for m in modes:
+            fast, slow, xs, ys = [], [], [], []
+            for rd in rounds.values():
+                if m not in rd or "plain" not in rd:
+                    continue
+                base_us, base_ms = launch_us(rd["plain"]["run"]), rd["plain"]["run"]["step_ms"]
+                blocks = rd[m]["run"].get("threads") or []
+                if base_us is None or len(blocks) != len(rd[m]["run"].get("blocks_ms") or []):
+                    continue
+                for b, ms in zip(blocks, rd[m]["run"]["blocks_ms"]):
+                    if b.get("launch_us") is None:
+                        continue
+                    pct = 100.0 * (ms / base_ms - 1)
+                    (fast if b["launch_us"] - base_us <= FAST_US else slow).append(pct)
+                    xs.append(b["launch_us"])
+                    ys.append(ms)
+            if xs:
+                rows[(model, m)] = (fast, slow, pearson(xs, ys))
+    if not rows:
+        return {}
+    print()
+    print("| loop | mode | blocks after a plain-speed launch (≤ +%.1f µs): median against plain | other blocks | r (block time, launch) |" % FAST_US)
+    print("|---|---|---:|---:|---:|")
+    out = {}
+    for (model, m), (fast, slow, r) in rows.items():
+        cell = lambda v: "%+.1f %% (n=%d)" % (statistics.median(v), len(v)) if v else "-"
+        print("| %s | %s | %s | %s | %s |" % (model, m, cell(fast), cell(slow), "%.2f" % r if r is not None else "-"))
+        out.setdefault(model, {})[m] = {"fast_blocks_pct": fast, "slow_blocks_pct": slow, "r": r}
+    return out
 
 
 def spread(values):
@@ -115,6 +167,10 @@ def main():
             cells.append(cell)
         print("| %s | %s | %s |" % (model, "%.2f ms" % row["plain_ms"] if plain else "-", " | ".join(cells)))
         summary[model] = row
+    probes = probe_table(by, modes)
+    for model, per_mode in probes.items():
+        for m, v in per_mode.items():
+            summary[model][m]["probe_split"] = v
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary, f, indent=1)

@@ -69,6 +69,9 @@ for step in "$@"; do
     # What the recording's clock reads through (CUPTI asks it twice per API record) and the CPU.
     { echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
       echo "cpus: $(nproc); $(grep -m1 'model name' /proc/cpuinfo)"
+      # Which vCPUs share a core (a tracer's threads beside the job's on a sibling slow it).
+      echo "core siblings: $(cat /sys/devices/system/cpu/cpu*/topology/thread_siblings_list 2>/dev/null | sort -u | tr '\n' ' ')"
+      lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket|NUMA node\(s\)|L3|Hypervisor)'
       python3 -c 'import time; n = 200000; t = time.perf_counter(); [time.monotonic_ns() for _ in range(n)]; print("monotonic_ns from python: %.0f ns a call" % ((time.perf_counter() - t) / n * 1e9))'
     } | tee "$OUT/r/machine.txt" ;;
   ddp)
