@@ -333,6 +333,10 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
   if (!m.op_steps.empty())
     n.push_back("torch ops recorded in steps " + m.op_steps + " (GPUSCOPE_TORCH_OP_STEPS; --full: every step); " +
                 std::to_string(m.ops_placed_steps) + " other step(s) got theirs by position, times interpolated" +
+                (m.ops_placed_steps_with_extra_calls
+                     ? " (" + std::to_string(m.ops_placed_steps_with_extra_calls) +
+                           " of them around GPU calls of their own, whose kernels have no op)"
+                     : std::string()) +
                 (m.ops_unplaced_steps ? "; " + std::to_string(m.ops_unplaced_steps) +
                                             " matched no recorded step and have kernels without ops"
                                       : std::string()));

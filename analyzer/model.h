@@ -156,6 +156,7 @@ struct Model {
   // step), and after record the steps given ops by position and those that matched none.
   std::string op_steps;
   int64_t ops_placed_steps = 0, ops_unplaced_steps = 0;
+  int64_t ops_placed_steps_with_extra_calls = 0;  // of ops_placed_steps: with calls of their own around the match
   std::string recording_stopped;  // meta recording_stopped: why the collector stopped before the job ended
   std::vector<DeviceInfo> devices;
   const std::vector<std::string>* strings = nullptr;  // owned by the Reader

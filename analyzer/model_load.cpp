@@ -202,6 +202,7 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     m.op_steps = steps;
     m.ops_placed_steps = std::atoll(reader.meta("ops_placed_steps").c_str());
     m.ops_unplaced_steps = std::atoll(reader.meta("ops_unplaced_steps").c_str());
+    m.ops_placed_steps_with_extra_calls = std::atoll(reader.meta("ops_placed_steps_with_extra_calls").c_str());
   }
 
   static const char* kEventTables[] = {"kernel", "memcpy", "memset", "api_call", "range", "op", "step", "sync"};

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace gpuscope::store {
@@ -34,6 +35,9 @@ struct Template {
 // Templates kept at once (per process): a steady job needs one or two a thread;
 // the cap bounds memory when every recorded step differs.
 constexpr size_t kMaxTemplates = 64;
+// A step whose calls hold a recorded step's with others around them is given
+// that step's ops when the recorded calls number at least this many.
+constexpr size_t kMinContainedCalls = 8;
 
 using Threads = std::map<int64_t, std::vector<Call>>;  // tid -> its matching calls in a step, in start order
 
@@ -56,14 +60,16 @@ bool same_names(const std::vector<Call>& a, const std::vector<Call>& b) {
 // return), so an op between two calls there lands between the same calls here.
 class TimeMap {
  public:
-  TimeMap(const Template& from, int64_t step_start, int64_t step_end, const std::vector<Call>& to) {
-    points_.reserve(2 * to.size() + 2);
-    points_.push_back({from.step_start, step_start});
-    for (size_t i = 0; i < to.size(); ++i) {
+  // `to` points at the new step's calls that match from.calls one for one;
+  // the recorded step's bounds map onto `lo` and `hi`.
+  TimeMap(const Template& from, int64_t lo, int64_t hi, const Call* to) {
+    points_.reserve(2 * from.calls.size() + 2);
+    points_.push_back({from.step_start, lo});
+    for (size_t i = 0; i < from.calls.size(); ++i) {
       points_.push_back({from.calls[i].start, to[i].start});
       points_.push_back({from.calls[i].end, to[i].end});
     }
-    points_.push_back({from.step_end, step_end});
+    points_.push_back({from.step_end, hi});
     // Driver calls sit inside the runtime calls that made them: order by the
     // recorded time, then keep the new times from going back.
     std::stable_sort(points_.begin(), points_.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
@@ -202,21 +208,73 @@ class Placer {
         }));
       return;
     }
-    bool all = true;
+    bool all = true, extra = false;
     for (const auto& [tid, calls] : threads) {
       auto it = templates_.find({tid, signature(calls)});
-      if (it == templates_.end() || !same_names(it->second.calls, calls)) {
+      if (it != templates_.end() && same_names(it->second.calls, calls)) {
+        it->second.last_used = step_no_;
+        place(it->second, w.start, w.end, tid, calls.data());
+        continue;
+      }
+      // A recorded step's calls with others before or after them that ask
+      // for work it never does (a probe between blocks of steps, a logging
+      // copy every N steps): the ops go between the matching calls; the
+      // extra calls' kernels keep none.
+      size_t at = 0;
+      Template* inside = contained_template(tid, calls, at);
+      if (!inside) {
         all = false;
         continue;
       }
-      it->second.last_used = step_no_;
-      place(it->second, w, tid, calls);
+      inside->last_used = step_no_;
+      const size_t n = inside->calls.size();
+      // Short of the next call: an op ending where a call starts holds it (finalize.h).
+      place(*inside, at > 0 ? calls[at - 1].end : w.start, at + n < calls.size() ? calls[at + n].start - 1 : w.end, tid,
+            calls.data() + at);
+      extra = true;
     }
     ++(all ? out_.steps_placed : out_.steps_unplaced);
+    if (all && extra) ++out_.steps_with_extra_calls;
   }
 
-  void place(const Template& from, const Window& w, int64_t tid, const std::vector<Call>& calls) {
-    const TimeMap map(from, w.start, w.end, calls);
+  // The thread's largest template (the latest of equals) whose calls run, in
+  // order and with nothing between, inside `calls` with calls before or after
+  // them; `at` is where. Templates of fewer than kMinContainedCalls calls are
+  // not looked for: a short run matches by chance.
+  Template* contained_template(int64_t tid, const std::vector<Call>& calls, size_t& at) {
+    Template* best = nullptr;
+    for (auto it = templates_.lower_bound({tid, 0}); it != templates_.end() && it->first.first == tid; ++it) {
+      Template& t = it->second;
+      const size_t n = t.calls.size();
+      if (n < kMinContainedCalls || n >= calls.size()) continue;
+      if (best && (n < best->calls.size() || (n == best->calls.size() && t.last_used < best->last_used))) continue;
+      for (size_t k = 0; k + n <= calls.size(); ++k) {
+        if (!std::equal(t.calls.begin(), t.calls.end(), calls.begin() + static_cast<std::ptrdiff_t>(k),
+                        [](const Call& x, const Call& y) { return x.name == y.name && x.work == y.work; }))
+          continue;
+        if (foreign_around(t, calls, k)) best = &t, at = k;
+        break;
+      }
+    }
+    return best;
+  }
+
+  // Whether the calls around calls[k, k + n) ask the GPU for work the
+  // template never does (another kernel or grid, other bytes): a probe or a
+  // logging copy. A step of the job's own kind that merely starts like a
+  // recorded one (the first step, whose backward creates the gradients) repeats
+  // some of its work, and is left unplaced.
+  static bool foreign_around(const Template& t, const std::vector<Call>& calls, size_t k) {
+    std::unordered_set<uint64_t> own;
+    auto key = [](const Call& c) { return static_cast<uint64_t>(c.name) * 1000003u ^ static_cast<uint64_t>(c.work); };
+    for (const Call& c : t.calls) own.insert(key(c));
+    for (size_t i = 0; i < calls.size(); ++i)
+      if ((i < k || i >= k + t.calls.size()) && own.contains(key(calls[i]))) return false;
+    return true;
+  }
+
+  void place(const Template& from, int64_t lo, int64_t hi, int64_t tid, const Call* calls) {
+    const TimeMap map(from, lo, hi, calls);
     for (const Op& o : from.ops) {
       const int64_t start = map(o.start);
       insert_.bind(1, pid_);
@@ -273,7 +331,8 @@ PlacedOps place_ops_by_position(Connection& db, const PlaceProgress& progress) {
   if (out.steps_placed || out.steps_unplaced) {
     auto meta = db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
     for (const auto& [key, value] : {std::pair{"ops_placed", out.ops}, std::pair{"ops_placed_steps", out.steps_placed},
-                                     std::pair{"ops_unplaced_steps", out.steps_unplaced}}) {
+                                     std::pair{"ops_unplaced_steps", out.steps_unplaced},
+                                     std::pair{"ops_placed_steps_with_extra_calls", out.steps_with_extra_calls}}) {
       const std::string text = std::to_string(value);
       meta.bind(1, std::string_view(key));
       meta.bind(2, std::string_view(text));

@@ -2,8 +2,10 @@
 // default): a steady-state training step repeats the step before it, op for
 // op and launch for launch. So a step whose ops were not recorded is given
 // the ops of a recorded step whose GPU-facing API calls, thread by thread,
-// are the same calls in the same order; each copied op's start and end are
-// moved to the matching point between the same calls of the new step. The
+// are the same calls in the same order (or hold them, with other calls before
+// or after: a probe between blocks of steps, a copy for logging every N
+// steps); each copied op's start and end are moved to the matching point
+// between the same calls of the new step. The
 // usual link by thread and time (finalize.h) then gives the new step's calls,
 // and so its kernels, their ops. A step whose calls match no recorded step
 // keeps no ops, and is counted.
@@ -23,6 +25,9 @@ struct PlacedOps {
   int64_t steps_placed = 0;    // steps given ops, on every thread that made GPU calls
   int64_t steps_unplaced = 0;  // steps with GPU calls on a thread no recorded step matched
   int64_t ops = 0;             // op rows added
+  // Of steps_placed: those whose calls held a recorded step's with others
+  // around them (the other calls' kernels get no op).
+  int64_t steps_with_extra_calls = 0;
 };
 
 // Called every 65,536 API calls with the calls scanned and the calls in all.
@@ -32,8 +37,9 @@ using PlaceProgress = std::function<void(uint64_t done, uint64_t total)>;
 // torch_op_steps other than 0), i.e. whether place_ops_by_position has work.
 bool ops_in_some_steps(Connection& db);
 
-// Adds the op rows, and meta `ops_placed`, `ops_placed_steps` and
-// `ops_unplaced_steps` when there was something to place. Runs inside the
+// Adds the op rows, and meta `ops_placed`, `ops_placed_steps`,
+// `ops_unplaced_steps` and `ops_placed_steps_with_extra_calls` when there was
+// something to place. Runs inside the
 // caller's transaction, before ops are linked to calls.
 PlacedOps place_ops_by_position(Connection& db, const PlaceProgress& progress = {});
 

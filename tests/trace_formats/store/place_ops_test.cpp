@@ -83,6 +83,84 @@ TEST(PlaceOps, StepsWithoutOpsGetTheOpsOfAMatchingStepBetweenTheSameCalls) {
             "aten::linear aten::addmm aten::copy_");
 }
 
+// A step that makes a recorded step's calls with others before or after them
+// (a probe between blocks of steps, a logging copy every N steps) gets the
+// recorded step's ops between the matching calls, and its own calls' kernels
+// none; a step whose extra call falls among the recorded ones, or repeats
+// their work, matches nothing.
+TEST(PlaceOps, StepsWithCallsOfTheirOwnAroundARecordedStepsGetItsOps) {
+  const std::string path = testing::fresh_temp_db("place_ops_extra");
+  constexpr int kLaunches = 10;
+  // kLaunches launches of "layer" 100 ns apart from t0 + 100 + offset, one op
+  // around each; `before` probe launches first, `after` copies last, and
+  // `middle` a probe launch after the fifth layer.
+  auto step = [](test_support::RecordingBuilder& b, int64_t number, int64_t t0, bool ops, int before, int after,
+                 bool middle) {
+    b.step(number, t0, t0 + 10000);
+    int64_t t = t0 + 10;
+    auto probe = [&] {
+      b.launch({.name = "cudaLaunchKernel", .start = t, .end = t + 5},
+               {.start = t + 5, .end = t + 6, .name = "probe_kernel", .grid_x = 1});
+      t += 20;
+    };
+    for (int i = 0; i < before; ++i) probe();
+    t += 100;
+    for (int i = 0; i < kLaunches; ++i) {
+      if (ops) b.op({.name = "aten::layer", .start = t - 10, .end = t + 30, .external_id = number * 100 + i + 1});
+      b.launch({.name = "cudaLaunchKernel", .start = t, .end = t + 20},
+               {.start = t + 20, .end = t + 60, .name = "layer_kernel", .grid_x = 64});
+      t += 100;
+      if (middle && i == 4) probe();
+    }
+    for (int i = 0; i < after; ++i) {
+      b.launch({.name = "cudaMemcpyAsync", .start = t, .end = t + 10}, store::MemcpyRow{.start = t + 10, .end = t + 20, .bytes = 4});
+      t += 50;
+    }
+  };
+  {
+    test_support::RecordingBuilder b(path);
+    b.meta("torch_op_steps", "1/5");
+    b.at(5, 5);
+    step(b, 0, 100000, true, 0, 0, false);
+    step(b, 1, 110000, false, 0, 0, false);   // the recorded step's calls: placed as before
+    step(b, 2, 120000, false, 30, 0, false);  // a probe of 30 launches first
+    step(b, 3, 130000, false, 0, 1, false);   // a logging copy last
+    step(b, 4, 140000, false, 0, 0, true);    // a probe launch among the layers: no match
+    // One layer more: the extra call repeats the recorded step's own work (a
+    // step of another kind that starts like the recorded one): no match.
+    step(b, 5, 150000, false, 0, 0, false);
+    b.launch({.name = "cudaLaunchKernel", .start = 151500, .end = 151520},
+             {.start = 151520, .end = 151560, .name = "layer_kernel", .grid_x = 64});
+  }
+  const store::Finalized f = store::finalize_recording(path);
+  EXPECT_EQ(f.placed.steps_placed, 3);
+  EXPECT_EQ(f.placed.steps_unplaced, 2);
+  EXPECT_EQ(f.placed.steps_with_extra_calls, 2);
+  EXPECT_EQ(f.placed.ops, 3 * kLaunches);
+  store::Connection c(path, store::Connection::Mode::kReadOnly);
+  EXPECT_EQ(c.query_text("SELECT value FROM meta WHERE key = 'ops_placed_steps_with_extra_calls'"), "2");
+  // Every layer kernel of steps 1-3 has its op, each op around its own launch;
+  // no probe kernel and no copy has one.
+  auto linked = [&](const std::string& kernel_or_copy, int64_t from, int64_t to) {
+    return c.query_int("SELECT count(*) FROM " + kernel_or_copy + " k JOIN api_call a ON a.pid = k.pid AND "
+                       "a.correlation = k.correlation JOIN external_correlation e ON e.pid = k.pid AND e.correlation = "
+                       "k.correlation JOIN op o ON o.pid = k.pid AND o.external_id = e.external_id AND o.start <= a.start "
+                       "AND o.\"end\" >= a.\"end\" WHERE k.start >= " + std::to_string(from) + " AND k.start < " +
+                       std::to_string(to) + (kernel_or_copy == "kernel" ? " AND k.name_id = (SELECT id FROM string WHERE "
+                       "value = 'layer_kernel')" : ""));
+  };
+  for (int64_t t0 : {110000, 120000, 130000}) EXPECT_EQ(linked("kernel", t0, t0 + 10000), kLaunches) << t0;
+  EXPECT_EQ(c.query_int("SELECT count(*) FROM kernel k JOIN external_correlation e ON e.pid = k.pid AND "
+                        "e.correlation = k.correlation JOIN string n ON n.id = k.name_id WHERE n.value = 'probe_kernel'"),
+            0);
+  EXPECT_EQ(linked("memcpy", 130000, 140000), 0);
+  EXPECT_EQ(c.query_int("SELECT count(*) FROM op WHERE start >= 140000"), 0);  // steps 4 and 5
+  // Step 2's first op sits after the probe's last launch and before its first layer launch.
+  const auto first_op = c.query_int("SELECT min(start) - 120000 FROM op WHERE start >= 120000 AND start < 130000");
+  EXPECT_GT(first_op, 10 + 29 * 20 + 5);
+  EXPECT_LT(first_op, 10 + 30 * 20 + 100);
+}
+
 // Every recorded step different (shapes that never repeat): the templates kept
 // are capped, the oldest going first, so memory stays bounded.
 TEST(PlaceOps, TheOldestTemplatesGoWhenTooManyStepsDiffer) {
