@@ -80,7 +80,8 @@ for step in "$@"; do
     timeout -k 5 $left python3 tests/gpu/ddp_check.py --gpuscope "$PWD/.carry/bin/gpuscope" --out "$OUT/r/ddp" ${DDP_ARGS:-} ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
-  *) OUT=$OUT/r timeout -k 5 $left bash tests/gpu/run_all.sh "$step" ;;
+  # Kept under r/ too: the call's output comes back only in its last 12 000 characters.
+  *) OUT=$OUT/r timeout -k 5 $left bash tests/gpu/run_all.sh "$step" 2>&1 | tee "$OUT/r/$step.log"; (exit "${PIPESTATUS[0]}") ;;
   esac
   echo "=== step $step: rc=$? after $((SECONDS - t0))s"
 done
