@@ -431,10 +431,14 @@ void write_scenario(const std::string& name, bool planted, const std::string& pa
   s.finish();
 }
 
+// Fresh: a file an earlier run left under the same pid (pids come round) is
+// removed, -wal and -shm too, so no test meets "already exists".
 std::string temp_db(const std::string& stem) {
   auto dir = std::filesystem::temp_directory_path() / ("gpuscope-analyzer-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  return (dir / (stem + ".db")).string();
+  const std::string path = (dir / (stem + ".db")).string();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  return path;
 }
 
 }  // namespace gpuscope::testing
