@@ -311,7 +311,7 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
   // on the GPU where the untraced stretch was drained); the CPU-side medians
   // of summary.sampling stay in the JSON only: where the CPU ran ahead of the
   // GPU in untraced steps they understate the job's step.
-  if (plan.after_control && plan.warmup_skipped > 1)
+  if (a.summary.control_stretch)
     n.push_back("skipped the " + std::to_string(plan.warmup_skipped - 1) +
                 " traced step(s) before the untraced control stretch (warm-up) and the first one after it (CUPTI resuming)");
   else if (plan.after_control)  // `record --steps A-`: untraced up to the window

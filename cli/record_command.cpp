@@ -66,6 +66,11 @@ std::string sample_ms(const std::string& text) {
   return std::to_string(std::llround(v[0] * 1000)) + "," + std::to_string(std::llround(v[1] * 1000));
 }
 
+// Whether the comma-separated --trace list names `source`.
+bool traces(const std::string& list, const std::string& source) {
+  return ("," + list + ",").find("," + source + ",") != std::string::npos;
+}
+
 // --steps A-B: a window of torch steps, so it needs the torch plugin and
 // cannot be combined with the windows and duty cycles that count time.
 void validate_steps(const RecordOptions& opt) {
@@ -74,7 +79,7 @@ void validate_steps(const RecordOptions& opt) {
     throw Error("record: --steps " + opt.steps + ": expected A-B or A- (step numbers from 0, A <= B), e.g. 20-29");
   if (!opt.sample.empty() || opt.delay_s > 0 || opt.duration_s > 0)
     throw Error("record: --steps cannot be combined with --sample, --delay or --duration");
-  if (("," + opt.trace + ",").find(",torch,") == std::string::npos)
+  if (!traces(opt.trace, "torch"))
     throw Error("record: --steps counts torch steps: --trace must include torch");
 }
 
@@ -215,7 +220,7 @@ int run_record(RecordOptions& opt) {
   }
   g_child_pid = child;
   NvmlPoller nvml;
-  if (("," + opt.trace + ",").find(",nvml,") != std::string::npos) {
+  if (traces(opt.trace, "nvml")) {
     int64_t start = origin + static_cast<int64_t>(opt.delay_s * 1e9);
     int64_t end = opt.duration_s > 0 ? start + static_cast<int64_t>(opt.duration_s * 1e9) : 0;
     if (!nvml.start(output, child, {origin, start, end}))

@@ -46,7 +46,7 @@ def neighbour(kind, writer_bench, python):
     if kind == "alone":
         return None
     if kind == "spin":
-        return subprocess.Popen([python, "-c", SPIN])
+        return subprocess.Popen([python, "-c", SPIN], start_new_session=True)
     # The writer in a loop: 2 M kernel rows a run (into a temporary file it removes).
     loop = "while true; do %s 2000000 200 >/dev/null 2>&1 || exit 1; done" % writer_bench
     return subprocess.Popen(["bash", "-c", loop], start_new_session=True)
@@ -56,7 +56,7 @@ def stop(proc):
     if proc is None:
         return
     try:
-        os.killpg(proc.pid, 9) if proc.args[0] == "bash" else proc.kill()
+        os.killpg(proc.pid, 9)  # the neighbour and, for the writer's loop, its child
     except ProcessLookupError:
         pass
     proc.wait()

@@ -8,6 +8,7 @@
 
 #include "collector/config.h"
 #include "collector/schedule.h"
+#include "tests/collector/step_boundaries.h"
 
 namespace gpuscope::collector {
 namespace {
@@ -53,11 +54,7 @@ TEST(ScheduleControl, WarmupThenUntracedStepsThenTraced) {
   schedule::begin(c, t0);
   static std::vector<int> plugin_told;
   schedule::expect_steps([](int on) { plugin_told.push_back(on); });
-  std::vector<int> traced;
-  for (int i = 1; i <= 30; ++i) {
-    traced.push_back(schedule::on_step_boundary(c, t0 + static_cast<uint64_t>(i) * 10 * kMs) ? 1 : 0);
-    schedule::on_tick(c, t0 + static_cast<uint64_t>(i) * 10 * kMs + 5 * kMs);
-  }
+  const std::vector<int> traced = testing::run_step_boundaries(c, t0, 30);
   // Boundary i says whether step i+1 (counting from 1) runs traced: steps 4-13 untraced.
   std::vector<int> want(30, 1);
   for (int i = 3; i < 13; ++i) want[static_cast<size_t>(i - 1)] = 0;

@@ -9,6 +9,7 @@
 
 #include "collector/config.h"
 #include "collector/schedule.h"
+#include "tests/collector/step_boundaries.h"
 #include "common/steps_window.h"
 
 namespace gpuscope::collector {
@@ -60,11 +61,7 @@ TEST(ScheduleSteps, OnlyTheWindowsStepsAreTraced) {
   EXPECT_FALSE(schedule::traced());  // step 0 is outside the window
   static std::vector<int> plugin_told;
   schedule::expect_steps([](int on) { plugin_told.push_back(on); });
-  std::vector<int> traced;
-  for (int i = 1; i <= 20; ++i) {
-    traced.push_back(schedule::on_step_boundary(c, t0 + static_cast<uint64_t>(i) * 10 * kMs) ? 1 : 0);
-    schedule::on_tick(c, t0 + static_cast<uint64_t>(i) * 10 * kMs + 5 * kMs);
-  }
+  const std::vector<int> traced = testing::run_step_boundaries(c, t0, 20);
   // Boundary i ends step i-1 and says whether step i runs traced.
   std::vector<int> want(20, 0);
   for (int step = 5; step <= 9; ++step) want[static_cast<size_t>(step - 1)] = 1;

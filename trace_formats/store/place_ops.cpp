@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace gpuscope::store {
@@ -50,9 +50,10 @@ uint64_t signature(const std::vector<Call>& calls) {
   return h;
 }
 
+bool same_call(const Call& x, const Call& y) { return x.name == y.name && x.work == y.work; }
+
 bool same_names(const std::vector<Call>& a, const std::vector<Call>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                    [](const Call& x, const Call& y) { return x.name == y.name && x.work == y.work; });
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), same_call);
 }
 
 // Maps a time of the recorded step onto the new one: piecewise linear
@@ -249,8 +250,7 @@ class Placer {
       if (n < kMinContainedCalls || n >= calls.size()) continue;
       if (best && (n < best->calls.size() || (n == best->calls.size() && t.last_used < best->last_used))) continue;
       for (size_t k = 0; k + n <= calls.size(); ++k) {
-        if (!std::equal(t.calls.begin(), t.calls.end(), calls.begin() + static_cast<std::ptrdiff_t>(k),
-                        [](const Call& x, const Call& y) { return x.name == y.name && x.work == y.work; }))
+        if (!std::equal(t.calls.begin(), t.calls.end(), calls.begin() + static_cast<std::ptrdiff_t>(k), same_call))
           continue;
         if (foreign_around(t, calls, k)) best = &t, at = k;
         break;
@@ -265,11 +265,10 @@ class Placer {
   // recorded one (the first step, whose backward creates the gradients) repeats
   // some of its work, and is left unplaced.
   static bool foreign_around(const Template& t, const std::vector<Call>& calls, size_t k) {
-    std::unordered_set<uint64_t> own;
-    auto key = [](const Call& c) { return static_cast<uint64_t>(c.name) * 1000003u ^ static_cast<uint64_t>(c.work); };
-    for (const Call& c : t.calls) own.insert(key(c));
+    std::set<std::pair<int64_t, int64_t>> own;  // (name, work)
+    for (const Call& c : t.calls) own.emplace(c.name, c.work);
     for (size_t i = 0; i < calls.size(); ++i)
-      if ((i < k || i >= k + t.calls.size()) && own.contains(key(calls[i]))) return false;
+      if ((i < k || i >= k + t.calls.size()) && own.contains({calls[i].name, calls[i].work})) return false;
     return true;
   }
 
