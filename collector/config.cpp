@@ -76,9 +76,8 @@ Config load_config() {
   if (!c.torch) c.control_steps = 0;  // steps come from the torch plugin
   // Tearing CUPTI down while untraced is what makes the untraced stretches
   // cheap, so it is on wherever tracing switches (GPUSCOPE_CUPTI_FINALIZE=0: off).
-  const bool switches =
-      c.sample_off_ms > 0 || c.window_start_ns > 0 || c.window_end_ns > 0 || c.control() || c.steps_window;
-  c.finalize_when_off = settings::is_set(Id::kCuptiFinalize) ? !settings::equals(Id::kCuptiFinalize, "0") : switches;
+  c.finalize_when_off =
+      settings::is_set(Id::kCuptiFinalize) ? !settings::equals(Id::kCuptiFinalize, "0") : c.switches();
   return c;
 }
 

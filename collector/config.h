@@ -48,6 +48,9 @@ struct Config {
   bool duty_cycle() const { return sample_on_ms > 0 && sample_off_ms > 0; }
   bool window() const { return window_end_ns != 0 || window_start_ns > origin_ns; }
   bool control() const { return control_steps > 0 && !duty_cycle() && !window() && !steps_window; }
+  // Whether tracing switches on and off during the job (a duty cycle, a time
+  // window, the control stretch or a steps window): the schedule runs only then.
+  bool switches() const { return duty_cycle() || window() || control() || steps_window; }
   // Whether the step numbered `step` (from 0) is inside the steps window (all are without one).
   bool step_in_window(uint64_t step) const { return !steps_window || (step >= steps_first && step <= steps_last); }
   // cuptiFinalize while tracing is off (at step boundaries, CUDA driver 12.6 or

@@ -100,9 +100,7 @@ void count_control_step(const Config& config, uint64_t now) {
 
 }  // namespace
 
-bool scheduled(const Config& config) {
-  return config.duty_cycle() || config.window() || config.control() || config.steps_window;
-}
+bool scheduled(const Config& config) { return config.switches(); }
 
 void begin(const Config& config, uint64_t now) {
   if (!scheduled(config)) return;
