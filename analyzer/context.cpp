@@ -5,6 +5,7 @@
 #include "analyzer/parallel.h"
 #include "analyzer/timing.h"
 #include "schema/enums.h"
+#include "store/place_ops.h"
 
 #include <algorithm>
 #include <iterator>
@@ -142,12 +143,23 @@ struct IdleInputs {
   std::vector<Wait> waits;          // sorted by end
   std::vector<Wait> waits_by_start; // the same, sorted by start
   IntervalSet alloc;
+  // Unseen compiles (Context::unseen_compile_ns): per analysed step, whether it
+  // loaded GPU code with its ops not recorded in a torch.compile job; and when
+  // those loads started, sorted.
+  std::vector<uint8_t> unseen_compile_step;
+  std::vector<int64_t> code_loads;
+
+  bool unseen_compile(const Gap& g) const {
+    if (g.length() < kCompilePauseNs || g.step >= unseen_compile_step.size() || !unseen_compile_step[g.step]) return false;
+    auto it = std::lower_bound(code_loads.begin(), code_loads.end(), g.start);
+    return it != code_loads.end() && *it < g.end;
+  }
 
   // The cause of GPU idle time in g: what the process's CPU threads were doing.
   IdleCause cause_of(Gap& g) const {
     const int64_t len = g.length();
     if (2 * c.dataloader.covered(g.start, g.end) >= len) return IdleCause::kDataLoader;
-    if (2 * c.compiling.covered(g.start, g.end) >= len) return IdleCause::kCompile;
+    if (2 * c.compiling.covered(g.start, g.end) >= len || unseen_compile(g)) return IdleCause::kCompile;
     if (2 * alloc.covered(g.start, g.end) >= len) return IdleCause::kAllocator;
     // The CPU synchronized while the GPU sat idle: round trips such as one .item()
     // after another, each a tiny copy and a wait.
@@ -387,7 +399,7 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
   if (!has_device) return c;
 
   // Phase 3: idle attribution, the steps in two halves.
-  IdleInputs in{c, {}, {}, {}};
+  IdleInputs in{c, {}, {}, {}, {}, {}};
   for (const auto& s : m.syncs) {
     if (s.type == schema::sync_type::stream_wait_event) continue;  // the GPU waits, not the host
     uint32_t api = m.api_by_corr.find(s.corr);
@@ -400,6 +412,21 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
   in.alloc = IntervalSet::from_sorted_fn(m.apis.size(), [&](size_t i) {
     return api_is_allocator(m.apis[i].cls) ? Interval{m.apis[i].start, m.apis[i].end()} : Interval{};
   });
+  if (m.torch_compile) {
+    std::vector<uint8_t> ops_recorded(c.steps.size(), 0);
+    for (uint32_t i : c.ops)
+      if (const int step = c.step_of(m.ops[i].start); step >= 0 && m.ops[i].ext < store::kPlacedOpIdBase)
+        ops_recorded[static_cast<size_t>(step)] = 1;
+    in.unseen_compile_step.assign(c.steps.size(), 0);
+    for (uint32_t i : c.apis) {
+      if (m.apis[i].cls != ApiClass::kCodeLoad) continue;
+      if (const int step = c.step_of(m.apis[i].start); step >= 0 && !ops_recorded[static_cast<size_t>(step)]) {
+        in.unseen_compile_step[static_cast<size_t>(step)] = 1;
+        in.code_loads.push_back(m.apis[i].start);
+      }
+    }
+    std::sort(in.code_loads.begin(), in.code_loads.end());
+  }
   std::sort(in.waits.begin(), in.waits.end(), [](const Wait& a, const Wait& b) { return a.end < b.end; });
   in.waits_by_start = in.waits;
   std::sort(in.waits_by_start.begin(), in.waits_by_start.end(), [](const Wait& a, const Wait& b) { return a.start < b.start; });
@@ -420,6 +447,19 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
     if (top.size() > kKeepLargest) top.resize(kKeepLargest);
   }
   c.launch_gap_launches = a.launch_gap_launches + b.launch_gap_launches;
+  if (!in.code_loads.empty()) {
+    std::vector<Interval> unseen;
+    std::vector<uint8_t> steps_with(c.steps.size(), 0);
+    for (const Gap& g : c.gaps)
+      if (g.cause == IdleCause::kCompile && in.unseen_compile(g) && c.compiling.covered(g.start, g.end) < g.length()) {
+        unseen.push_back({g.start, g.end});
+        steps_with[g.step] = 1;
+      }
+    auto unseen_set = IntervalSet::from(std::move(unseen));
+    c.unseen_compile_ns = unseen_set.total();
+    c.unseen_compile_steps = std::count(steps_with.begin(), steps_with.end(), uint8_t{1});
+    c.compiling = c.compiling.unite(unseen_set);
+  }
   timer.mark("  idle attribution");
   return c;
 }

@@ -70,7 +70,13 @@ struct Context {
   IntervalSet gpu_busy;     // analysed device, everything on it
   IntervalSet dataloader;   // DataLoader waits on any thread of the process
   IntervalSet op_busy;      // some torch op running on any thread
-  IntervalSet compiling;    // torch.compile compilation ranges and ops
+  IntervalSet compiling;    // torch.compile compilation ranges and ops, and the unseen compiles below
+  // Compiling seen only by the GPU code it loaded: in a job that uses
+  // torch.compile, a GPU idle gap of at least 5 ms holding a cuModuleLoad* or
+  // cuLibraryLoad* call, in a step whose ops were not recorded (record's
+  // default records them in 2 steps of every 50). Included in `compiling`.
+  int64_t unseen_compile_ns = 0;
+  int64_t unseen_compile_steps = 0;
   std::vector<Breakdown> step_breakdown;
   Breakdown breakdown;
   // Every idle gap except launch-overhead ones, which can number millions and

@@ -183,6 +183,9 @@ struct Model {
   std::vector<CudaMemRec> cuda_mem;    // whole recording
   std::vector<std::pair<uint32_t, int64_t>> ext_links;  // (correlation, external id), dropped after linking
   std::unordered_map<uint32_t, int64_t> compiled_region_first_run;  // name id -> first start, whole recording
+  // The recording shows torch.compile at work somewhere (a "Torch-Compiled
+  // Region" or "TorchDynamo Cache Lookup" op), in any step whose ops were recorded.
+  bool torch_compile = false;
 
   IdMap api_by_corr;   // correlation -> apis index
   IdMap op_by_corr;    // correlation -> ops index (innermost op that launched it)

@@ -289,8 +289,12 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     // its first recorded run was compiled in a step whose ops were not
     // recorded: when is unknown, so it has no first run here.
     std::string ids;
-    for (size_t i = 0; i < m.strings->size(); ++i)
-      if ((*m.strings)[i].starts_with("Torch-Compiled Region: ")) ids += (ids.empty() ? "" : ",") + std::to_string(i);
+    for (size_t i = 0; i < m.strings->size(); ++i) {
+      const std::string& name = (*m.strings)[i];
+      if (name.starts_with("Torch-Compiled Region: ")) ids += (ids.empty() ? "" : ",") + std::to_string(i);
+      m.torch_compile = m.torch_compile || name == "TorchDynamo Cache Lookup";
+    }
+    m.torch_compile = m.torch_compile || !ids.empty();
     if (!ids.empty()) {
       auto st = reader.query(
           "SELECT name_id, min(start), min(CASE WHEN external_id IS NULL OR external_id < ? THEN start END) FROM op "

@@ -158,6 +158,7 @@ ApiClass classify_api(std::string_view n) {
   if (starts(n, "cudaLaunch") || starts(n, "cuLaunch") || starts(n, "cudaGraphLaunch") || starts(n, "cuGraphLaunch"))
     return ApiClass::kLaunch;
   if (contains("Synchronize")) return ApiClass::kSync;
+  if (starts(n, "cuModuleLoad") || starts(n, "cuLibraryLoad") || starts(n, "cudaLibraryLoad")) return ApiClass::kCodeLoad;
   if (contains("Async")) {
     if (contains("Malloc") || contains("Free") || contains("MemAlloc")) return ApiClass::kOther;  // stream-ordered
     if (contains("Memcpy") || contains("Memset") || contains("Prefetch")) return ApiClass::kLaunch;

@@ -42,6 +42,7 @@ enum class ApiClass : uint8_t {
   kMemcpySync,   // cudaMemcpy and other copies that return when done
   kAlloc,        // cudaMalloc-family that does not wait for the GPU
   kFree,         // cudaFree-family: an implicit device synchronization
+  kCodeLoad,     // cuModuleLoad*, cuLibraryLoad*, cudaLibraryLoad*: new GPU code (JIT-compiled kernels among it)
 };
 
 ApiClass classify_api(std::string_view name);

@@ -123,6 +123,34 @@ TEST(RealModels, StepsFromTheLaunchSequenceWithoutThePlugin) {
   EXPECT_EQ(seen, static_cast<int>(kPeriods.size())) << "tests/data/models_*.db.zst missing";
 }
 
+// samples/advisor/recompile.py on the H200 (a new input shape every step, ops
+// recorded in every step) as `record`'s default would have left it: ops in the
+// first analysed step only. The other steps' compiles are seen by the GPU code
+// they loaded while the GPU idled (Context::unseen_compile_ns), so recompile
+// stays the finding, with most of the saving the full recording gives.
+TEST(RealModels, RecompileSeenWithOpsInTheFirstStepsOnly) {
+  const fs::path path = fs::path(GPUSCOPE_SOURCE_DIR) / "tests/data/advisor_recompile.db.zst";
+  const std::string full = readable_recording(path);
+  const analyzer::Analysis all_ops = analyze_path(full);
+  ASSERT_FALSE(all_ops.findings.empty());
+  ASSERT_EQ(all_ops.findings.front().id, "recompile");
+  const std::string db = temp_db("recompile_ops_in_some_steps");
+  fs::copy_file(full, db, fs::copy_options::overwrite_existing);
+  {
+    store::Connection c(db, store::Connection::Mode::kReadWrite);
+    // Steps numbered 2 to 6 (the analysed ones after the first) lose their ops.
+    c.exec("DELETE FROM op WHERE start >= (SELECT min(start) FROM step WHERE number = 2) "
+           "AND start < (SELECT max(\"end\") FROM step WHERE number = 6);"
+           "INSERT OR REPLACE INTO meta(key, value) VALUES ('torch_op_steps', '2/50');");
+  }
+  const analyzer::Analysis some_ops = analyze_path(db);
+  ASSERT_FALSE(some_ops.findings.empty());
+  const analyzer::Finding& f = some_ops.findings.front();
+  EXPECT_EQ(f.id, "recompile") << finding_list(some_ops);
+  EXPECT_GE(f.saving_ms_per_step, 0.8 * all_ops.findings.front().saving_ms_per_step) << finding_list(some_ops);
+  EXPECT_NE(f.evidence.summary.find("whose ops were not recorded"), std::string::npos) << f.evidence.summary;
+}
+
 // torch.profiler's trace of the same tiny MLP (record_shapes, 5 steps; the
 // profiler costs the loop about as much as gpuscope's full tracing): no untraced
 // steps, and the CPU time between launches is torch's dispatch, so the finding

@@ -2,6 +2,9 @@
 // silent on the same loop without the bottleneck.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string_view>
+
 #include "analyzer/rules/cross_rank.h"
 #include "analyzer/rules/rule.h"
 #include "store/place_ops.h"
@@ -10,6 +13,13 @@
 
 namespace gpuscope::testing {
 namespace {
+
+// A finding's metric by name (NaN when it has none).
+double metric(const analyzer::Finding& f, std::string_view name) {
+  for (const auto& m : f.evidence.metrics)
+    if (m.name == name) return m.value;
+  return std::numeric_limits<double>::quiet_NaN();
+}
 
 class RuleTest : public ::testing::TestWithParam<std::string> {};
 
@@ -94,9 +104,7 @@ TEST(Rules, FusionChainsNeedSharedData) {
   auto chained = elementwise_loop("fusion-activations", "[[8192,4096],[8192,4096],[]]", "[[8192,4096],[8192,4096],[]]");
   const auto* f = find(chained, "fusion");
   ASSERT_NE(f, nullptr) << finding_list(chained);
-  double memory_bound_ms = 0;
-  for (const auto& m : f->evidence.metrics)
-    if (m.name == "memory_bound_ms_per_step") memory_bound_ms = m.value;
+  const double memory_bound_ms = metric(*f, "memory_bound_ms_per_step");
   EXPECT_NEAR(memory_bound_ms, 0.180, 0.02);
   EXPECT_NEAR(f->saving_ms_per_step, memory_bound_ms * (1 - 1 / 1.8), 0.001);
 }
@@ -147,7 +155,7 @@ TEST(Rules, RecompileSeenInCompiledRegionNames) {
 // the copies nor the first recorded run (its cache lookup hit at once) is
 // compile time. Each run of the graph spends 50 ms on the CPU with the GPU idle,
 // which would make a recompile finding if either counted.
-analyzer::Analysis unseen_recompile(const std::string& stem, bool placed_copies) {
+analyzer::Analysis unseen_recompile(const std::string& stem, bool placed_copies, bool loads_code = false) {
   const std::string path = temp_db(stem);
   {
     Sim s(path, Sim::Config{});
@@ -157,6 +165,7 @@ analyzer::Analysis unseen_recompile(const std::string& stem, bool placed_copies)
       s.set_next_op_id(placed ? store::kPlacedOpIdBase + 1000 * i : 1000 * i + 1);
       s.step_begin();
       if (i == 0 || i == 5) s.cpu(ms(200));  // compiling: seen in step 0, unseen in step 5
+      if (i == 5 && loads_code) s.api("cuModuleLoadData", us(300));  // the new graph's kernels
       if (recorded || placed) {
         s.op("TorchDynamo Cache Lookup", us(20));
         s.op_begin("Torch-Compiled Region: 0/" + std::to_string(i > 5 ? 1 : 0));
@@ -183,6 +192,23 @@ TEST(Rules, RecompileUnseenInAStepWithoutOpsIsNotCounted) {
   for (bool placed : {true, false}) {
     const analyzer::Analysis a = unseen_recompile(placed ? "unseen-recompile-placed" : "unseen-recompile", placed);
     EXPECT_EQ(find(a, "recompile"), nullptr) << (placed ? "with placed copies: " : "without: ") << finding_list(a);
+  }
+}
+
+// The same job where the unseen compile of step 5 loads its kernels
+// (cuModuleLoadData, as Triton does) before they first run: the GPU idle gap
+// holding the load is compile time, 200 ms of compiling plus the 50 ms the
+// graph's run spends on the CPU before its first kernel (not told apart without
+// ops). Each step's 50 ms of CPU with the GPU idle stays the larger finding.
+TEST(Rules, RecompileInAStepWithoutOpsIsSeenByTheCodeItLoads) {
+  for (bool placed : {true, false}) {
+    SCOPED_TRACE(placed ? "with placed copies" : "without");
+    const analyzer::Analysis a = unseen_recompile(placed ? "loaded-recompile-placed" : "loaded-recompile", placed, true);
+    const analyzer::Finding* f = find(a, "recompile");
+    ASSERT_NE(f, nullptr) << finding_list(a);
+    EXPECT_NEAR(metric(*f, "unseen_compile_ms_total"), 250.0, 2.0);
+    EXPECT_NEAR(metric(*f, "steps_with_compilation"), 1.0, 0.0);
+    EXPECT_NE(f->evidence.summary.find("1 step(s) whose ops were not recorded"), std::string::npos) << f->evidence.summary;
   }
 }
 

@@ -16,8 +16,9 @@ of issue 20, in one run (the `ddp` step of tests/gpu/session.sh, on nvidia-h200-
                 (tests/gpu/hta_overlap.py; HTA itself where it is installed): within 5 points.
   5. cost       plain job against `record` (default), alternated rounds: median step of each,
                 and the recording's own traced-against-untraced figure.
-  6. small      a short `record --full` kept as ddp_nccl_2ranks.db.zst, with its analyze
-                output, for tests/data and a golden cross-rank report in CI.
+  6. small      a short `record --full` of the straggler variant (12 steps, a small model) kept
+                as ddp_BACKEND_2ranks.db.zst, with its analyze output, for tests/data and a
+                golden cross-rank report in CI.
 
 --device cpu --backend gloo runs the same on the CPU (the NCCL, CUPTI and overlap checks are
 skipped and say so): how the script is tried on a machine without GPUs.
@@ -235,7 +236,8 @@ if "cost" in wanted:
         [round(x, 1) for x in ratios], round(statistics.median(ratios), 1) if ratios else None), rows=rows)
 
 if "small" in wanted:
-    db, rc, seconds, _ = record("ddp_small", "--full", steps=6,
+    # The straggler variant, so the committed recording's cross-rank report has a finding to name.
+    db, rc, seconds, _ = record("ddp_small", "--full", steps=12, extra=["--straggler-rank", "1", "--straggler-ms", "20"],
                                 model=["--layers", "2", "--width", "1024", "--batch", "32"])
     if check_job("small", db, rc, seconds):
         subprocess.run([args.gpuscope, "analyze", db, "-o", os.path.join(args.out, "ddp_small_report.txt"), "--force"])
