@@ -343,6 +343,12 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
   if (m.apis.empty()) n.push_back("no CUDA API calls recorded: launch overhead and host synchronizations cannot be attributed");
   if (c.dataloader.empty()) n.push_back("no DataLoader ranges recorded: waits for data count as other CPU time");
   if (!a.memory.torch_allocator && !a.memory.cuda_events) n.push_back("no memory events recorded: memory peaks unknown");
+  if (a.memory.unreported_allocs > 0)
+    n.push_back(std::to_string(a.memory.unreported_allocs) +
+                " cudaMalloc-family call(s) in the analysed steps came where allocator events were not recorded (the "
+                "first steps of each traced stretch only, GPUSCOPE_TORCH_MEMORY_STEPS): memory grew after those steps, "
+                "so the job's peaks may be above the ones shown; GPUSCOPE_TORCH_MEMORY_STEPS=0 or --full records them "
+                "in every step");
   if (c.device >= 0 && !m.device(c.device)) n.push_back("no properties recorded for device " + std::to_string(c.device) + ": SM efficiency and memory capacity unknown");
 }
 

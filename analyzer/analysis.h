@@ -186,6 +186,10 @@ struct MemorySummary {
   double peak_fraction = 0;  // largest peak over capacity
   int64_t cuda_allocs = 0, cuda_frees = 0;  // cudaMalloc/cudaFree-level events in analysed steps
   int64_t failed_allocs = 0;                // allocation API calls that returned an error
+  // With ops (and so allocator events) recorded in some steps only: allocation
+  // calls in analysed steps that no allocator event followed, so memory grew
+  // where the peaks above did not look (a note says so; not in the JSON's memory).
+  int64_t unreported_allocs = 0;
   double allocs_per_step = 0;
   std::vector<MemoryPoint> timeline;  // downsampled, max per bucket
 };

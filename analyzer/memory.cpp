@@ -8,6 +8,8 @@ namespace gpuscope::analyzer {
 namespace {
 
 constexpr int kTimelineBuckets = 200;
+// How soon after its cudaMalloc returns the caching allocator reports the block.
+constexpr int64_t kAllocReportWithinNs = 1'000'000;
 
 // Fills one series of the timeline: per bucket the largest value seen in it,
 // or the last value before it when nothing happened inside.
@@ -77,6 +79,18 @@ MemorySummary memory_summary(const Context& c) {
   }
   for (const auto& a : c.m.apis)
     if (api_is_allocator(a.cls) && a.failed) ++s.failed_allocs;
+  // torch's caching allocator reports right after its cudaMalloc returns, where
+  // its hook is on (the first GPUSCOPE_TORCH_MEMORY_STEPS steps of each traced
+  // stretch, under record's default): a call without a report came elsewhere.
+  if (s.torch_allocator && !c.m.op_steps.empty()) {
+    for (uint32_t i : c.apis) {
+      const ApiRec& a = c.m.apis[i];
+      if (a.cls != ApiClass::kAlloc || a.failed) continue;
+      auto next = std::lower_bound(torch.begin(), torch.end(), a.start,
+                                   [](const TorchMemRec& e, int64_t t) { return e.ts < t; });
+      if (next == torch.end() || next->ts > a.end() + kAllocReportWithinNs) ++s.unreported_allocs;
+    }
+  }
   s.allocs_per_step = static_cast<double>(s.cuda_allocs + s.cuda_frees) / c.n_steps;
 
   if (!c.steps.empty() && (s.torch_allocator || s.cuda_events)) {

@@ -212,6 +212,45 @@ TEST(Rules, RecompileInAStepWithoutOpsIsSeenByTheCodeItLoads) {
   }
 }
 
+// Ops, and with them allocator events, recorded in the first steps only: a
+// cudaMalloc in step 7 that no allocator event followed means memory grew where
+// the reported peaks did not look, and the report says so. Where the event came
+// (the allocator's hook on), nothing is said.
+analyzer::Analysis growing_memory(const std::string& stem, bool reported) {
+  const std::string path = temp_db(stem);
+  {
+    Sim s(path, Sim::Config{});
+    s.recording().meta("torch_op_steps", "2/50");
+    for (int i = 0; i < 12; ++i) {
+      s.step_begin();
+      if (i < 2) s.torch_memory(int64_t{1} << 30, int64_t{2} << 30);
+      s.kernel(names::kGemmBf16, us(400));
+      if (i == 7) {
+        s.api("cudaMalloc", us(80));
+        if (reported) s.torch_memory(int64_t{3} << 30, int64_t{4} << 30);
+      }
+      s.step_end();
+    }
+    s.sync("cudaDeviceSynchronize");
+    s.finish();
+  }
+  return analyze_path(path);
+}
+
+TEST(Memory, GrowthWhereAllocatorEventsWereNotRecordedIsNoted) {
+  auto has_note = [](const analyzer::Analysis& a) {
+    for (const auto& n : a.notes)
+      if (n.find("allocator events were not recorded") != std::string::npos) return true;
+    return false;
+  };
+  const analyzer::Analysis unseen = growing_memory("memory-growth-unseen", false);
+  EXPECT_EQ(unseen.memory.unreported_allocs, 1);
+  EXPECT_TRUE(has_note(unseen));
+  const analyzer::Analysis seen = growing_memory("memory-growth-seen", true);
+  EXPECT_EQ(seen.memory.unreported_allocs, 0);
+  EXPECT_FALSE(has_note(seen));
+}
+
 TEST(Rules, IdsAreUniqueAndThresholdsNamed) {
   std::set<std::string_view> ids;
   for (const auto* r : analyzer::all_rules()) {
