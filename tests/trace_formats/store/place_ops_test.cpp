@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <tuple>
@@ -216,7 +217,56 @@ TEST(PlaceOps, OnlyCallsThatCarryGpuWorkTakePartInMatching) {
 // (name and shapes) they had, or none. On the 17 recordings: 34 485 of 34 658
 // kernels get theirs back; the rest are in warm-up steps or steps whose
 // shapes changed, which match no recorded step.
-TEST(PlaceOps, KernelsOfRealRecordingsGetTheOpsTheyHad) {
+// Launches of a kernel no other step makes, put on the thread of step
+// `step_start`'s first GPU call just before it, as a script's probe between
+// blocks of steps does (real_models.py --threads). Returns whether they fit.
+bool add_probe_before_first_gpu_call(store::Connection& c, int64_t pid, int64_t step_start, int64_t step_end,
+                                     int launches, int64_t& next_correlation) {
+  auto first = c.prepare(
+      "SELECT a.tid, a.domain, a.cbid, a.name_id, a.start FROM api_call a WHERE a.pid = ?1 AND a.start >= ?2 "
+      "AND a.start < ?3 AND (EXISTS (SELECT 1 FROM kernel k WHERE k.pid = a.pid AND k.correlation = a.correlation) "
+      "OR EXISTS (SELECT 1 FROM memcpy m WHERE m.pid = a.pid AND m.correlation = a.correlation) "
+      "OR EXISTS (SELECT 1 FROM memset m WHERE m.pid = a.pid AND m.correlation = a.correlation)) "
+      "ORDER BY a.start LIMIT 1");
+  first.bind(1, pid);
+  first.bind(2, step_start);
+  first.bind(3, step_end);
+  if (!first.step()) return false;
+  const int64_t tid = first.int64(0), domain = first.int64(1), cbid = first.int64(2), call_name = first.int64(3);
+  const int64_t room = first.int64(4) - step_start - 2;
+  if (room < 2 * launches) return false;
+  auto kernel_like = c.prepare("SELECT device, context, stream FROM kernel WHERE pid = ?1 LIMIT 1");
+  kernel_like.bind(1, pid);
+  if (!kernel_like.step()) return false;
+  const int64_t device = kernel_like.int64(0), context = kernel_like.int64(1), stream = kernel_like.int64(2);
+  c.exec("INSERT OR IGNORE INTO string(id, value) SELECT max(id) + 1, 'gpuscope_test_probe' FROM string "
+         "WHERE NOT EXISTS (SELECT 1 FROM string WHERE value = 'gpuscope_test_probe')");
+  const int64_t probe_name = c.query_int("SELECT id FROM string WHERE value = 'gpuscope_test_probe'").value_or(0);
+  auto call = c.prepare("INSERT INTO api_call(pid, tid, domain, cbid, name_id, start, \"end\", correlation, return_code) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0)");
+  auto kernel = c.prepare("INSERT INTO kernel(pid, device, context, stream, correlation, start, \"end\", name_id, "
+                          "grid_x, grid_y, grid_z, block_x, block_y, block_z) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, 1, 1, 32, 1, 1)");
+  const int64_t spacing = room / launches;
+  for (int j = 0; j < launches; ++j) {
+    const int64_t t = step_start + 1 + j * spacing, corr = next_correlation++;
+    for (auto [i, v] : std::initializer_list<std::pair<int, int64_t>>{
+             {1, pid}, {2, tid}, {3, domain}, {4, cbid}, {5, call_name}, {6, t}, {7, t + spacing / 2}, {8, corr}})
+      call.bind(i, v);
+    call.run();
+    for (auto [i, v] : std::initializer_list<std::pair<int, int64_t>>{
+             {1, pid}, {2, device}, {3, context}, {4, stream}, {5, corr}, {6, t + spacing / 2}, {7, t + spacing / 2 + 1}, {8, probe_name}})
+      kernel.bind(i, v);
+    kernel.run();
+  }
+  return true;
+}
+
+// Every recording of tests/data with ops and 10 steps or more, its ops removed
+// in 3 steps of every 5 and placed again: each kernel must get back the op it
+// had, never another. With `probe` > 0, steps 3, 8, ... also start with that
+// many launches of a kernel of their own (work no recorded step has, before
+// the recorded step's calls): they must be placed all the same.
+void check_real_recordings(int probe) {
   namespace fs = std::filesystem;
   constexpr const char* kSteps =
       "WITH s AS (SELECT pid, start, \"end\", row_number() OVER (PARTITION BY pid ORDER BY start) - 1 AS i FROM step) ";
@@ -234,13 +284,14 @@ TEST(PlaceOps, KernelsOfRealRecordingsGetTheOpsTheyHad) {
     while (st.step()) out[{st.int64(0), st.int64(1)}] = std::string(st.text(2));
     return out;
   };
-  size_t recordings = 0, kernels = 0, same = 0;
+  size_t recordings = 0, kernels = 0, same = 0, probed = 0;
   for (const auto& e : fs::directory_iterator(fs::path(GPUSCOPE_SOURCE_DIR) / "tests" / "data")) {
     if (e.path().extension() != ".db") continue;
     SCOPED_TRACE(e.path().filename().string());
-    const std::string copy = testing::fresh_temp_db("place_" + e.path().stem().string());
+    const std::string copy = testing::fresh_temp_db("place_" + e.path().stem().string() + (probe ? "_probe" : ""));
     fs::copy_file(e.path(), copy, fs::copy_options::overwrite_existing);
     Ops before;
+    int probes = 0;
     {
       store::Connection c(copy, store::Connection::Mode::kReadWrite);
       if (c.query_int("SELECT count(*) FROM step").value_or(0) < 10 || !c.query_int("SELECT 1 FROM op LIMIT 1")) continue;
@@ -250,9 +301,21 @@ TEST(PlaceOps, KernelsOfRealRecordingsGetTheOpsTheyHad) {
              "AND op.start >= s.start AND op.start < s.\"end\")");
       c.exec("DELETE FROM external_correlation");
       c.exec("INSERT OR REPLACE INTO meta(key, value) VALUES ('torch_op_steps', '2/5')");
+      if (probe > 0) {
+        std::vector<std::tuple<int64_t, int64_t, int64_t>> steps;
+        auto st = c.prepare(std::string(kSteps) + "SELECT pid, start, \"end\" FROM s WHERE i % 5 = 3");
+        while (st.step()) steps.emplace_back(st.int64(0), st.int64(1), st.int64(2));
+        int64_t correlation = int64_t{3} << 32;
+        for (const auto& [pid, start, end] : steps)
+          probes += add_probe_before_first_gpu_call(c, pid, start, end, probe, correlation);
+      }
     }
     const store::Finalized f = store::finalize_recording(copy);
     EXPECT_GT(f.placed.steps_placed, 0);
+    if (probes > 0) {
+      EXPECT_GT(f.placed.steps_with_extra_calls, 0) << probes << " steps probed";
+      ++probed;
+    }
     store::Connection c(copy, store::Connection::Mode::kReadOnly);
     const Ops after = kernel_ops(c);
     size_t here = 0, wrong = 0;
@@ -265,6 +328,10 @@ TEST(PlaceOps, KernelsOfRealRecordingsGetTheOpsTheyHad) {
     // for grid: never an op with other shapes (advisor_memory_pressure's batch
     // size changes between steps).
     EXPECT_EQ(wrong, 0u);
+    // The probes' own kernels get none.
+    EXPECT_EQ(c.query_int("SELECT count(*) FROM kernel k JOIN string s ON s.id = k.name_id JOIN external_correlation e "
+                          "ON e.pid = k.pid AND e.correlation = k.correlation WHERE s.value = 'gpuscope_test_probe'"),
+              0);
     // Within one recording most steps must match; a warm-up step may not.
     EXPECT_GE(here, before.size() * 8 / 10) << f.placed.steps_placed << " steps placed, " << f.placed.steps_unplaced
                                             << " not";
@@ -273,8 +340,15 @@ TEST(PlaceOps, KernelsOfRealRecordingsGetTheOpsTheyHad) {
     ++recordings;
   }
   EXPECT_GE(recordings, 15u);
+  if (probe > 0) {
+    EXPECT_GE(probed, 15u);
+  }
   EXPECT_GE(same, kernels * 99 / 100) << same << " of " << kernels << " kernels got their op back";
 }
+
+TEST(PlaceOps, KernelsOfRealRecordingsGetTheOpsTheyHad) { check_real_recordings(0); }
+
+TEST(PlaceOps, RealStepsStartingWithAProbeOfTheirOwnGetTheirOpsToo) { check_real_recordings(4); }
 
 }  // namespace
 }  // namespace gpuscope
