@@ -25,8 +25,9 @@ extern const Rule kRecompileRule = {
     "where the backward graph is compiled). With ops recorded in some steps only (`record`'s default), a graph "
     "counts only where its first run was recorded after a cache lookup and a pause of at least 5 ms; in a "
     "step whose ops were not recorded, a GPU idle gap of at least 5 ms in which the job loaded GPU code "
-    "(cuModuleLoad*, cuLibraryLoad*: the new kernels) counts, in a job seen using torch.compile elsewhere. A recompile in steady state means a guard "
-    "failed (a new shape, dtype, Python value) or a graph break re-traced code.",
+    "(cuModuleLoad*, cuLibraryLoad*: the new kernels) counts, in a job seen using torch.compile elsewhere. A "
+    "recompile in steady state means a guard failed (a new shape, dtype, Python value) or a graph break re-traced "
+    "code.",
     "Time spent compiling per step: it holds the training thread whether or not the GPU idles meanwhile "
     "(Inductor benchmarks kernel choices on the GPU), and a model that stopped recompiling runs cached code "
     "instead.",
