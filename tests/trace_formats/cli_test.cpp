@@ -106,12 +106,19 @@ TEST(Cli, ExportRejectsBadDatabases) {
     w.commit();
     w.connection().exec("PRAGMA journal_mode=DELETE");
   }
+  // A recording cut short (an interrupted copy) and one still compressed as tests/data keeps them.
+  const std::string recording = test::read_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/mlp_h200.db");
+  test::write_file(tmp.file("cut.db"), recording.substr(0, 100000));
+  test::write_file(tmp.file("packed.db"),
+                   test::read_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/data/models_tiny_mlp.db.zst"));
+  const std::string cut = "a truncated SQLite file, 100000 of " + std::to_string(recording.size()) + " bytes";
   struct Case {
     const char* db;
     const char* problem;
   };
   for (const Case& c : {Case{"empty.db", "empty file"}, Case{"text.db", "not a gpuscope recording"},
-                        Case{"future.db", "newer gpuscope"}, Case{"missing.db", "no such file"}}) {
+                        Case{"future.db", "newer gpuscope"}, Case{"missing.db", "no such file"},
+                        Case{"cut.db", cut.c_str()}, Case{"packed.db", "compressed with zstd; decompress it first"}}) {
     SCOPED_TRACE(c.db);
     auto before = listing(tmp.path());
     test::RunResult r = test::run(test::gpuscope_bin() + " export -q '" + tmp.file(c.db) + "' --chrome '" +

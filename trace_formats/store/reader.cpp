@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 
 #include "schema/schema.h"
 
@@ -35,6 +38,36 @@ const std::string& checked_path(const std::string& path) {
   if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   if (st.st_size == 0) throw Error(path + ": empty file, not a gpuscope recording");
   return path;
+}
+
+// Why SQLite could not read `path`, for its one-line error: what the first
+// bytes say the file is (a zstd-compressed recording, an SQLite file cut short
+// by a copy, a damaged one) where they say it, else that it is no SQLite file.
+// (torch.profiler traces never get here: the commands import those.)
+std::string unreadable_reason(const std::string& path, const std::string& sqlite_error) {
+  unsigned char head[100] = {};
+  size_t got = 0;
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    got = std::fread(head, 1, sizeof head, f);
+    std::fclose(f);
+  }
+  auto starts = [&](std::initializer_list<unsigned char> magic) {
+    return got >= magic.size() && std::equal(magic.begin(), magic.end(), head);
+  };
+  if (starts({0x28, 0xb5, 0x2f, 0xfd}))
+    return "compressed with zstd; decompress it first: zstd -d " + path;
+  static constexpr char kSqliteMagic[] = "SQLite format 3";  // and its NUL: 16 bytes
+  if (got == sizeof head && std::equal(kSqliteMagic, kSqliteMagic + sizeof kSqliteMagic, head)) {
+    const uint32_t page = (uint32_t{head[16]} << 8) | head[17];
+    const uint64_t page_size = page == 1 ? 65536 : page;
+    const uint64_t pages = (uint64_t{head[28]} << 24) | (uint64_t{head[29]} << 16) | (uint64_t{head[30]} << 8) | head[31];
+    struct stat st {};
+    if (pages > 0 && ::stat(path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) < page_size * pages)
+      return "a truncated SQLite file, " + std::to_string(st.st_size) + " of " + std::to_string(page_size * pages) +
+             " bytes (an interrupted copy?)";
+    return "a damaged SQLite file (" + sqlite_error + ")";
+  }
+  return "not a gpuscope recording (not an SQLite database)";
 }
 
 }  // namespace
@@ -82,8 +115,8 @@ Reader::Reader(const std::string& path)
                  path.c_str(), static_cast<long long>(unread), path.c_str());
   try {
     db_.query_int("SELECT count(*) FROM sqlite_master");
-  } catch (const Error&) {
-    throw Error(path + ": not a gpuscope recording (not an SQLite database)");
+  } catch (const Error& e) {
+    throw Error(path + ": " + unreadable_reason(path, e.what()));
   }
   check_schema_version(db_);
   version_ = std::atoi(db_.query_text("SELECT value FROM meta WHERE key='schema_version'")->c_str());
