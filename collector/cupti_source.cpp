@@ -1,5 +1,8 @@
 #include "collector/cupti_source.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -10,6 +13,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collector/clock.h"
@@ -303,6 +307,14 @@ void disarm_teardown() {
   watch_captures();
 }
 
+std::mutex g_own_mutex;  // never held while taking g_control
+std::vector<OwnOverhead> g_own;
+
+void note_own(const char* name, uint64_t start, uint64_t end) {
+  std::lock_guard lock(g_own_mutex);
+  if (g_own.size() < 4096) g_own.push_back({name, static_cast<int64_t>(syscall(SYS_gettid)), start, end});
+}
+
 // The thread running a teardown: its own CUDA calls (the drain) come back
 // through on_callback and must not start another.
 thread_local bool t_tearing_down = false;
@@ -327,6 +339,7 @@ void teardown_at_api_exit() {
   t_tearing_down = true;
   const uint64_t begun = now_ns();
   bool ok = g_api.synchronize_devices();
+  const uint64_t drained = now_ns();
   g_drained_ns = 0;
   g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   // Stopped for good (the disk filled), the writer has ended: what CUPTI
@@ -352,6 +365,7 @@ void teardown_at_api_exit() {
       g_session.fetch_add(1, std::memory_order_relaxed);  // every buffer of the old one has completed
     }
   }
+  note_own(kTeardownName, drained, now_ns());
   t_tearing_down = false;
 }
 
@@ -434,6 +448,7 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
     return Switched::yes;
   }
   disarm_teardown();  // resumed before any API exit came
+  uint64_t from = now_ns();
   if (g_finalized) {
     // The stretch ran untraced from the pause; draining again here
     // (a job thread at a step boundary: may_wait) measures how long the GPU
@@ -444,13 +459,18 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
       g_span_end = now_ns();
     }
     g_drained_ns = 0;
+    from = now_ns();
     if (!subscribe_and_configure(why)) return Switched::no;
     g_finalized.store(false);
+    const uint64_t subscribed = now_ns();
+    note_own(kSubscribeName, from, subscribed);
+    from = subscribed;
   }
   std::string failed;
   if (!enable_kinds(why, &failed)) return Switched::no;
   if (!failed.empty()) why = "some activity kinds did not resume: " + failed;
   g_tracing = true;
+  note_own(kEnableName, from, now_ns());
   return Switched::yes;
 }
 
@@ -461,6 +481,11 @@ bool take_untraced_span(uint64_t& start, uint64_t& end) {
   end = g_span_end;
   g_span_start = g_span_end = 0;
   return true;
+}
+
+std::vector<OwnOverhead> take_own_overhead() {
+  std::lock_guard lock(g_own_mutex);
+  return std::exchange(g_own, {});
 }
 
 bool teardown_pending() { return g_teardown_armed.load(std::memory_order_relaxed); }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "collector/config.h"
 #include "collector/cupti_api.h"
@@ -43,6 +44,21 @@ bool stop_for_good();
 // CUPTI was torn down to the drain when tracing resumed (collector clock).
 // False when none was measured since the last call.
 bool take_untraced_span(uint64_t& start, uint64_t& end);
+// gpuscope's own stall of the job where tracing switches: CPU time on the
+// thread that switched, with the GPU drained and nothing to run. The teardown
+// from the end of its drain (flush, decode, cuptiFinalize), the resume from
+// the end of its drain (cuptiSubscribe and its set-up), then enabling the
+// kinds (the only part without a teardown before). The writer stores them as tracer_overhead ranges on that thread.
+struct OwnOverhead {
+  const char* name;  // one of the k*Name below
+  int64_t tid;
+  uint64_t start, end;  // collector clock
+};
+inline constexpr const char* kTeardownName = "gpuscope: CUPTI teardown (flush, decode, cuptiFinalize)";
+inline constexpr const char* kSubscribeName = "gpuscope: CUPTI resume, cuptiSubscribe";  // after a teardown only
+inline constexpr const char* kEnableName = "gpuscope: CUPTI resume, enable activities";
+// Those since the last call, oldest first.
+std::vector<OwnOverhead> take_own_overhead();
 // In a forked child: no teardown from there (the parent owns CUPTI's state).
 void forget_in_child();
 // Called before cuptiFinalize, which frees the names (kernels, devices) that

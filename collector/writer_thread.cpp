@@ -5,6 +5,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -149,6 +150,24 @@ void write_sampling_windows(State& s, bool final_tick, uint64_t now) {
   write_windows(s, schedule::take_untraced(), schema::range_source::untraced_drained, store::kUntracedDrainedName);
 }
 
+// gpuscope's own stalls where tracing switched (cupti_source::take_own_overhead),
+// as tracer overhead on the thread they held, beside CUPTI's own overhead records.
+void write_own_overhead(State& s) {
+  for (const cupti_source::OwnOverhead& o : cupti_source::take_own_overhead()) {
+    if (!s.sink->in_window(o.start)) continue;
+    store::RangeRow r;
+    r.pid = s.sink->pid;
+    r.tid = o.tid;
+    r.source = schema::range_source::tracer_overhead;
+    r.kind = schema::range_kind::push_pop;
+    r.name = o.name;
+    r.start = s.sink->rel(o.start);
+    r.end = s.sink->rel(std::max(o.end, o.start));
+    s.writer->add(r);
+    s.sink->api_tids.emplace(static_cast<uint32_t>(o.tid), true);
+  }
+}
+
 // One tick: gather everything, write it, commit. The final tick leaves CUPTI
 // alone: the exiting thread has flushed it (see collector.cpp, on_exit).
 void tick(State& s, bool final_tick) {
@@ -167,6 +186,7 @@ void tick(State& s, bool final_tick) {
     s.cpu.flush_open_start_end(*s.sink);
   }
   if (schedule::scheduled(s.config)) write_sampling_windows(s, final_tick, now);
+  write_own_overhead(s);
   write_process_and_stats(s, now);
   s.writer->commit();
 }

@@ -33,7 +33,7 @@ std::string tracer_overhead_line(const Analysis& a) {
   for (const auto& o : s.tracer_overhead)
     kinds += (kinds.empty() ? "" : ", ") + o.name + " " + format_fixed(o.ms_per_step, 3) + " ms in " +
              std::to_string(o.count);
-  return "overhead recorded by CUPTI: " + format_fixed(s.tracer_overhead_ms_per_step, 3) + " ms a step (" + kinds + ")";
+  return "tracer overhead recorded: " + format_fixed(s.tracer_overhead_ms_per_step, 3) + " ms a step (" + kinds + ")";
 }
 
 std::string cross_rank_scope_line(const Analysis& a) {

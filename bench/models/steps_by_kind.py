@@ -24,7 +24,14 @@ empty launch costs a plain process 3.7-4.1 us (bench/collector/launch_cost.cu on
 longer call is what CUPTI adds in it; where the step grew by more than all its calls take, the
 rest of tracing's cost is outside the CUDA calls (torch, Python, the caches).
 
-  bench/models/steps_by_kind.py --gpuscope build/bin/gpuscope RUN.db [RUN.db.zst ...] [--json] [--calls]
+With --resume, a third table: what the first resume after the control stretch cost the job. The
+resume step's CPU span holds the drain (the job's thread waits until the GPU has run the untraced
+steps' queued work: the CPU's lead given up, the GPU busy meanwhile); after the drain the GPU has
+nothing to run until the first traced kernel: CUPTI subscribing and enabling again, then the step's
+own code up to its first launch. Recordings made since 2026-12-05 also hold gpuscope's own
+`tracer_overhead` ranges for those phases ("gpuscope: CUPTI resume, ..."), summed here.
+
+  bench/models/steps_by_kind.py --gpuscope build/bin/gpuscope RUN.db [RUN.db.zst ...] [--json] [--calls] [--resume]
 """
 import argparse
 import json
@@ -87,6 +94,28 @@ def launch_calls(path, pid, spans):
             "cuda_calls_ms": round(statistics.median(in_calls), 3)}
 
 
+def resume(path, pid):
+    """The first resume after an untraced stretch measured on the GPU: its step's CPU span, how far
+    into it the drain ended, the GPU idle from there to the first kernel, and gpuscope's own
+    overhead ranges in that idle, in ms; None without such a stretch."""
+    with sqlite3.connect("file:%s?mode=ro" % path, uri=True) as c:
+        row = c.execute("SELECT min(\"end\") FROM range WHERE source = 8 AND pid = ?", (pid,)).fetchone()
+        if not row or row[0] is None:
+            return None
+        drained = row[0]
+        step = c.execute("SELECT start, \"end\" FROM step WHERE pid = ? AND start <= ? AND \"end\" > ? "
+                         "ORDER BY start LIMIT 1", (pid, drained, drained)).fetchone()
+        first = c.execute("SELECT min(start) FROM kernel WHERE pid = ? AND start > ?", (pid, drained)).fetchone()[0]
+        if not step or first is None:
+            return None
+        own = c.execute("SELECT sum(r.\"end\" - r.start) FROM range r JOIN string s ON s.id = r.name_id "
+                        "WHERE r.pid = ? AND r.source = 9 AND s.value LIKE 'gpuscope: CUPTI resume%' "
+                        "AND r.start >= ? AND r.start < ?", (pid, drained, first)).fetchone()[0]
+    return {"resume_step_cpu_ms": round((step[1] - step[0]) / 1e6, 2), "drain_into_step_ms": round((drained - step[0]) / 1e6, 2),
+            "gpu_idle_after_drain_ms": round((first - drained) / 1e6, 2),
+            "own_resume_ms": round(own / 1e6, 2) if own is not None else None}
+
+
 def kinds(rows):
     """The steps after the control stretch (the last run of steps without kernels), by kind."""
     untraced = [i for i, r in enumerate(rows) if r[4] == 0]
@@ -109,6 +138,7 @@ def main():
     ap.add_argument("--gpuscope", default="build/bin/gpuscope")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--calls", action="store_true", help="also the launch calls of the kernels-only steps")
+    ap.add_argument("--resume", action="store_true", help="also what the resume after the control stretch cost")
     ap.add_argument("recordings", nargs="+")
     args = ap.parse_args()
     results = []
@@ -118,6 +148,7 @@ def main():
             base, pid = untraced_ms(args.gpuscope, db)
             by = kinds(steps(db, pid)) if pid is not None else None
             calls = launch_calls(db, pid, by["kernel_spans"]) if args.calls and by and by["kernel_spans"] else None
+            resumed = resume(db, pid) if args.resume and pid is not None else None
         finally:
             if temp:
                 os.unlink(temp)
@@ -135,6 +166,8 @@ def main():
         row["long_job_pct"] = round(100 * ((row["kernels_ms"] + ops_extra) / base - 1), 1)
         if calls:
             row.update(calls)
+        if resumed:
+            row.update(resumed)
         results.append(row)
     if args.json:
         print(json.dumps(results, indent=1))
@@ -157,6 +190,16 @@ def main():
                 print("| %s | %.0f | %.1f us, %.1f us | %.2f ms | %+.2f ms |" % (
                     r["recording"], r["launches_per_step"], r["launch_call_us_median"], r["launch_call_us_mean"],
                     r["cuda_calls_ms"], r["kernels_ms"] - r["untraced_ms"]))
+    if args.resume:
+        print()
+        print("| recording | resume step on the CPU | drain ended into it (CPU lead given up, GPU busy) "
+              "| GPU idle after the drain to the first kernel | of it gpuscope's own resume ranges |")
+        print("|---|---:|---:|---:|---:|")
+        for r in results:
+            if "gpu_idle_after_drain_ms" in r:
+                print("| %s | %.1f ms | %.1f ms | %.1f ms | %s |" % (
+                    r["recording"], r["resume_step_cpu_ms"], r["drain_into_step_ms"], r["gpu_idle_after_drain_ms"],
+                    "%.1f ms" % r["own_resume_ms"] if r["own_resume_ms"] is not None else "not recorded (before 2026-12-05)"))
     return 0
 
 

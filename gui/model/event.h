@@ -20,7 +20,7 @@ enum class EventKind : uint8_t {
   kOptimizer,   // optimizer step / zero_grad ranges
   kAsyncRange,  // NVTX start/end ranges (may cross threads)
   kMark,        // NVTX marks (instants)
-  kTracerOverhead,  // CUPTI's overhead records (`record --trace ...,overhead`)
+  kTracerOverhead,  // CUPTI's overhead records (`record --trace ...,overhead`) and gpuscope's own switch stalls
   kCount
 };
 

@@ -184,6 +184,45 @@ TEST(CuptiSwitch, UntracedStretchCountsFromThePauseLessTheTeardown) {
   }
 }
 
+// What the switches cost the job beyond the drains (the GPU has nothing to
+// run then) is recorded as gpuscope's own overhead on the switching thread:
+// the teardown's flush, decode and cuptiFinalize, the resume's subscription
+// and enabling. Without a teardown (CUPTI kept), a resume only enables.
+TEST(CuptiSwitch, TeardownAndResumeAreRecordedAsOwnOverhead) {
+  using std::chrono::milliseconds;
+  constexpr uint64_t kMs = 1000000;
+  start_fake(true, true);
+  cupti_source::set_before_teardown([] {
+    std::this_thread::sleep_for(milliseconds(20));  // the writer decoding before cuptiFinalize
+    return true;
+  });
+  EXPECT_TRUE(cupti_source::take_own_overhead().empty());
+  ASSERT_TRUE(off());
+  const uint64_t before_teardown = now_ns();
+  launch_exit();
+  ASSERT_TRUE(on());
+  const uint64_t after_resume = now_ns();
+  const auto own = cupti_source::take_own_overhead();
+  ASSERT_EQ(own.size(), 3u);
+  const auto tid = static_cast<int64_t>(gettid());
+  EXPECT_STREQ(own[0].name, cupti_source::kTeardownName);
+  EXPECT_GE(own[0].start, before_teardown);
+  EXPECT_GE(own[0].end - own[0].start, 20 * kMs);
+  EXPECT_STREQ(own[1].name, cupti_source::kSubscribeName);
+  EXPECT_GE(own[1].start, own[0].end);
+  EXPECT_STREQ(own[2].name, cupti_source::kEnableName);
+  EXPECT_EQ(own[2].start, own[1].end);
+  EXPECT_LE(own[2].end, after_resume);
+  for (const auto& o : own) EXPECT_EQ(o.tid, tid) << o.name;
+  EXPECT_TRUE(cupti_source::take_own_overhead().empty());  // taken once
+  // Paused and resumed before any API exit: no teardown, the resume only enables again.
+  ASSERT_TRUE(off());
+  ASSERT_TRUE(on());
+  const auto kept = cupti_source::take_own_overhead();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_STREQ(kept[0].name, cupti_source::kEnableName);
+}
+
 // GPUSCOPE_CUPTI_ATTRIBUTES reaches CUPTI before the buffer callbacks are
 // registered, flags as one byte and sizes as size_t.
 TEST(CuptiSwitch, UserAttributesAreSetAtSubscription) {
