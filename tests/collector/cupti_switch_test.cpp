@@ -62,6 +62,19 @@ Config start_fake(bool finalize, bool with_cuda) {
   return config;
 }
 
+constexpr uint64_t kMs = 1000000;
+
+// The fake with teardowns, where the writer's decode before cuptiFinalize takes `ms`.
+int g_decode_ms = 0;
+void start_fake_with_decode(int ms) {
+  start_fake(true, true);
+  g_decode_ms = ms;
+  cupti_source::set_before_teardown([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(g_decode_ms));
+    return true;
+  });
+}
+
 // Plays CUPTI calling the collector at the exit of an API call returning rc
 // (the fake libcupti's fake_api_exit; a test with no such fake fails here).
 void api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int rc) {
@@ -158,12 +171,7 @@ TEST(CuptiSwitch, FinalizeAtTheNextApiExitAfterDrainingTheDevices) {
 // (not at a step boundary), it counts from the end of the teardown.
 TEST(CuptiSwitch, UntracedStretchCountsFromThePauseLessTheTeardown) {
   using std::chrono::milliseconds;
-  constexpr uint64_t kMs = 1000000;
-  start_fake(true, true);
-  cupti_source::set_before_teardown([] {
-    std::this_thread::sleep_for(milliseconds(30));  // a slow decode before cuptiFinalize
-    return true;
-  });
+  start_fake_with_decode(30);  // a slow decode before cuptiFinalize
   for (bool at_step_boundary : {true, false}) {
     const uint64_t t0 = now_ns();
     ASSERT_TRUE(off(at_step_boundary));
@@ -189,13 +197,7 @@ TEST(CuptiSwitch, UntracedStretchCountsFromThePauseLessTheTeardown) {
 // the teardown's flush, decode and cuptiFinalize, the resume's subscription
 // and enabling. Without a teardown (CUPTI kept), a resume only enables.
 TEST(CuptiSwitch, TeardownAndResumeAreRecordedAsOwnOverhead) {
-  using std::chrono::milliseconds;
-  constexpr uint64_t kMs = 1000000;
-  start_fake(true, true);
-  cupti_source::set_before_teardown([] {
-    std::this_thread::sleep_for(milliseconds(20));  // the writer decoding before cuptiFinalize
-    return true;
-  });
+  start_fake_with_decode(20);
   EXPECT_TRUE(cupti_source::take_own_overhead().empty());
   ASSERT_TRUE(off());
   const uint64_t before_teardown = now_ns();
@@ -410,7 +412,6 @@ TEST(CuptiSwitch, TheSchedulesSwitchByTimeWaitsForTheNextTickDuringATeardown) {
   Config config = start_fake(true, true);
   config.sample_on_ms = 100;
   config.sample_off_ms = 300;
-  constexpr uint64_t kMs = 1000000;
   const uint64_t t0 = 1000 * kMs;
   schedule::begin(config, t0);
   static std::vector<int> plugin_told;
