@@ -14,13 +14,6 @@
 namespace gpuscope::testing {
 namespace {
 
-double metric(const analyzer::Finding& f, const std::string& name) {
-  for (const auto& m : f.evidence.metrics)
-    if (m.name == name) return m.value;
-  ADD_FAILURE() << f.id << " has no metric " << name;
-  return -1;
-}
-
 analyzer::Analysis straggler_job(const std::string& stem, int64_t extra_ns, const analyzer::Options& opt = {}) {
   const std::string path = temp_db(stem);
   std::vector<int64_t> extra(4, 0);

@@ -2,9 +2,6 @@
 // silent on the same loop without the bottleneck.
 #include <gtest/gtest.h>
 
-#include <limits>
-#include <string_view>
-
 #include "analyzer/rules/cross_rank.h"
 #include "analyzer/rules/rule.h"
 #include "store/place_ops.h"
@@ -13,13 +10,6 @@
 
 namespace gpuscope::testing {
 namespace {
-
-// A finding's metric by name (NaN when it has none).
-double metric(const analyzer::Finding& f, std::string_view name) {
-  for (const auto& m : f.evidence.metrics)
-    if (m.name == name) return m.value;
-  return std::numeric_limits<double>::quiet_NaN();
-}
 
 class RuleTest : public ::testing::TestWithParam<std::string> {};
 

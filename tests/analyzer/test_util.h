@@ -1,6 +1,8 @@
 // Helpers shared by the analyzer tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 
 #include "analyzer/analysis.h"
@@ -25,6 +27,14 @@ inline const analyzer::Finding* find(const analyzer::Analysis& a, const std::str
   for (const auto& f : a.findings)
     if (f.id == id) return &f;
   return nullptr;
+}
+
+// A finding's metric by name; a failure of the calling test when it has none.
+inline double metric(const analyzer::Finding& f, const std::string& name) {
+  for (const auto& m : f.evidence.metrics)
+    if (m.name == name) return m.value;
+  ADD_FAILURE() << f.id << " has no metric " << name;
+  return -1;
 }
 
 inline std::string finding_list(const analyzer::Analysis& a) {
