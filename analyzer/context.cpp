@@ -344,6 +344,12 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
       },
   };
   run_tasks(tasks);
+  c.step_ops.assign(c.steps.size(), 0);
+  for (uint32_t i : c.ops)
+    if (const int step = c.step_of(m.ops[i].start); step >= 0) {
+      int8_t& k = c.step_ops[static_cast<size_t>(step)];
+      k = std::max<int8_t>(k, m.ops[i].ext >= store::kPlacedOpIdBase ? 1 : 2);
+    }
   timer.mark("  selections and sets");
 
   // Phase 2: priority sweep, step by step. The covered time of the union of the
@@ -413,14 +419,10 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
     return api_is_allocator(m.apis[i].cls) ? Interval{m.apis[i].start, m.apis[i].end()} : Interval{};
   });
   if (m.torch_compile) {
-    std::vector<uint8_t> ops_recorded(c.steps.size(), 0);
-    for (uint32_t i : c.ops)
-      if (const int step = c.step_of(m.ops[i].start); step >= 0 && m.ops[i].ext < store::kPlacedOpIdBase)
-        ops_recorded[static_cast<size_t>(step)] = 1;
     in.unseen_compile_step.assign(c.steps.size(), 0);
     for (uint32_t i : c.apis) {
       if (m.apis[i].cls != ApiClass::kCodeLoad) continue;
-      if (const int step = c.step_of(m.apis[i].start); step >= 0 && !ops_recorded[static_cast<size_t>(step)]) {
+      if (const int step = c.step_of(m.apis[i].start); step >= 0 && c.step_ops[static_cast<size_t>(step)] < 2) {
         in.unseen_compile_step[static_cast<size_t>(step)] = 1;
         in.code_loads.push_back(m.apis[i].start);
       }

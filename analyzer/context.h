@@ -77,6 +77,9 @@ struct Context {
   // default records them in 2 steps of every 50). Included in `compiling`.
   int64_t unseen_compile_ns = 0;
   int64_t unseen_compile_steps = 0;
+  // Per analysed step, its torch ops: 0 none, 1 only ops placed by position
+  // (GPUSCOPE_TORCH_OP_STEPS: external_id >= 2^62), 2 ops recorded in it.
+  std::vector<int8_t> step_ops;
   std::vector<Breakdown> step_breakdown;
   Breakdown breakdown;
   // Every idle gap except launch-overhead ones, which can number millions and

@@ -7,7 +7,6 @@
 #include "analyzer/rules/cross_rank.h"
 #include "analyzer/rules/rule.h"
 #include "analyzer/rules/rule_util.h"
-#include "store/place_ops.h"
 
 namespace gpuscope::analyzer {
 namespace {
@@ -78,17 +77,10 @@ void measure_untraced(Analysis& a, const StepPlan& plan, bool imported) {
 
 void measure_steps_by_kind(Analysis& a, const Context& c) {
   if (c.m.op_steps.empty() || c.steps.empty()) return;
-  // Per analysed step: 1 when it holds placed ops only, 2 when it recorded ops.
-  std::vector<int8_t> kind(c.steps.size(), 0);
-  for (uint32_t i : c.ops) {
-    const int step = c.step_of(c.m.ops[i].start);
-    if (step < 0) continue;
-    int8_t& k = kind[static_cast<size_t>(step)];
-    k = std::max<int8_t>(k, c.m.ops[i].ext >= store::kPlacedOpIdBase ? 1 : 2);
-  }
   std::vector<double> kernels_only, ops;
   for (size_t i = 0; i < c.steps.size(); ++i)
-    if (kind[i] > 0) (kind[i] == 1 ? kernels_only : ops).push_back(static_cast<double>(c.steps[i].duration()) / 1e6);
+    if (c.step_ops[i] > 0)
+      (c.step_ops[i] == 1 ? kernels_only : ops).push_back(static_cast<double>(c.steps[i].duration()) / 1e6);
   Summary& s = a.summary;
   s.kernels_only_steps = static_cast<int64_t>(kernels_only.size());
   s.ops_steps = static_cast<int64_t>(ops.size());
