@@ -2,7 +2,6 @@
 
 #include <cxxabi.h>
 
-#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -288,16 +287,10 @@ void on_overhead(const CUpti_ActivityOverhead3& o, uint32_t version, RowSink& si
     return;
   }
   if (!sink.in_window(o.start)) return;
-  store::RangeRow r;
-  r.pid = sink.pid;
-  r.tid = o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? int64_t{o.objectId.pt.threadId} : sink.pid;
-  r.source = schema::range_source::tracer_overhead;
-  r.kind = schema::range_kind::push_pop;
-  r.name = overhead_name(o.overheadKind);
-  r.start = sink.rel(o.start);
-  r.end = sink.rel(std::max(o.end, o.start));
-  sink.writer.add(r);
-  if (o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) sink.api_tids.emplace(o.objectId.pt.threadId, true);
+  const bool thread = o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD;
+  sink.add_tracer_overhead(thread ? int64_t{o.objectId.pt.threadId} : sink.pid, overhead_name(o.overheadKind), o.start,
+                           o.end);
+  if (thread) sink.api_tids.emplace(o.objectId.pt.threadId, true);
   sink.count("records_overhead");
 }
 

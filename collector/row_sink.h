@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "schema/enums.h"
 #include "store/writer.h"
 
 namespace gpuscope::collector {
@@ -42,6 +43,20 @@ struct RowSink {
     return ts >= window_start_ns && (window_end_ns == 0 || ts <= window_end_ns);
   }
   int64_t rel(uint64_t ts) const { return static_cast<int64_t>(ts - origin_ns); }
+
+  // A stall the tracer caused (CUPTI's overhead records, gpuscope's own
+  // switches): a range of source tracer_overhead on the thread it held.
+  void add_tracer_overhead(int64_t tid, std::string_view name, uint64_t start, uint64_t end) {
+    store::RangeRow r;
+    r.pid = pid;
+    r.tid = tid;
+    r.source = schema::range_source::tracer_overhead;
+    r.kind = schema::range_kind::push_pop;
+    r.name = name;
+    r.start = rel(start);
+    r.end = rel(end > start ? end : start);
+    writer.add(r);
+  }
 
   // CUPTI numbers correlation ids from 1 again after cuptiFinalize (sampled
   // tracing tears it down while untraced). The buffers of a new session are

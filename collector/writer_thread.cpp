@@ -5,7 +5,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -155,15 +154,7 @@ void write_sampling_windows(State& s, bool final_tick, uint64_t now) {
 void write_own_overhead(State& s) {
   for (const cupti_source::OwnOverhead& o : cupti_source::take_own_overhead()) {
     if (!s.sink->in_window(o.start)) continue;
-    store::RangeRow r;
-    r.pid = s.sink->pid;
-    r.tid = o.tid;
-    r.source = schema::range_source::tracer_overhead;
-    r.kind = schema::range_kind::push_pop;
-    r.name = o.name;
-    r.start = s.sink->rel(o.start);
-    r.end = s.sink->rel(std::max(o.end, o.start));
-    s.writer->add(r);
+    s.sink->add_tracer_overhead(o.tid, o.name, o.start, o.end);
     s.sink->api_tids.emplace(static_cast<uint32_t>(o.tid), true);
   }
 }
