@@ -48,7 +48,8 @@ bool take_untraced_span(uint64_t& start, uint64_t& end);
 // thread that switched, with the GPU drained and nothing to run. The teardown
 // from the end of its drain (flush, decode, cuptiFinalize), the resume from
 // the end of its drain (cuptiSubscribe and its set-up), then enabling the
-// kinds (the only part without a teardown before). The writer stores them as tracer_overhead ranges on that thread.
+// kinds (the only part without a teardown before). The writer stores them as
+// tracer_overhead ranges on that thread.
 struct OwnOverhead {
   const char* name;  // one of the k*Name below
   int64_t tid;
