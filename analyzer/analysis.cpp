@@ -19,6 +19,7 @@
 #include "analyzer/steps.h"
 #include "analyzer/timing.h"
 #include "analyzer/untraced.h"
+#include "analyzer/whatif/advise.h"
 #include "common/error.h"
 #include "store/reader.h"
 
@@ -471,6 +472,8 @@ Analysis analyze(store::Reader& reader, const Options& options) {
   analyze_ranks(reader, opt, c, a);
   timer.mark("ranks");
   judge_against_untraced(a);
+  whatif::advise(c, a);
+  timer.mark("what-if replay");
 
   return a;
 }

@@ -227,6 +227,11 @@ struct Finding {
   Severity severity = Severity::kLow;
   double saving_ms_per_step = 0, saving_pct = 0;  // on the untraced job when its step time is known
   double traced_saving_ms = 0;                    // the rule's own estimate on the traced steps
+  // Where the what-if replay priced the finding's fix (docs/rules.md, "What-if"):
+  // the fix's id, the step predicted after it, and the saving's range in % of
+  // the step (from the calibration's measured spread). predicted_step_ms 0: not priced.
+  std::string fix_id;
+  double predicted_step_ms = 0, saving_lo_pct = 0, saving_hi_pct = 0;
   Evidence evidence;
   Fix fix;
 };
@@ -256,6 +261,40 @@ struct RankSummary {
   std::vector<TimeRange> slowest;  // its longest steps, for the viewer
 };
 
+// The what-if replay (docs/rules.md, "What-if"): the analysed steps replayed
+// as a dependency graph, first as recorded (the model's own check), then with
+// each fix applied, then the best sequence of fixes.
+struct FixPrediction {
+  std::string fix, title;
+  bool applies = false;
+  std::string why_not;             // when it does not apply
+  double step_ms = 0, lo_ms = 0, hi_ms = 0;  // predicted step and its range
+  double saving_pct = 0;           // of the job's step; negative: slower
+};
+
+struct PlanStep {
+  std::vector<std::string> fixes;  // cumulative, in the order applied
+  double step_ms = 0, lo_ms = 0, hi_ms = 0;
+  double saving_pct = 0;           // of the job's step, all fixes so far
+};
+
+struct WhatIf {
+  bool available = false;
+  std::string unavailable;         // why not, when not
+  std::string calibration;         // the table used, e.g. "h200.json"
+  bool calibration_measured = false;
+  int64_t steps = 0;               // steps replayed
+  double job_step_ms = 0;          // what predictions are anchored to: the untraced step, else the traced one
+  double traced_step_ms = 0;       // the replayed steps' recorded mean
+  double replay_traced_ms = 0;     // replay as recorded: must give traced_step_ms
+  double replay_ms = 0;            // replay with tracing's per-call cost taken off: must give job_step_ms
+  double identity_error_pct = 0;   // replay_ms against job_step_ms
+  double tracing_cost_per_call_us = 0;  // the per-call cost taken off
+  std::vector<FixPrediction> fixes;
+  std::vector<PlanStep> plan;
+  std::vector<std::string> not_recommended;  // fixes predicted to slow the job, and why
+};
+
 struct Analysis {
   Summary summary;
   Breakdown breakdown;  // over all analysed steps
@@ -268,6 +307,7 @@ struct Analysis {
   MemorySummary memory;
   std::vector<RankSummary> ranks;  // by rank; empty unless several processes carry a rank
   std::vector<Finding> findings;  // ranked by saving, largest first
+  WhatIf whatif;
   std::vector<std::string> notes; // what is missing or assumed, one line each
 };
 

@@ -33,6 +33,8 @@ bool unscaled(std::string_view id) {
   return false;
 }
 
+}  // namespace
+
 double min_saving_pct(std::string_view id) {
   for (const Rule* r : all_rules())
     if (r->id == id)
@@ -50,8 +52,6 @@ Severity severity_of(double pct, std::string_view id) {
   if (pct >= kMediumSeverityPct || id == "memory-pressure") return Severity::kMedium;
   return Severity::kLow;
 }
-
-}  // namespace
 
 void measure_untraced(Analysis& a, const StepPlan& plan, bool imported) {
   Summary& s = a.summary;

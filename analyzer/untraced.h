@@ -6,6 +6,8 @@
 // the rest are ranked again.
 #pragma once
 
+#include <string_view>
+
 #include "analyzer/analysis.h"
 #include "analyzer/context.h"
 #include "analyzer/steps.h"
@@ -26,5 +28,10 @@ void measure_kernel_gap_floor(Analysis& a, const Context& c);
 
 // Corrects, filters and ranks a.findings (the rules' raw output).
 void judge_against_untraced(Analysis& a);
+
+// A rule's kMinSavingPct threshold (0 when it has none), and the severity of
+// a finding saving `pct` % of the step.
+double min_saving_pct(std::string_view rule_id);
+Severity severity_of(double pct, std::string_view rule_id);
 
 }  // namespace gpuscope::analyzer

@@ -75,4 +75,44 @@ bool has_nccl_kernels(const std::vector<RankSummary>& ranks) {
   return false;
 }
 
+std::string whatif_check_line(const Analysis& a) {
+  const WhatIf& w = a.whatif;
+  if (!w.available) return w.unavailable.empty() ? std::string() : "what-if replay: none (" + w.unavailable + ")";
+  std::string line = "what-if replay of " + std::to_string(w.steps) + " steps: " + format_fixed(w.replay_ms, 2) +
+                     " ms a step against the job's " + format_fixed(w.job_step_ms, 2) + " ms (" +
+                     (w.identity_error_pct >= 0 ? "+" : "") + format_fixed(w.identity_error_pct, 1) + " %)";
+  if (w.tracing_cost_per_call_us > 0)
+    line += ", tracing's " + format_fixed(w.tracing_cost_per_call_us, 2) + " us a CUDA call taken off";
+  line += "; as traced " + format_fixed(w.replay_traced_ms, 2) + " ms against " + format_fixed(w.traced_step_ms, 2) +
+          " ms; calibration " + w.calibration + (w.calibration_measured ? "" : " (estimated from peak rates, not measured)");
+  return line;
+}
+
+std::vector<std::string> plan_lines(const Analysis& a) {
+  std::vector<std::string> out;
+  const WhatIf& w = a.whatif;
+  if (!w.available) return out;
+  auto title = [&](const std::string& id) {
+    for (const auto& f : w.fixes)
+      if (f.fix == id) return f.title;
+    return id;
+  };
+  for (size_t i = 0; i < w.plan.size(); ++i) {
+    const PlanStep& p = w.plan[i];
+    std::string what = (i ? "then " : "") + title(p.fixes.back());
+    out.push_back(std::to_string(i + 1) + ". " + what + " -> " + format_fixed(p.step_ms, 2) + " ms (" +
+                  (p.saving_pct >= 0 ? "-" : "+") + format_fixed(std::abs(p.saving_pct), 1) + " %" +
+                  (i ? " in all" : "") + ", " + format_fixed(p.lo_ms, 2) + "-" + format_fixed(p.hi_ms, 2) + " ms)");
+  }
+  if (w.plan.empty()) out.push_back("no fix the replay can price saves 2 % or more");
+  for (const auto& n : w.not_recommended) out.push_back("not recommended: " + n);
+  return out;
+}
+
+std::string finding_prediction(const Finding& f) {
+  if (f.predicted_step_ms <= 0) return {};
+  return "predicted step " + format_fixed(f.predicted_step_ms, 2) + " ms (saving " + format_fixed(f.saving_lo_pct, 1) +
+         " to " + format_fixed(f.saving_hi_pct, 1) + " %)";
+}
+
 }  // namespace gpuscope::analyzer::report

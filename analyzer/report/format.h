@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analyzer/analysis.h"
 #include "common/text.h"
@@ -28,6 +29,14 @@ std::string tracer_overhead_line(const Analysis& a);
 // The cross-rank report's scope (`gpuscope cluster`): the ranks, and the step
 // the savings are a share of, the one of the process analyze would detail.
 std::string cross_rank_scope_line(const Analysis& a);
+// The what-if replay in plain lines (docs/rules.md, "What-if"): the model's
+// check ("replay of 40 steps: 31.80 ms against the job's 32.50 ms (-2.2 %)"),
+// then the plan, "1. bf16 autocast -> 51.00 ms (-15.0 %, 48.1-53.2 ms)", then
+// the fixes not recommended and why. Empty when there was no replay.
+std::string whatif_check_line(const Analysis& a);
+std::vector<std::string> plan_lines(const Analysis& a);
+// "predicted step 51.00 ms (saving 12.0-18.5 %)" for a priced finding, else "".
+std::string finding_prediction(const Finding& f);
 // Whether some rank ran NCCL kernels: the ranks tables then add their time and overlap.
 bool has_nccl_kernels(const std::vector<RankSummary>& ranks);
 

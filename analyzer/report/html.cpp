@@ -102,6 +102,7 @@ void findings(std::string& o, const Analysis& a) {
     o += "<details open id=\"finding-" + html_escape(f.id) + "\"><summary><h3 style=\"display:inline\">" + std::to_string(++i) +
          ". <code>" + html_escape(f.id) + "</code>: " + html_escape(f.title) + "</h3> <span class=\"sev-" + sev + "\">" + sev +
          "</span>, saves ~" + ms_unit(f.saving_ms_per_step) + " per step (" + format_fixed(f.saving_pct, 1) + " %)</summary>\n";
+    if (const std::string p = report::finding_prediction(f); !p.empty()) o += "<p>" + html_escape(p) + "</p>\n";
     o += "<p>" + html_escape(f.evidence.summary) + "</p>\n";
     if (!f.evidence.metrics.empty()) {
       o += "<table><tr><th>metric</th><th class=\"n\">value</th></tr>\n";
@@ -125,6 +126,14 @@ void findings(std::string& o, const Analysis& a) {
     }
     o += "<p><b>Fix:</b> " + html_escape(f.fix.text) + "</p>\n<pre><code>" + html_escape(f.fix.code) + "</code></pre>\n</details>\n";
   }
+}
+
+void plan(std::string& o, const Analysis& a) {
+  const std::string check = report::whatif_check_line(a);
+  if (check.empty()) return;
+  o += "<h2>Plan</h2>\n<p>" + html_escape(check) + "</p>\n<ul>\n";
+  for (const auto& line : report::plan_lines(a)) o += "<li>" + html_escape(line) + "</li>\n";
+  o += "</ul>\n";
 }
 
 void idle(std::string& o, const Analysis& a) {
@@ -196,6 +205,7 @@ std::string to_html(const Analysis& a) {
   summary(o, a);
   ranks(o, a);
   findings(o, a);
+  plan(o, a);
   breakdown(o, a);
   idle(o, a);
   tables(o, a);

@@ -107,9 +107,47 @@ json finding_json(const Finding& f) {
       {"saving_ms_per_step", ms3(f.saving_ms_per_step)},
       {"saving_pct", round_to(f.saving_pct, 2)},
       {"traced_saving_ms", ms3(f.traced_saving_ms)},
+      {"fix_id", f.fix_id.empty() ? json(nullptr) : json(f.fix_id)},
+      {"predicted_step_ms", f.predicted_step_ms > 0 ? json(ms3(f.predicted_step_ms)) : json(nullptr)},
+      {"saving_range_pct", f.predicted_step_ms > 0 ? json::array({round_to(f.saving_lo_pct, 2), round_to(f.saving_hi_pct, 2)})
+                                                   : json(nullptr)},
       {"evidence", {{"summary", f.evidence.summary}, {"metrics", metrics}, {"top", top}, {"ranges", ranges}}},
       {"fix", {{"text", f.fix.text}, {"code", f.fix.code}}},
   };
+}
+
+json whatif_json(const WhatIf& w) {
+  if (!w.available) return json{{"available", false}, {"why", w.unavailable}};
+  json fixes = json::array(), plan = json::array();
+  for (const auto& f : w.fixes) {
+    json x{{"fix", f.fix}, {"title", f.title}, {"applies", f.applies}};
+    if (f.applies) {
+      x["step_ms"] = ms3(f.step_ms);
+      x["step_range_ms"] = json::array({ms3(f.lo_ms), ms3(f.hi_ms)});
+      x["saving_pct"] = round_to(f.saving_pct, 2);
+    } else {
+      x["why_not"] = f.why_not;
+    }
+    fixes.push_back(x);
+  }
+  for (const auto& p : w.plan)
+    plan.push_back({{"fixes", p.fixes},
+                    {"step_ms", ms3(p.step_ms)},
+                    {"step_range_ms", json::array({ms3(p.lo_ms), ms3(p.hi_ms)})},
+                    {"saving_pct", round_to(p.saving_pct, 2)}});
+  return json{{"available", true},
+              {"calibration", w.calibration},
+              {"calibration_measured", w.calibration_measured},
+              {"steps", w.steps},
+              {"job_step_ms", ms3(w.job_step_ms)},
+              {"traced_step_ms", ms3(w.traced_step_ms)},
+              {"replay_traced_ms", ms3(w.replay_traced_ms)},
+              {"replay_ms", ms3(w.replay_ms)},
+              {"identity_error_pct", round_to(w.identity_error_pct, 2)},
+              {"tracing_cost_per_call_us", round_to(w.tracing_cost_per_call_us, 3)},
+              {"fixes", fixes},
+              {"plan", plan},
+              {"not_recommended", w.not_recommended}};
 }
 
 json ranks_json(const std::vector<RankSummary>& ranks) {
@@ -220,6 +258,8 @@ std::string to_json(const Analysis& a) {
   json findings = json::array();
   for (const auto& f : a.findings) findings.push_back(finding_json(f));
   j["findings"] = findings;
+  j["whatif"] = whatif_json(a.whatif);
+  j["plan"] = j["whatif"].value("plan", json::array());
   j["notes"] = a.notes;
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -137,7 +137,9 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
   for (const auto& f : a.findings) {
     o += "### " + std::to_string(++i) + ". `" + f.id + "`: " + markdown_escape(f.title) + "\n\n";
     o += "**Estimated saving:** " + ms_unit(f.saving_ms_per_step) + " per step (" + format_fixed(f.saving_pct, 1) + " %), severity " +
-         severity_name(f.severity) + ".\n\n";
+         severity_name(f.severity) + ".";
+    if (const std::string p = report::finding_prediction(f); !p.empty()) o += " " + markdown_escape(p) + ".";
+    o += "\n\n";
     o += markdown_escape(f.evidence.summary) + "\n\n";
     if (!f.evidence.metrics.empty()) {
       o += "| metric | value |\n|---|---:|\n";
@@ -161,6 +163,14 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
   }
 }
 
+void plan(std::string& o, const Analysis& a) {
+  const std::string check = report::whatif_check_line(a);
+  if (check.empty()) return;
+  o += "## Plan\n\n" + markdown_escape(check) + "\n\n";
+  for (const auto& line : report::plan_lines(a)) o += "- " + markdown_escape(line) + "\n";
+  o += "\n";
+}
+
 }  // namespace
 
 std::string to_markdown(const Analysis& a) {
@@ -171,6 +181,7 @@ std::string to_markdown(const Analysis& a) {
   breakdown(o, a);
   ranks(o, a);
   findings(o, a);
+  plan(o, a);
   tables(o, a);
   if (!a.notes.empty()) {
     o += "## Notes\n\n";

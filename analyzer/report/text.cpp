@@ -173,8 +173,9 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
   int i = 0;
   for (const auto& f : a.findings) {
     o += "\n  " + std::to_string(++i) + ". [" + severity_name(f.severity) + "] " + f.id + ": " + f.title + "\n";
-    o += "     estimated saving " + ms_unit(f.saving_ms_per_step) + " per step (" + format_fixed(f.saving_pct, 1) + " %)\n";
-    o += "     " + plain_text(f.evidence.summary) + "\n";
+    o += "     estimated saving " + ms_unit(f.saving_ms_per_step) + " per step (" + format_fixed(f.saving_pct, 1) + " %)";
+    if (const std::string p = report::finding_prediction(f); !p.empty()) o += "; " + p;
+    o += "\n     " + plain_text(f.evidence.summary) + "\n";
     for (const auto& c : f.evidence.top)
       o += "       - " + plain_text(c.name, 100) + ": " + format_fixed(c.total_ms, 3) + " ms, " + std::to_string(c.count) + "x" +
            (c.detail.empty() ? "" : " (" + plain_text(c.detail, 100) + ")") + "\n";
@@ -187,6 +188,14 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
     o += "     fix: " + f.fix.text + "\n";
     indent_code(o, f.fix.code);
   }
+}
+
+void plan(std::string& o, const Analysis& a) {
+  const std::string check = report::whatif_check_line(a);
+  if (check.empty()) return;
+  section(o, "Plan (the what-if replay: each fix applied to the recorded steps, then the next)");
+  o += "  " + plain_text(check) + "\n";
+  for (const auto& line : report::plan_lines(a)) o += "  " + plain_text(line) + "\n";
 }
 
 }  // namespace
@@ -205,6 +214,7 @@ std::string to_text(const Analysis& a) {
   memory(o, a);
   ranks(o, a);
   findings(o, a);
+  plan(o, a);
   if (!a.notes.empty()) {
     section(o, "Notes");
     for (const auto& n : a.notes) o += "  - " + plain_text(n) + "\n";

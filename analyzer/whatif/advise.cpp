@@ -1,0 +1,284 @@
+#include "analyzer/whatif/advise.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+#include "analyzer/rules/rule_util.h"
+#include "analyzer/untraced.h"
+#include "analyzer/whatif/calibration.h"
+#include "analyzer/whatif/fixes.h"
+#include "analyzer/whatif/step_graph.h"
+
+namespace gpuscope::analyzer::whatif {
+namespace {
+
+// CUPTI's cost per API record tops out around here; a fit above it means the
+// replay misses something else the tracer slowed.
+constexpr double kMaxCallCostUs = 25;
+// A call keeps at least this much of its own time.
+constexpr double kCallFloorNs = 300;
+// A plan step must save this share of the job's step over the step before it.
+constexpr double kPlanMinSavingPct = 2;
+constexpr size_t kMaxPlanSteps = 4;
+// A fix predicted to save at least this much gets a finding of its own when no rule named it.
+constexpr double kOwnFindingPct = 3;
+// Above this many CPU tasks the graph is rebuilt from fewer steps (each replay copies it).
+constexpr size_t kMaxCpuTasks = 300'000;
+
+constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kRuleFix{{
+    {"amp", "amp"},
+    {"channels-last", "channels-last"},
+    {"fused-optimizer", "fused-optimizer"},
+    {"fusion", "compile"},
+    {"launch-bound", "cuda-graphs"},
+    {"host-sync", "host-sync"},
+    {"dataloader-stall", "dataloader-stall"},
+    {"pageable-memcpy", "pageable-memcpy"},
+}};
+
+Graph without_call_cost(const Graph& g, double per_call_ns) {
+  Graph out = g;
+  for (CpuTask& t : out.cpu) t.dur = std::max(std::min(t.dur, kCallFloorNs), t.dur - per_call_ns);
+  return out;
+}
+
+struct Priced {
+  double mid = 0, lo = 0, hi = 0;
+  double cpu_ms = 0, gpu_ms = 0;
+};
+
+struct Pricer {
+  const Graph& base;
+  const JobTraits& traits;
+  const Calibration& cal;
+  double anchor = 1;   // job step / replayed step
+  double margin = 0;   // the identity replay's error, added to the range
+
+  Priced operator()(const std::vector<const Fix*>& fixes) const {
+    Priced p;
+    double at[3] = {0, 0, 0};
+    const Bound bounds[3] = {Bound::kMid, Bound::kLo, Bound::kHi};
+    for (int i = 0; i < 3; ++i) {
+      Graph g = base;
+      for (const Fix* f : fixes) f->apply(g, traits, cal, bounds[i]);
+      const Replay r = replay(g);
+      at[i] = r.step_ms * anchor;
+      if (i == 0) p.cpu_ms = r.cpu_busy_ms, p.gpu_ms = r.gpu_busy_ms;
+    }
+    p.mid = at[0];
+    p.lo = std::min({at[0], at[1], at[2]}) * (1 - margin);
+    p.hi = std::max({at[0], at[1], at[2]}) * (1 + margin);
+    return p;
+  }
+};
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string join_titles(const std::vector<const Fix*>& fixes) {
+  std::string s;
+  for (const Fix* f : fixes) s += (s.empty() ? "" : " + ") + std::string(f->title);
+  return s;
+}
+
+// Why a fix the replay prices as slower is slower: which side grew.
+std::string slower_because(const Fix& f, const Graph& base, const Priced& alone, const Replay& before) {
+  if (f.id == "channels-last")
+    for (const GpuTask& k : base.gpu)
+      if (k.kind == Kind::kGroupNorm) return "group norm kernels run slower on channels_last tensors";
+  if (alone.cpu_ms > before.cpu_busy_ms * 1.01)
+    return "it adds CPU work per op (" + fmt("%.2f", alone.cpu_ms - before.cpu_busy_ms) +
+           " ms a step) to a step whose pace the CPU's launches set";
+  if (f.id == "amp")
+    for (const GpuTask& k : base.gpu)
+      if (k.kind == Kind::kRnn) return "cuDNN's RNN kernels do not run faster in bf16 on this GPU";
+  return "its kernels run slower on this GPU (calibration)";
+}
+
+}  // namespace
+
+std::string_view fix_of_rule(std::string_view rule_id) {
+  for (auto [rule, fix] : kRuleFix)
+    if (rule == rule_id) return fix;
+  return {};
+}
+
+void advise(const Context& c, Analysis& a) {
+  WhatIf& w = a.whatif;
+  if (c.device < 0) {
+    w.unavailable = "no GPU activity";
+    return;
+  }
+  Graph g = build_graph(c);
+  if (g.cpu.size() > kMaxCpuTasks && g.steps > 4) {
+    const size_t fewer = std::max<size_t>(4, static_cast<size_t>(g.steps) * kMaxCpuTasks / g.cpu.size());
+    g = build_graph(c, fewer);
+  }
+  if (g.steps < 2 || g.gpu.empty()) {
+    w.unavailable = g.steps < 2 ? "fewer than 2 analysed steps to replay" : "no GPU work launched in the analysed steps";
+    return;
+  }
+  const DeviceInfo* dev = c.m.device(c.device);
+  const Calibration& cal = calibration_for(dev ? dev->name : std::string());
+  w.calibration = cal.file;
+  w.calibration_measured = cal.measured;
+  w.steps = g.steps;
+  w.traced_step_ms = g.traced_step_ms;
+  const Summary& s = a.summary;
+  w.job_step_ms = s.untraced_step_ms > 0 ? s.untraced_step_ms : g.traced_step_ms;
+
+  // The model's own check: replayed as recorded it must give the traced step;
+  // with tracing's per-call cost taken off, the untraced one. That cost is
+  // fitted to the untraced step the control stretch measured.
+  const Replay traced = replay(g);
+  w.replay_traced_ms = traced.step_ms;
+  double per_call = 0;
+  if (s.untraced_step_ms > 0 && traced.step_ms > s.untraced_step_ms) {
+    double lo = 0, hi = kMaxCallCostUs * 1e3;
+    if (replay(without_call_cost(g, hi)).step_ms > s.untraced_step_ms) {
+      per_call = hi;
+    } else {
+      for (int i = 0; i < 30 && hi - lo > 10; ++i) {
+        const double mid = (lo + hi) / 2;
+        (replay(without_call_cost(g, mid)).step_ms > s.untraced_step_ms ? lo : hi) = mid;
+      }
+      per_call = hi;
+    }
+  }
+  const Graph base = per_call > 0 ? without_call_cost(g, per_call) : g;
+  const Replay before = replay(base);
+  w.tracing_cost_per_call_us = per_call / 1e3;
+  w.replay_ms = before.step_ms;
+  if (before.step_ms <= 0) {
+    w.unavailable = "the replay gave no step time";
+    return;
+  }
+  w.identity_error_pct = 100 * (before.step_ms / w.job_step_ms - 1);
+  w.available = true;
+
+  const JobTraits traits = job_traits(g, c.m.torch_compile);
+  const Pricer price{base, traits, cal, w.job_step_ms / before.step_ms,
+                     std::min(0.5, std::abs(w.identity_error_pct) / 100)};
+  const double job = w.job_step_ms;
+  std::vector<const Fix*> usable;
+  for (const Fix& f : all_fixes()) {
+    FixPrediction p;
+    p.fix = std::string(f.id);
+    p.title = std::string(f.title);
+    p.why_not = f.why_not(g, traits);
+    p.applies = p.why_not.empty();
+    if (p.applies) {
+      const Priced r = price({&f});
+      p.step_ms = r.mid, p.lo_ms = r.lo, p.hi_ms = r.hi;
+      p.saving_pct = 100 * (1 - r.mid / job);
+      usable.push_back(&f);
+      if (p.saving_pct < -1)
+        w.not_recommended.push_back(std::string(f.id) + ": predicted " + fmt("%.2f", r.mid) + " ms a step (" +
+                                    fmt("%+.1f", -p.saving_pct) + " %): " + slower_because(f, base, r, before));
+      else if (f.id == "channels-last" && p.saving_pct < kPlanMinSavingPct)
+        w.not_recommended.push_back(std::string(f.id) + ": predicted " + fmt("%.2f", r.mid) + " ms a step (" +
+                                    fmt("%+.1f", -p.saving_pct) + " %): too little to gain on this model");
+    }
+    w.fixes.push_back(std::move(p));
+  }
+
+  // The plan: apply the fix that gives the shortest step, replay, choose again.
+  std::vector<const Fix*> chosen;
+  double current = job;
+  while (chosen.size() < kMaxPlanSteps) {
+    const Fix* best = nullptr;
+    Priced best_p;
+    for (const Fix* f : usable) {
+      if (std::find(chosen.begin(), chosen.end(), f) != chosen.end()) continue;
+      std::vector<const Fix*> trial = chosen;
+      trial.push_back(f);
+      const Priced p = price(trial);
+      if (!best || p.mid < best_p.mid) best = f, best_p = p;
+    }
+    if (!best || 100 * (current - best_p.mid) / job < kPlanMinSavingPct) break;
+    chosen.push_back(best);
+    PlanStep step;
+    for (const Fix* f : chosen) step.fixes.push_back(std::string(f->id));
+    step.step_ms = best_p.mid, step.lo_ms = best_p.lo, step.hi_ms = best_p.hi;
+    step.saving_pct = 100 * (1 - best_p.mid / job);
+    w.plan.push_back(std::move(step));
+    current = best_p.mid;
+  }
+
+  // Findings whose fix the replay prices take its prediction; one predicted to
+  // slow the job is dropped; a fix that saves and that no rule named gets its own.
+  auto prediction = [&](std::string_view fix) -> const FixPrediction* {
+    for (const auto& p : w.fixes)
+      if (p.fix == fix) return &p;
+    return nullptr;
+  };
+  std::vector<Finding> kept;
+  std::vector<std::string> named;
+  for (Finding& f : a.findings) {
+    const std::string_view fix = fix_of_rule(f.id);
+    const FixPrediction* p = fix.empty() ? nullptr : prediction(fix);
+    if (!p) {
+      kept.push_back(std::move(f));
+      continue;
+    }
+    named.push_back(p->fix);
+    if (!p->applies) {
+      if (p->why_not.starts_with("already")) {
+        a.notes.push_back("dropped finding " + f.id + ": the job " + p->why_not);
+        continue;
+      }
+      kept.push_back(std::move(f));  // not replayed (e.g. shapes change): the rule's own estimate stands
+      continue;
+    }
+    const double saving_ms = job - p->step_ms;
+    if (100 * saving_ms / job < std::max(min_saving_pct(f.id), 0.5)) {
+      a.notes.push_back("dropped finding " + f.id + ": the what-if replay predicts " + fmt("%.2f", p->step_ms) +
+                        " ms a step with its fix against the job's " + fmt("%.2f", job) + " ms");
+      continue;
+    }
+    f.fix_id = p->fix;
+    f.predicted_step_ms = p->step_ms;
+    f.saving_ms_per_step = saving_ms;
+    f.saving_pct = 100 * saving_ms / job;
+    f.saving_lo_pct = 100 * (1 - p->hi_ms / job);
+    f.saving_hi_pct = 100 * (1 - p->lo_ms / job);
+    f.severity = severity_of(f.saving_pct, f.id);
+    f.evidence.summary += " Replayed with the fix, the step takes " + fmt("%.2f", p->step_ms) + " ms (" +
+                          fmt("%.2f", p->lo_ms) + "-" + fmt("%.2f", p->hi_ms) + ") against " + fmt("%.2f", job) + " ms.";
+    f.evidence.metrics.push_back({"predicted_step_ms", p->step_ms, "ms"});
+    kept.push_back(std::move(f));
+  }
+  for (const FixPrediction& p : w.fixes) {
+    if (!p.applies || p.saving_pct < kOwnFindingPct) continue;
+    if (std::find(named.begin(), named.end(), p.fix) != named.end()) continue;
+    const Fix* fx = find_fix(p.fix);
+    Finding f;
+    f.id = p.fix;
+    f.fix_id = p.fix;
+    f.title = std::string(fx->title) + " would shorten the step";
+    f.predicted_step_ms = p.step_ms;
+    f.saving_ms_per_step = job - p.step_ms;
+    f.saving_pct = p.saving_pct;
+    f.saving_lo_pct = 100 * (1 - p.hi_ms / job);
+    f.saving_hi_pct = 100 * (1 - p.lo_ms / job);
+    f.severity = severity_of(f.saving_pct, f.id);
+    f.evidence.summary = "Replaying the " + std::to_string(w.steps) + " analysed steps with " + std::string(fx->title) +
+                         " applied gives " + fmt("%.2f", p.step_ms) + " ms a step (" + fmt("%.2f", p.lo_ms) + "-" +
+                         fmt("%.2f", p.hi_ms) + ") against the job's " + fmt("%.2f", job) + " ms.";
+    f.evidence.metrics.push_back({"predicted_step_ms", p.step_ms, "ms"});
+    f.fix.text = "Apply " + std::string(fx->title) + ".";
+    f.fix.code = std::string(fx->code);
+    kept.push_back(std::move(f));
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const Finding& x, const Finding& y) {
+    return x.saving_ms_per_step != y.saving_ms_per_step ? x.saving_ms_per_step > y.saving_ms_per_step : x.id < y.id;
+  });
+  a.findings = std::move(kept);
+}
+
+}  // namespace gpuscope::analyzer::whatif

@@ -1,0 +1,397 @@
+// The fixes as graph transforms. Every speed factor comes from the calibration
+// table (calibration.h); the fallbacks here are used only by a table that
+// lacks the entry, and are the generic table's values.
+#include "analyzer/whatif/fixes.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "analyzer/context.h"
+
+namespace gpuscope::analyzer::whatif {
+namespace {
+
+// DataLoader workers the fix suggests; a worker produces a batch in the time
+// the main process took, so the wait shrinks to that over the workers.
+constexpr double kWorkers = 8;
+// A job "already" uses a precision or layout when this share of its
+// matmul/conv time does.
+constexpr double kAlreadyShare = 0.5;
+// Below this share of GPU time a fix's kernels are too few to matter.
+constexpr double kMinShare = 0.03;
+
+double us(double ns) { return ns / 1000; }
+
+bool is_matmul(Kind k) {
+  return k == Kind::kGemmFp32 || k == Kind::kGemmTf32 || k == Kind::kGemmHalf || k == Kind::kConv ||
+         k == Kind::kConvHalf || k == Kind::kAttention;
+}
+
+struct Totals {
+  double gpu = 0, matmul = 0, half_matmul = 0, conv = 0, transpose = 0, optimizer = 0, fused_optimizer = 0;
+  double memory_bound = 0, norms = 0;
+  int64_t triton = 0, kernels = 0;
+};
+
+Totals totals(const Graph& g) {
+  Totals t;
+  for (const GpuTask& k : g.gpu) {
+    if (k.removed) continue;
+    t.gpu += k.dur;
+    if (k.kind != Kind::kCopy && k.kind != Kind::kMemset) ++t.kernels;
+    if (is_matmul(k.kind)) {
+      t.matmul += k.dur;
+      if (k.kind == Kind::kGemmHalf || k.kind == Kind::kConvHalf || (k.kind == Kind::kAttention && k.half))
+        t.half_matmul += k.dur;
+    }
+    if (k.kind == Kind::kConv || k.kind == Kind::kConvHalf) t.conv += k.dur;
+    if (k.kind == Kind::kTranspose) t.transpose += k.dur;
+    if (k.kind == Kind::kOptimizer) t.optimizer += k.dur;
+    if (k.kind == Kind::kFusedOptimizer) t.fused_optimizer += k.dur;
+    if (k.kind == Kind::kMemoryBound) t.memory_bound += k.dur;
+    if (k.kind == Kind::kBatchNorm || k.kind == Kind::kGroupNorm || k.kind == Kind::kLayerNorm) t.norms += k.dur;
+    if (k.kind == Kind::kTriton) ++t.triton;
+  }
+  return t;
+}
+
+// Removes a task; the call that launched it costs nothing once it launches nothing.
+void remove_task(Graph& g, uint32_t x) {
+  g.gpu[x].removed = true;
+  CpuTask& c = g.cpu[g.gpu[x].cpu];
+  for (uint32_t i = c.gpu_begin; i < c.gpu_end; ++i)
+    if (!g.gpu[i].removed) return;
+  if (c.type == CpuType::kLaunch) {
+    c.dur = 0;
+    c.gap = 0;
+  }
+}
+
+// ------------------------------------------------------------------ amp
+
+std::string amp_why_not(const Graph& g, const JobTraits& t) {
+  if (t.bf16) return "already: most matmul and convolution time is in bf16/fp16 kernels";
+  const Totals s = totals(g);
+  if (s.matmul < kMinShare * s.gpu) return "matmuls and convolutions are under 3 % of GPU time";
+  return "";
+}
+
+void amp_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) {
+  const double autocast = cal.cost("autocast_op_cpu_us", 1.5, b) * 1e3;
+  const double eager = cal.cost("eager_op_cpu_us", 8, b) * 1e3;
+  const double cast = cal.cost("cast_kernel_floor_us", 2.5, b) * 1e3;
+  for (CpuTask& c : g.cpu) {
+    bool matmul = false;
+    for (uint32_t x = c.gpu_begin; x < c.gpu_end; ++x) {
+      GpuTask& k = g.gpu[x];
+      if (k.removed || k.optimizer) continue;
+      const double t = us(k.dur);
+      double r = 1;
+      switch (k.kind) {
+        case Kind::kGemmFp32: r = cal.ratio("gemm_fp32_to_bf16", t, b, 0.3), k.kind = Kind::kGemmHalf, matmul = true; break;
+        case Kind::kGemmTf32: r = cal.ratio("gemm_tf32_to_bf16", t, b, 0.6), k.kind = Kind::kGemmHalf, matmul = true; break;
+        case Kind::kConv: r = cal.ratio("conv_fp32_to_bf16", t, b, 0.6), k.kind = Kind::kConvHalf, matmul = true; break;
+        case Kind::kAttention:
+          if (!k.half) r = cal.ratio("gemm_tf32_to_bf16", t, b, 0.6), matmul = true;
+          break;
+        case Kind::kBatchNorm: r = cal.ratio("batchnorm_fp32_to_bf16", t, b, 0.8); break;
+        case Kind::kGroupNorm: r = cal.ratio("groupnorm_fp32_to_bf16", t, b, 1.0); break;
+        case Kind::kLayerNorm: r = cal.ratio("layernorm_fp32_to_bf16", t, b, 0.9); break;
+        case Kind::kMemoryBound:
+        case Kind::kTranspose:
+          if (!k.half) r = cal.ratio("elementwise_fp32_to_bf16", t, b, 0.6);
+          break;
+        case Kind::kRnn: r = cal.ratio("rnn_fp32_to_bf16", t, b, 1.0); break;
+        default: break;
+      }
+      k.dur *= r;
+      k.half = true;
+      // Autocast casts the weight and the input of a forward matmul (a third
+      // of the matmul kernels: backward runs two per forward one).
+      if (matmul && r != 1) k.dur += cast * 2.0 / 3.0;
+    }
+    if (c.type != CpuType::kLaunch || c.optimizer) continue;
+    // Every op of the forward passes through autocast's dispatch; a forward
+    // matmul launches two casts as well.
+    c.gap += autocast / 3.0 + (matmul ? eager * 2.0 / 3.0 : 0.0);
+  }
+}
+
+// ---------------------------------------------------------- channels-last
+
+std::string channels_last_why_not(const Graph& g, const JobTraits& t) {
+  if (!t.has_convolutions) return "no convolutions worth converting";
+  if (t.channels_last) return "already: the convolutions run without NCHW/NHWC transposes";
+  (void)g;
+  return "";
+}
+
+void channels_last_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) {
+  for (uint32_t x = 0; x < g.gpu.size(); ++x) {
+    GpuTask& k = g.gpu[x];
+    if (k.removed) continue;
+    const double t = us(k.dur);
+    switch (k.kind) {
+      case Kind::kConv: k.dur *= cal.ratio("conv_nchw_to_nhwc_fp32", t, b, 0.9); break;
+      case Kind::kConvHalf: k.dur *= cal.ratio("conv_nchw_to_nhwc_bf16", t, b, 0.85); break;
+      case Kind::kTranspose: remove_task(g, x); break;
+      case Kind::kBatchNorm: k.dur *= cal.ratio("batchnorm_nchw_to_nhwc", t, b, 0.8); break;
+      case Kind::kGroupNorm: k.dur *= cal.ratio("groupnorm_nchw_to_nhwc", t, b, 1.5); break;
+      default: break;
+    }
+  }
+}
+
+// -------------------------------------------------------- fused-optimizer
+
+std::string fused_optimizer_why_not(const Graph& g, const JobTraits& t) {
+  if (t.fused_optimizer) return "already: the optimizer runs fused (or launches no foreach kernels)";
+  const Totals s = totals(g);
+  if (s.optimizer <= 0) return "no foreach optimizer kernels";
+  return "";
+}
+
+void fused_optimizer_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) {
+  const double keep = std::clamp(cal.cost("fused_to_foreach_launches", 0.15, b), 0.01, 1.0);
+  const auto every = static_cast<size_t>(std::max(1.0, std::round(1 / keep)));
+  // ~20 us of foreach AdamW GPU time per million parameters (~60 bytes moved per
+  // parameter at ~3 TB/s): only to pick the curve's point.
+  double opt_ns = 0;
+  for (const GpuTask& k : g.gpu)
+    if (!k.removed && k.kind == Kind::kOptimizer) opt_ns += k.dur;
+  const double mparams = std::max(0.1, us(opt_ns) / std::max(1, g.steps) / 20.0);
+  const double ratio = cal.ratio("optimizer_fused", mparams, b, 0.6);
+  std::vector<uint32_t> group;
+  auto flush = [&] {
+    if (group.empty()) return;
+    double total = 0;
+    for (uint32_t x : group) total += g.gpu[x].dur;
+    const size_t kept = (group.size() + every - 1) / every;
+    for (size_t i = 0; i < group.size(); ++i) {
+      GpuTask& k = g.gpu[group[i]];
+      if (i % every == 0) {
+        k.dur = total * ratio / static_cast<double>(kept);
+        k.kind = Kind::kFusedOptimizer;
+      } else {
+        remove_task(g, group[i]);
+      }
+    }
+    group.clear();
+  };
+  uint32_t step = UINT32_MAX;
+  for (uint32_t x = 0; x < g.gpu.size(); ++x) {
+    const GpuTask& k = g.gpu[x];
+    if (k.removed || k.kind != Kind::kOptimizer) continue;
+    if (g.cpu[k.cpu].step != step) flush(), step = g.cpu[k.cpu].step;
+    group.push_back(x);
+  }
+  flush();
+}
+
+// ---------------------------------------------------------------- compile
+
+bool fusible(Kind k) {
+  return k == Kind::kMemoryBound || k == Kind::kBatchNorm || k == Kind::kGroupNorm || k == Kind::kLayerNorm ||
+         k == Kind::kTranspose;
+}
+
+std::string compile_why_not(const Graph&, const JobTraits& t) {
+  if (t.compiled) return "already: torch.compile is at work";
+  if (t.cuda_graphs) return "already: the step is replayed from CUDA graphs";
+  return "";
+}
+
+void compile_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) {
+  const double per_kernel = cal.cost("compiled_kernel_cpu_us", 3, b) * 1e3;
+  // Chains of memory-bound kernels between matmuls, per stream, in launch order,
+  // outside the optimizer (compiling the model leaves optimizer.step eager).
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> open;  // stream -> chain
+  auto close = [&](std::vector<uint32_t>& chain) {
+    if (chain.size() >= 2) {
+      double total = 0;
+      for (uint32_t x : chain) total += g.gpu[x].dur;
+      const double r = cal.ratio("chain_fusion", std::min<double>(static_cast<double>(chain.size()), 8), b, 0.5);
+      g.gpu[chain[0]].dur = total * r;
+      g.gpu[chain[0]].kind = Kind::kTriton;
+      for (size_t i = 1; i < chain.size(); ++i) remove_task(g, chain[i]);
+    }
+    chain.clear();
+  };
+  auto chain_of = [&](uint32_t stream) -> std::vector<uint32_t>& {
+    for (auto& [s, c] : open)
+      if (s == stream) return c;
+    open.push_back({stream, {}});
+    return open.back().second;
+  };
+  uint32_t step = UINT32_MAX;
+  for (uint32_t x = 0; x < g.gpu.size(); ++x) {
+    GpuTask& k = g.gpu[x];
+    if (k.removed) continue;
+    const uint32_t s = g.cpu[k.cpu].step;
+    if (s != step) {
+      for (auto& [st, c] : open) close(c);
+      step = s;
+    }
+    auto& chain = chain_of(k.stream);
+    if (!k.optimizer && fusible(k.kind))
+      chain.push_back(x);
+    else
+      close(chain);
+  }
+  for (auto& [st, c] : open) close(c);
+  // The compiled graph launches its kernels without Python in between.
+  for (CpuTask& c : g.cpu) {
+    if (c.type != CpuType::kLaunch || c.optimizer || c.gpu_begin == c.gpu_end) continue;
+    if (c.gap < static_cast<double>(kDispatchGapNs)) c.gap = std::min(c.gap, std::max(0.0, per_kernel - c.dur));
+  }
+}
+
+// ------------------------------------------------------------ cuda-graphs
+
+std::string cuda_graphs_why_not(const Graph&, const JobTraits& t) {
+  if (t.cuda_graphs) return "already: the step is replayed from CUDA graphs";
+  if (!t.stable_shapes) return "the steps launch different kernels (shapes change), which a captured graph cannot replay";
+  return "";
+}
+
+void cuda_graphs_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) {
+  const double launch = cal.cost("graph_launch_cpu_us", 10, b) * 1e3;
+  g.gpu_gap = std::min(g.gpu_gap, cal.cost("graph_node_gpu_us", 1.0, b) * 1e3);
+  // A graph holds the work between two host waits: one replay per stretch, in
+  // which no Python runs between the kernels. Longer CPU work (a Dataset, a
+  // logging call) stays where it was.
+  bool region_start = true;
+  uint32_t step = UINT32_MAX;
+  for (CpuTask& c : g.cpu) {
+    if (c.step != step) region_start = true, step = c.step;
+    if (c.type == CpuType::kBlocking) {
+      region_start = true;
+      continue;
+    }
+    if (c.gap < static_cast<double>(kDispatchGapNs)) c.gap = 0;
+    c.dur = 0;
+    if (region_start && c.type == CpuType::kLaunch) {
+      c.gap += launch;
+      region_start = false;
+    }
+  }
+}
+
+// -------------------------------------------------------------- host-sync
+
+std::string host_sync_why_not(const Graph&, const JobTraits& t) {
+  if (t.scalar_reads == 0) return "no reads of a few bytes back (.item()) that wait for the GPU";
+  return "";
+}
+
+void host_sync_apply(Graph& g, const JobTraits&, const Calibration&, Bound) {
+  for (CpuTask& c : g.cpu)
+    if (c.type == CpuType::kBlocking && c.scalar_read) c.type = CpuType::kOther;
+}
+
+// ------------------------------------------------------- dataloader-stall
+
+std::string dataloader_why_not(const Graph&, const JobTraits& t) {
+  if (t.data_wait_share < 0.02) return "the job waits for data under 2 % of the step";
+  return "";
+}
+
+void dataloader_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) {
+  const double next = cal.cost("dataloader_next_us", 150, b) * 1e3;
+  for (CpuTask& c : g.cpu)
+    if (c.data > 0) c.data = std::max(std::min(c.data, next), c.data / kWorkers);
+}
+
+// ------------------------------------------------------- pageable-memcpy
+
+std::string pageable_why_not(const Graph&, const JobTraits& t) {
+  if (t.pageable_copies == 0) return "no copies from pageable memory";
+  return "";
+}
+
+void pageable_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) {
+  const double gbps = cal.cost("pinned_h2d_gbps", 25, b == Bound::kLo ? Bound::kHi : b == Bound::kHi ? Bound::kLo : b);
+  for (CpuTask& c : g.cpu) {
+    bool pageable = false;
+    for (uint32_t x = c.gpu_begin; x < c.gpu_end; ++x) {
+      GpuTask& k = g.gpu[x];
+      if (k.removed || !k.pageable || k.kind != Kind::kCopy) continue;
+      k.dur = std::min(k.dur, static_cast<double>(k.bytes) / gbps);  // bytes / (GB/s) = ns
+      pageable = true;
+    }
+    if (!pageable) continue;
+    // A pinned, non_blocking copy is queued and the call returns.
+    c.type = CpuType::kLaunch;
+    c.dur = std::min(c.dur, 10'000.0);
+  }
+}
+
+constexpr std::array kFixes{
+    Fix{"amp", "bf16 autocast",
+        "with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n    loss = loss_fn(model(x), y)",
+        amp_why_not, amp_apply},
+    Fix{"channels-last", "channels_last memory format",
+        "model = model.to(memory_format=torch.channels_last)\nx = x.to(memory_format=torch.channels_last)",
+        channels_last_why_not, channels_last_apply},
+    Fix{"fused-optimizer", "fused optimizer",
+        "optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)", fused_optimizer_why_not,
+        fused_optimizer_apply},
+    Fix{"compile", "torch.compile", "model = torch.compile(model)", compile_why_not, compile_apply},
+    Fix{"cuda-graphs", "CUDA graphs",
+        "# capture forward, backward and optimizer.step once (optimizer with capturable=True), then replay:\n"
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    loss = loss_fn(model(static_x), static_y)\n"
+        "    loss.backward()\n    optimizer.step()\n# each step: static_x.copy_(x); static_y.copy_(y); g.replay()\n"
+        "# or: model = torch.compile(model, mode=\"reduce-overhead\")",
+        cuda_graphs_why_not, cuda_graphs_apply},
+    Fix{"host-sync", "no per-step host sync",
+        "# keep values on the GPU and read them back every N steps:\nlosses.append(loss.detach())\n"
+        "if step % 100 == 0:\n    print(torch.stack(losses).mean().item()); losses.clear()",
+        host_sync_why_not, host_sync_apply},
+    Fix{"dataloader-stall", "DataLoader workers",
+        "loader = DataLoader(dataset, batch_size=bs, num_workers=8, pin_memory=True, persistent_workers=True)",
+        dataloader_why_not, dataloader_apply},
+    Fix{"pageable-memcpy", "pinned copies",
+        "x = x.pin_memory()  # or DataLoader(..., pin_memory=True)\nx = x.to(\"cuda\", non_blocking=True)",
+        pageable_why_not, pageable_apply},
+};
+
+}  // namespace
+
+JobTraits job_traits(const Graph& g, bool torch_compile_seen) {
+  JobTraits t;
+  const Totals s = totals(g);
+  t.bf16 = s.matmul > 0 && s.half_matmul >= kAlreadyShare * s.matmul;
+  t.has_convolutions = s.conv >= kMinShare * s.gpu && s.conv > 0;
+  t.channels_last = t.has_convolutions && s.transpose < 0.03 * s.conv;
+  t.compiled = torch_compile_seen || (s.kernels > 0 && static_cast<double>(s.triton) >= 0.1 * static_cast<double>(s.kernels));
+  t.fused_optimizer = s.fused_optimizer > 0 || s.optimizer <= 0;
+  double data = 0, step_ns = g.traced_step_ms * 1e6 * g.steps;
+  for (const CpuTask& c : g.cpu) {
+    data += c.data;
+    if (c.graph_launch) t.cuda_graphs = true;
+    if (c.type == CpuType::kBlocking && c.scalar_read) ++t.scalar_reads;
+  }
+  for (const GpuTask& k : g.gpu)
+    if (k.pageable && k.kind == Kind::kCopy) ++t.pageable_copies;
+  t.data_wait_share = step_ns > 0 ? data / step_ns : 0;
+  if (g.steps > 0) {
+    t.scalar_reads = (t.scalar_reads + g.steps - 1) / g.steps;
+    t.pageable_copies = (t.pageable_copies + g.steps - 1) / g.steps;
+  }
+  if (!g.kernels_per_step.empty()) {
+    const auto [lo, hi] = std::minmax_element(g.kernels_per_step.begin(), g.kernels_per_step.end());
+    t.stable_shapes = *lo > 0 && static_cast<double>(*hi) <= 1.05 * static_cast<double>(*lo);
+  }
+  return t;
+}
+
+std::span<const Fix> all_fixes() { return kFixes; }
+
+const Fix* find_fix(std::string_view id) {
+  for (const Fix& f : kFixes)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+}  // namespace gpuscope::analyzer::whatif
