@@ -460,6 +460,7 @@ void extend_steps_to_gpu(StepPlan& plan, const Model& m) {
   };
   for (const auto& k : m.kernels) note(k.corr, k.end());
   for (const auto& c : m.copies) note(c.corr, c.end());
+  plan.cpu_all = steps;
   int64_t prev_end = INT64_MIN;
   bool changed = false;
   for (size_t i = 0; i < steps.size(); ++i) {

@@ -28,6 +28,10 @@ struct StepPlan {
   std::string detail;
   std::vector<StepWindow> all;       // every step found, by start time
   std::vector<StepWindow> analysed;  // after --steps or warm-up skipping
+  // Every step as the CPU ran it, before extend_steps_to_gpu made each last
+  // until its GPU work ended (empty when that changed nothing): the what-if
+  // replay assigns each CUDA call to the step whose code made it.
+  std::vector<StepWindow> cpu_all;
   int64_t warmup_skipped = 0;
   int64_t untraced = 0;  // sampled recordings: steps not wholly inside a traced stretch, never analysed
   // Sampled recordings: median step as the job's CPU saw it (step bounds, not

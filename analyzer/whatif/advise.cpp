@@ -80,12 +80,6 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string join_titles(const std::vector<const Fix*>& fixes) {
-  std::string s;
-  for (const Fix* f : fixes) s += (s.empty() ? "" : " + ") + std::string(f->title);
-  return s;
-}
-
 // Why a fix the replay prices as slower is slower: which side grew.
 std::string slower_because(const Fix& f, const Graph& base, const Priced& alone, const Replay& before) {
   if (f.id == "channels-last")
@@ -106,6 +100,59 @@ std::string_view fix_of_rule(std::string_view rule_id) {
   for (auto [rule, fix] : kRuleFix)
     if (rule == rule_id) return fix;
   return {};
+}
+
+Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration& cal, double job, double margin) {
+  Prices out;
+  const Replay before = replay(base);
+  if (before.step_ms <= 0) return out;
+  const Pricer price{base, traits, cal, job / before.step_ms, margin};
+  std::vector<const Fix*> usable;
+  for (const Fix& f : all_fixes()) {
+    FixPrediction p;
+    p.fix = std::string(f.id);
+    p.title = std::string(f.title);
+    p.why_not = f.why_not(base, traits);
+    p.applies = p.why_not.empty();
+    if (p.applies) {
+      const Priced r = price({&f});
+      p.step_ms = r.mid, p.lo_ms = r.lo, p.hi_ms = r.hi;
+      p.saving_pct = 100 * (1 - r.mid / job);
+      usable.push_back(&f);
+      if (p.saving_pct < -1)
+        out.not_recommended.push_back(std::string(f.id) + ": predicted " + fmt("%.2f", r.mid) + " ms a step (" +
+                                    fmt("%+.1f", -p.saving_pct) + " %): " + slower_because(f, base, r, before));
+      else if (f.id == "channels-last" && p.saving_pct < kPlanMinSavingPct)
+        out.not_recommended.push_back(std::string(f.id) + ": predicted " + fmt("%.2f", r.mid) + " ms a step (" +
+                                    fmt("%+.1f", -p.saving_pct) + " %): too little to gain on this model");
+    }
+    out.fixes.push_back(std::move(p));
+  }
+
+  // The plan: apply the fix that gives the shortest step, replay, choose again.
+  std::vector<const Fix*> chosen;
+  double current = job;
+  while (chosen.size() < kMaxPlanSteps) {
+    const Fix* best = nullptr;
+    Priced best_p;
+    for (const Fix* f : usable) {
+      if (std::find(chosen.begin(), chosen.end(), f) != chosen.end()) continue;
+      std::vector<const Fix*> trial = chosen;
+      trial.push_back(f);
+      const Priced p = price(trial);
+      if (!best || p.mid < best_p.mid) best = f, best_p = p;
+    }
+    if (!best || 100 * (current - best_p.mid) / job < kPlanMinSavingPct) break;
+    chosen.push_back(best);
+    PlanStep step;
+    for (const Fix* f : chosen) step.fixes.push_back(std::string(f->id));
+    step.step_ms = best_p.mid, step.lo_ms = best_p.lo, step.hi_ms = best_p.hi;
+    step.saving_pct = 100 * (1 - best_p.mid / job);
+    out.plan.push_back(std::move(step));
+    current = best_p.mid;
+  }
+
+  return out;
 }
 
 void advise(const Context& c, Analysis& a) {
@@ -162,53 +209,11 @@ void advise(const Context& c, Analysis& a) {
   w.available = true;
 
   const JobTraits traits = job_traits(g, c.m.torch_compile);
-  const Pricer price{base, traits, cal, w.job_step_ms / before.step_ms,
-                     std::min(0.5, std::abs(w.identity_error_pct) / 100)};
   const double job = w.job_step_ms;
-  std::vector<const Fix*> usable;
-  for (const Fix& f : all_fixes()) {
-    FixPrediction p;
-    p.fix = std::string(f.id);
-    p.title = std::string(f.title);
-    p.why_not = f.why_not(g, traits);
-    p.applies = p.why_not.empty();
-    if (p.applies) {
-      const Priced r = price({&f});
-      p.step_ms = r.mid, p.lo_ms = r.lo, p.hi_ms = r.hi;
-      p.saving_pct = 100 * (1 - r.mid / job);
-      usable.push_back(&f);
-      if (p.saving_pct < -1)
-        w.not_recommended.push_back(std::string(f.id) + ": predicted " + fmt("%.2f", r.mid) + " ms a step (" +
-                                    fmt("%+.1f", -p.saving_pct) + " %): " + slower_because(f, base, r, before));
-      else if (f.id == "channels-last" && p.saving_pct < kPlanMinSavingPct)
-        w.not_recommended.push_back(std::string(f.id) + ": predicted " + fmt("%.2f", r.mid) + " ms a step (" +
-                                    fmt("%+.1f", -p.saving_pct) + " %): too little to gain on this model");
-    }
-    w.fixes.push_back(std::move(p));
-  }
-
-  // The plan: apply the fix that gives the shortest step, replay, choose again.
-  std::vector<const Fix*> chosen;
-  double current = job;
-  while (chosen.size() < kMaxPlanSteps) {
-    const Fix* best = nullptr;
-    Priced best_p;
-    for (const Fix* f : usable) {
-      if (std::find(chosen.begin(), chosen.end(), f) != chosen.end()) continue;
-      std::vector<const Fix*> trial = chosen;
-      trial.push_back(f);
-      const Priced p = price(trial);
-      if (!best || p.mid < best_p.mid) best = f, best_p = p;
-    }
-    if (!best || 100 * (current - best_p.mid) / job < kPlanMinSavingPct) break;
-    chosen.push_back(best);
-    PlanStep step;
-    for (const Fix* f : chosen) step.fixes.push_back(std::string(f->id));
-    step.step_ms = best_p.mid, step.lo_ms = best_p.lo, step.hi_ms = best_p.hi;
-    step.saving_pct = 100 * (1 - best_p.mid / job);
-    w.plan.push_back(std::move(step));
-    current = best_p.mid;
-  }
+  Prices prices = price_fixes(base, traits, cal, job, std::min(0.5, std::abs(w.identity_error_pct) / 100));
+  w.fixes = std::move(prices.fixes);
+  w.plan = std::move(prices.plan);
+  w.not_recommended = std::move(prices.not_recommended);
 
   // Findings whose fix the replay prices take its prediction; one predicted to
   // slow the job is dropped; a fix that saves and that no rule named gets its own.

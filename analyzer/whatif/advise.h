@@ -3,13 +3,30 @@
 // sequence of fixes, and re-prices the findings whose fix it can replay.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "analyzer/analysis.h"
 #include "analyzer/context.h"
+#include "analyzer/whatif/calibration.h"
+#include "analyzer/whatif/fixes.h"
+#include "analyzer/whatif/step_graph.h"
 
 namespace gpuscope::analyzer::whatif {
 
 // Fills a.whatif and corrects a.findings (after judge_against_untraced).
 void advise(const Context& c, Analysis& a);
+
+// Every fix priced alone on `base` (the graph with tracing's cost taken off),
+// then the plan: apply the fix that gives the shortest step, replay, choose
+// again. Steps are anchored to `job_ms` (times job_ms over base's replay);
+// `margin` widens every range (the identity replay's error, as a fraction).
+struct Prices {
+  std::vector<FixPrediction> fixes;
+  std::vector<PlanStep> plan;
+  std::vector<std::string> not_recommended;
+};
+Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration& cal, double job_ms, double margin);
 
 // The finding's rule id -> the fix the replay prices for it ("" when none).
 std::string_view fix_of_rule(std::string_view rule_id);

@@ -71,36 +71,41 @@ Graph build_graph(const Context& c, size_t max_steps) {
   const std::vector<size_t> picked = pick_steps(c, max_steps);
   if (picked.empty()) return g;
 
-  // CPU tasks: the API calls starting inside the picked steps, in time order.
+  // CPU tasks: the API calls the picked steps' code made (between the step's
+  // start on the CPU and the next step's), in time order.
+  std::unordered_map<int64_t, StepWindow> cpu_window;
+  for (const StepWindow& w : c.plan.cpu_all) cpu_window[w.number] = w;
   std::unordered_map<uint32_t, uint32_t> cpu_of_api;
   std::vector<uint32_t> api_of_cpu;
   double traced_ns = 0;
   int64_t prev_end = INT64_MIN;
-  size_t ai = 0;
   for (size_t k = 0; k < picked.size(); ++k) {
     const StepWindow& st = c.steps[picked[k]];
+    auto cw = cpu_window.find(st.number);
+    const StepWindow w = cw == cpu_window.end() ? st : cw->second;
     traced_ns += static_cast<double>(st.duration());
     g.step_numbers.push_back(st.number);
     const bool continues = k > 0 && picked[k - 1] + 1 == picked[k];
-    if (!continues) prev_end = st.start;
-    while (ai < c.apis.size() && m.apis[c.apis[ai]].start < st.start) ++ai;
-    for (; ai < c.apis.size() && m.apis[c.apis[ai]].start < st.end; ++ai) {
-      const ApiRec& a = m.apis[c.apis[ai]];
+    if (!continues) prev_end = w.start;
+    auto first = std::lower_bound(m.apis.begin(), m.apis.end(), w.start,
+                                  [](const ApiRec& a, int64_t t) { return a.start < t; });
+    for (auto it = first; it != m.apis.end() && it->start < w.end; ++it) {
+      const ApiRec& a = *it;
+      const auto index = static_cast<uint32_t>(it - m.apis.begin());
       CpuTask t;
       t.step = static_cast<uint32_t>(k);
-      const int64_t from = std::max(prev_end, st.start - (continues ? 0 : 0));
-      if (a.start > from) {
-        t.gap = static_cast<double>(a.start - from);
-        t.data = static_cast<double>(c.dataloader.covered(from, a.start));
+      if (a.start > prev_end) {
+        t.gap = static_cast<double>(a.start - prev_end);
+        t.data = static_cast<double>(c.dataloader.covered(prev_end, a.start));
         t.gap -= t.data;
       }
       t.dur = static_cast<double>(std::max<int64_t>(0, a.end() - std::max(a.start, prev_end)));
       t.type = a.cls == ApiClass::kLaunch ? CpuType::kLaunch : api_blocks_host(a.cls) ? CpuType::kBlocking : CpuType::kOther;
-      const std::string_view name = m.str(a.name);
       t.allocator = a.cls == ApiClass::kFree;
+      const std::string_view name = m.str(a.name);
       t.graph_launch = name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch");
-      cpu_of_api[c.apis[ai]] = static_cast<uint32_t>(g.cpu.size());
-      api_of_cpu.push_back(c.apis[ai]);
+      cpu_of_api[index] = static_cast<uint32_t>(g.cpu.size());
+      api_of_cpu.push_back(index);
       g.cpu.push_back(t);
       prev_end = std::max(prev_end, a.end());
     }
@@ -128,8 +133,8 @@ Graph build_graph(const Context& c, size_t max_steps) {
     return &raw.back().t;
   };
   g.kernels_per_step.assign(picked.size(), 0);
-  for (uint32_t i : c.kernels) {
-    const KernelRec& k = m.kernels[i];
+  for (const KernelRec& k : m.kernels) {
+    if (k.device != c.device) continue;
     if (GpuTask* t = add(k.corr, k.start, k.dur)) {
       t->stream = k.stream;
       t->name = k.name;
@@ -149,8 +154,8 @@ Graph build_graph(const Context& c, size_t max_steps) {
       ++g.kernels_per_step[g.cpu[t->cpu].step];
     }
   }
-  for (uint32_t i : c.copies) {
-    const CopyRec& x = m.copies[i];
+  for (const CopyRec& x : m.copies) {
+    if (x.device != c.device) continue;
     if (GpuTask* t = add(x.corr, x.start, x.dur)) {
       t->stream = x.stream;
       t->kind = x.memset ? Kind::kMemset : Kind::kCopy;

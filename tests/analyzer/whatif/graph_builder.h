@@ -1,0 +1,71 @@
+// Step graphs built by hand for the what-if tests: each call is one CPU task
+// (the CPU time before it, its own time) launching at most one GPU task.
+#pragma once
+
+#include <string>
+
+#include "analyzer/whatif/calibration.h"
+#include "analyzer/whatif/step_graph.h"
+
+namespace gpuscope::testing {
+
+class GraphBuilder {
+ public:
+  // Starts the next step (the first call, the first step).
+  void step() { ++step_; }
+  // A launch after `gap_us` of CPU time, taking `call_us`, of a task of
+  // `gpu_us` on `stream`.
+  void launch(double gap_us, double call_us, analyzer::whatif::Kind kind, double gpu_us, uint32_t stream = 7) {
+    analyzer::whatif::CpuTask t = task(gap_us, call_us, analyzer::whatif::CpuType::kLaunch);
+    analyzer::whatif::GpuTask k;
+    k.dur = gpu_us * 1e3;
+    k.kind = kind;
+    k.stream = stream;
+    k.cpu = static_cast<uint32_t>(g_.cpu.size());
+    t.gpu_begin = static_cast<uint32_t>(g_.gpu.size());
+    g_.gpu.push_back(k);
+    t.gpu_end = static_cast<uint32_t>(g_.gpu.size());
+    g_.cpu.push_back(t);
+  }
+  // A .item(): a blocking read of a few bytes after `gap_us`.
+  void item(double gap_us) {
+    analyzer::whatif::CpuTask t = task(gap_us, 5, analyzer::whatif::CpuType::kBlocking);
+    t.scalar_read = true;
+    g_.cpu.push_back(t);
+  }
+  // CPU work outside CUDA calls (Python, logging), before the next call.
+  void cpu(double us) { pending_ += us; }
+  analyzer::whatif::Graph graph(double gpu_gap_us = 1) {
+    analyzer::whatif::Graph g = g_;
+    g.steps = step_ + 1;
+    g.gpu_gap = gpu_gap_us * 1e3;
+    g.kernels_per_step.assign(static_cast<size_t>(g.steps), 0);
+    for (const auto& k : g.gpu) ++g.kernels_per_step[g.cpu[k.cpu].step];
+    return g;
+  }
+
+ private:
+  analyzer::whatif::CpuTask task(double gap_us, double call_us, analyzer::whatif::CpuType type) {
+    analyzer::whatif::CpuTask t;
+    t.gap = (gap_us + pending_) * 1e3;
+    pending_ = 0;
+    t.dur = call_us * 1e3;
+    t.type = type;
+    t.step = static_cast<uint32_t>(step_);
+    t.gpu_begin = t.gpu_end = static_cast<uint32_t>(g_.gpu.size());
+    return t;
+  }
+  analyzer::whatif::Graph g_;
+  int step_ = -1;
+  double pending_ = 0;
+};
+
+// A calibration table with flat curves: `ratio` for every x.
+inline void flat(analyzer::whatif::Calibration& cal, const std::string& curve, double ratio) {
+  cal.curves[curve].points = {{1, ratio, ratio * 0.9, ratio * 1.1}, {1000, ratio, ratio * 0.9, ratio * 1.1}};
+}
+inline void cost(analyzer::whatif::Calibration& cal, const std::string& id, double us) {
+  cal.costs[id] = {us, us * 0.8, us * 1.2, "us", ""};
+}
+
+}  // namespace gpuscope::testing
