@@ -91,6 +91,20 @@ void install_signal_handlers() {
   }
 }
 
+// A Python job keeps SIGINT for itself (KeyboardInterrupt), so on_signal is
+// not installed for it; and when KeyboardInterrupt ends the job, Python ends
+// by re-raising SIGINT with the default action once it has finalized, so no
+// atexit handler runs and the open traced stretch would never be written.
+// Python's own exit hook (Py_AtExit, run at the end of Py_FinalizeEx, before
+// that signal and before atexit handlers) ends the recording there too.
+void register_python_exit_hook() {
+  using AtExit = int (*)(void (*)());
+  using IsInitialized = int (*)();
+  auto at_exit = reinterpret_cast<AtExit>(dlsym(RTLD_DEFAULT, "Py_AtExit"));
+  auto initialized = reinterpret_cast<IsInitialized>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
+  if (at_exit && initialized && initialized()) at_exit(on_exit);
+}
+
 std::string self_path() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&self_path), &info) && info.dli_fname) return info.dli_fname;
@@ -129,6 +143,7 @@ void ensure_started() {
   g_enabled.store(true, std::memory_order_release);
   install_signal_handlers();
   std::atexit(on_exit);
+  register_python_exit_hook();
   if (settings::is_set(settings::Id::kCrashTrace))
     for (int sig : {SIGSEGV, SIGBUS, SIGABRT}) signal(sig, print_crash_trace);
 }
