@@ -299,6 +299,13 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
         "sequence): the whole recording is one step. A torch job gets its steps from the torch plugin "
         "(`gpuscope setup torch` builds it; `gpuscope doctor` says whether it loads), any job from an NVTX range "
         "around each step");
+  if (a.summary.job && a.summary.job->unclean())
+    n.push_back(std::string(a.summary.job->failed() ? "the job failed (" : "the job was stopped (") +
+                a.summary.job->how() + ") after " + std::to_string(a.summary.job->steps) + " completed steps" +
+                (a.summary.job->steps == 0 ? ": the findings describe its start-up only, not a training step" : ""));
+  if (m.stretch_closed_by_reader)
+    n.push_back("the job was killed inside a traced stretch, whose end was never written: it is taken to end at the "
+                "last recorded event");
   if (a.summary.control_stretch)
     n.push_back(std::to_string(plan.untraced) + " of " + std::to_string(plan.all.size()) +
                 " steps ran untraced (record's control stretch: the job's step time without gpuscope, in the first "
@@ -461,6 +468,7 @@ Analysis analyze(store::Reader& reader, const Options& options) {
         a.copies = copy_stats(c);
         a.api_calls = api_stats(c, top);
       },
+  a.summary.job = m.job;
       [&] { a.top_ops = top_ops(c, top); },
   };
   if (device >= 0)

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "store/job_end.h"
+
 namespace gpuscope::store {
 class Reader;
 }
@@ -133,6 +135,8 @@ struct Summary {
 struct KernelStat {
   std::string name, origin;  // origin: cuBLAS, cuDNN, ATen, Triton, NCCL, user
   bool tensor_core = false;
+  // How the job ended (meta job_exit, written by `gpuscope record`); none in other recordings.
+  std::optional<store::JobEnd> job;
   int64_t count = 0, total_ns = 0, min_ns = 0, max_ns = 0;
   double mean_ns = 0, share = 0;  // share of the device's kernel time
   std::string grid, block;        // first launch seen, "x,y,z"

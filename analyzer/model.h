@@ -16,6 +16,7 @@
 #include "analyzer/names.h"
 #include "common/time_math.h"
 #include "schema/enums.h"
+#include "store/job_end.h"
 
 namespace gpuscope::store {
 class Reader;
@@ -158,6 +159,7 @@ struct Model {
   int64_t ops_placed_steps = 0, ops_unplaced_steps = 0;
   int64_t ops_placed_steps_with_extra_calls = 0;  // of ops_placed_steps: with calls of their own around the match
   std::string recording_stopped;  // meta recording_stopped: why the collector stopped before the job ended
+  std::optional<store::JobEnd> job;  // meta job_exit: how the job ended (`gpuscope record`)
   std::vector<DeviceInfo> devices;
   const std::vector<std::string>* strings = nullptr;  // owned by the Reader
 
@@ -169,6 +171,8 @@ struct Model {
   // Sampled recordings (`gpuscope record --sample`): the stretches that were
   // traced (range source 7), by start; empty when everything was.
   std::vector<std::pair<int64_t, int64_t>> sampling_windows;
+  // The last stretch had no range (the job was killed inside it): closed at the last event (store/stretches.h).
+  bool stretch_closed_by_reader = false;
   // Untraced stretches measured on the GPU (range source untraced_drained), by start.
   std::vector<std::pair<int64_t, int64_t>> untraced_spans;
   int64_t lo = 0, hi = 0;          // the window events were loaded for

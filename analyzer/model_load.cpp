@@ -21,8 +21,10 @@
 #include "common/error.h"
 #include "schema/enums.h"
 #include "store/place_ops.h"
+#include "store/job_end.h"
 #include "store/reader.h"
 #include "store/rows.h"
+#include "store/stretches.h"
 
 namespace gpuscope::analyzer {
 namespace {
@@ -198,6 +200,7 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
   m.file_name = base_name(m.path);
   m.imported = reader.meta("source") == "torch.profiler import";
   m.recording_stopped = reader.meta("recording_stopped");
+  m.job = store::read_job_end(reader);
   if (std::string steps = reader.meta("torch_op_steps"); !steps.empty() && steps != "0") {
     m.op_steps = steps;
     m.ops_placed_steps = std::atoll(reader.meta("ops_placed_steps").c_str());
@@ -277,6 +280,11 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     std::sort(m.ranges.begin(), m.ranges.end(), [](const RangeRec& a, const RangeRec& b) { return a.start < b.start; });
     std::sort(m.tracer_overhead.begin(), m.tracer_overhead.end(),
               [](const RangeRec& a, const RangeRec& b) { return a.start < b.start; });
+    // A job killed inside a traced stretch never wrote the range that closes it.
+    if (const auto open = store::open_traced_stretch(reader.db(), m.pid)) {
+      m.sampling_windows.push_back(*open);
+      m.stretch_closed_by_reader = true;
+    }
     std::sort(m.sampling_windows.begin(), m.sampling_windows.end());
     std::sort(m.untraced_spans.begin(), m.untraced_spans.end());
   }

@@ -7,6 +7,7 @@
 
 #include "analyzer/analysis.h"
 #include "cli/commands.h"
+#include "analyzer/job_end.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "import/open_recording.h"
@@ -52,6 +53,7 @@ void run(const AnalyzeArgs& args) {
 
   if (args.output.empty() || args.output == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);
+  text = analyzer::with_job_end(std::move(text), args.format, a.summary);
   else
     write_file_atomically(args.output, text);
 

@@ -26,6 +26,8 @@ void print_info(const std::string& path, const std::string& database) {
   std::printf("schema version  %d\n", s.schema_version);
   std::printf("gpuscope        %s\n", terminal_safe(s.gpuscope_version).c_str());
   std::printf("source          %s\n", terminal_safe(s.source).c_str());
+  if (s.job)
+    std::printf("job             %s%s\n", s.job->failed() ? "FAILED: " : s.job->stopped() ? "stopped: " : "", s.job->describe().c_str());
   std::printf("duration        %s\n", s.span ? human_ns(s.span->end - s.span->start).c_str() : "no timed events");
   if (s.traced) {
     const std::string sample = terminal_safe(s.traced->sample);
@@ -33,6 +35,9 @@ void print_info(const std::string& path, const std::string& database) {
     std::printf("traced          %s in %lld stretch(es)%s%s\n", human_ns(s.traced->ns).c_str(),
                 static_cast<long long>(s.traced->stretches), sample.empty() ? "" : (" (--sample " + sample + ")").c_str(),
                 torn > 0 ? (", CUPTI torn down " + std::to_string(torn) + " time(s) while untraced").c_str() : "");
+    if (s.traced->closed_by_reader)
+      std::printf("                the last stretch was left open (the job was killed inside it): counted to the last "
+                  "recorded event\n");
   }
 
   std::printf("\ndevices\n");

@@ -24,6 +24,7 @@
 #include "common/output_name.h"
 #include "common/settings.h"
 #include "common/steps_window.h"
+#include "store/job_end.h"
 #include "store/writer.h"
 
 namespace gpuscope::cli {
@@ -202,6 +203,7 @@ int run_record(RecordOptions& opt) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
 
   const pid_t parent = getpid();
+  const int64_t job_start_ns = monotonic_ns();
   pid_t child = fork();
   if (child < 0) throw Error(std::string("record: fork failed: ") + std::strerror(errno));
   if (child == 0) {
@@ -229,9 +231,16 @@ int run_record(RecordOptions& opt) {
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  const int64_t job_wall_ns = monotonic_ns() - job_start_ns;
   g_child_pid = 0;
   nvml.stop();
 
+  // How the job ended, for `info` and `analyze` (meta job_exit); before finalize, which leaves the file in rollback mode.
+  try {
+    store::write_job_end(output, store::job_exit_text(status), job_wall_ns);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpuscope: warning: could not store how the job ended in %s: %s\n", output.c_str(), e.what());
+  }
   finalize_and_report(output);
 
   if (WIFSIGNALED(status)) {

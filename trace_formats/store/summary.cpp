@@ -5,6 +5,7 @@
 
 #include "schema/enums.h"
 #include "schema/schema.h"
+#include "store/stretches.h"
 
 namespace gpuscope::store {
 
@@ -18,6 +19,8 @@ RecordingSummary summarize(Reader& r) {
   s.gpuscope_version = r.meta("gpuscope_version", "?");
   s.source = r.meta("source", "gpuscope record");
 
+  s.job = read_job_end(r);
+
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (const char* t : {"kernel", "memcpy", "memset", "api_call", "range", "op", "sync"}) {
     auto st = r.query("SELECT min(start), max(\"end\") FROM \"" + std::string(t) + "\"");
@@ -28,13 +31,15 @@ RecordingSummary summarize(Reader& r) {
   }
   if (lo <= hi) s.span = RecordingSummary::Span{lo, hi};
 
-  auto traced = r.query("SELECT count(*), sum(\"end\" - start) FROM range WHERE source = " +
-                        std::to_string(schema::range_source::sampling_window));
-  if (traced.step() && traced.int64(0) > 0) {
+  // A stretch the job left open (killed inside it) counts up to the last event (store/stretches.h).
+  const TracedStretches stretches = traced_stretches(r.db());
+  if (!stretches.stretches.empty()) {
+    int64_t ns = 0;
+    for (const auto& [start, end] : stretches.stretches) ns += end - start;
     // Between stretches CUPTI is torn down where it safely can be (docs/ARCHITECTURE.md).
     auto teardowns = r.query("SELECT coalesce(sum(value), 0) FROM collector_stat WHERE key = 'cupti_finalizes'");
-    s.traced = RecordingSummary::Traced{traced.int64(0), traced.int64(1), r.meta("sample", ""),
-                                        teardowns.step() ? teardowns.int64(0) : 0};
+    s.traced = RecordingSummary::Traced{static_cast<int64_t>(stretches.stretches.size()), ns, r.meta("sample", ""),
+                                        teardowns.step() ? teardowns.int64(0) : 0, stretches.closed_by_reader};
   }
 
   auto dev = r.query("SELECT id, name, sm_count, total_memory, compute_major, compute_minor FROM device ORDER BY id");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "store/job_end.h"
 #include "store/reader.h"
 
 namespace gpuscope::store {
@@ -27,8 +28,10 @@ struct RecordingSummary {
     int64_t stretches = 0, ns = 0;
     std::string sample;        // meta sample (--sample ON,OFF), "" when missing
     int64_t cupti_teardowns = 0;  // collector_stat cupti_finalizes
+    int64_t closed_by_reader = 0; // stretches left open by a killed job, closed at its last event
   };
   std::optional<Traced> traced;
+  std::optional<JobEnd> job;  // how the job ended (meta job_exit), recorded by `gpuscope record`
   struct Device {
     int64_t id = 0;
     std::string name;

@@ -1,0 +1,148 @@
+"""How a recorded job ended, end to end with Debian's torch on the CPU
+(job_end_loop.py: a training loop fed by 2 DataLoader workers):
+
+- stopped_*: the job stopped after a few seconds by SIGINT (to the process
+  group as Ctrl-C sends it, or to gpuscope alone) or SIGKILL (to the job, or to
+  gpuscope, which takes the job with it): `analyze` covers >= 95 % of the steps
+  recorded after record's control stretch, and `info` counts them as traced.
+- job_fails: a job that raises is reported as failed (exit code 1) in `info`,
+  in `analyze`'s first lines and in its JSON (`summary.job_exit`); one that
+  raises before its first step has its findings marked start-up only.
+
+  check_job_end.py CASE --gpuscope BIN --python PY --samples DIR --trainer BIN --mismatch-plugin SO"""
+import os
+import signal
+import subprocess
+import time
+
+from recording_checks import TMP, analyze_json, args, case, check, q, run
+
+LOOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "job_end_loop.py")
+RUN_S = 5
+
+
+def child_of(pid, timeout=10):
+    """The job: gpuscope record's child process."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+                kids = f.read().split()
+            if kids:
+                return int(kids[0])
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return None
+
+
+def record_and_stop(name, sig, target):
+    """Records job_end_loop.py with record's defaults (control stretch) and
+    sends `sig` after RUN_S seconds to `target`: "group" (gpuscope's process
+    group, as a terminal's Ctrl-C), "gpuscope" or "job"."""
+    db = os.path.join(TMP, name + ".db")
+    proc = subprocess.Popen([args.gpuscope, "record", "-o", db, "--", args.python, LOOP],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=TMP,
+                            start_new_session=True)
+    job = child_of(proc.pid)
+    check(job is not None, "%s: the job started" % name)
+    time.sleep(RUN_S)
+    if target == "group":
+        os.killpg(proc.pid, sig)
+    else:
+        os.kill(proc.pid if target == "gpuscope" else job, sig)
+    try:
+        out, err = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        check(False, "%s: gpuscope ended within 90 s of the signal" % name)
+        raise SystemExit(1)
+    print("gpuscope record exited %d; its stderr ends: %s" % (proc.returncode, err[-400:].replace("\n", " | ")))
+    return db
+
+
+def steps_after_control(db):
+    """The steps recorded after the control stretch: those from the first step
+    after step 3 whose ops were recorded again (ops are recorded only while
+    traced), counted from the step table."""
+    rows = q(db, """SELECT s.number, EXISTS(SELECT 1 FROM op o WHERE o.pid = s.pid AND o.start >= s.start
+                                             AND o.start < s."end") FROM step s ORDER BY s.start""")
+    pattern = "".join("x" if has_ops else "." for _, has_ops in rows)
+    resumed = pattern.find(".x", 3)
+    check(resumed > 0, "the recording has a control stretch and traced steps after it: %s" % pattern[:40])
+    return len(rows) - (resumed + 1) if resumed > 0 else 0, len(rows)
+
+
+def check_stopped(name, sig, target):
+    db = record_and_stop(name, sig, target)
+    if not check(os.path.exists(db), "%s: the recording exists" % name):
+        return
+    after, total = steps_after_control(db)
+    check(after > 100, "%s: %d of %d steps recorded after the control stretch" % (name, after, total))
+    report = analyze_json(db)
+    if not report:
+        return
+    steps = report["summary"]["steps"]
+    check(steps >= 0.95 * after,
+          "%s: analyze covers >= 95 %% of the %d steps after the control stretch: %d (%d untraced)"
+          % (name, after, steps, report["summary"]["steps_untraced"]))
+    info = subprocess.run([args.gpuscope, "info", db], capture_output=True, text=True)
+    check(info.returncode == 0, "%s: info exits 0" % name)
+    traced = next((line for line in info.stdout.splitlines() if line.startswith("traced")), "")
+    check("2 stretch" in traced, "%s: info counts two traced stretches: %s" % (name, traced))
+
+
+@case
+def stopped_sigint_group():
+    check_stopped("sigint_group", signal.SIGINT, "group")
+
+
+@case
+def stopped_sigint_gpuscope():
+    check_stopped("sigint_gpuscope", signal.SIGINT, "gpuscope")
+
+
+@case
+def stopped_sigkill_job():
+    check_stopped("sigkill_job", signal.SIGKILL, "job")
+
+
+@case
+def stopped_sigkill_gpuscope():
+    check_stopped("sigkill_gpuscope", signal.SIGKILL, "gpuscope")
+
+
+def check_failed(name, extra, startup_only):
+    db = os.path.join(TMP, name + ".db")
+    result = subprocess.run([args.gpuscope, "record", "-o", db, "--", args.python, LOOP] + extra,
+                            capture_output=True, text=True, cwd=TMP, timeout=90)
+    check(result.returncode == 1, "%s: record exits 1 as the job did (got %d)" % (name, result.returncode))
+    check(q(db, "SELECT value FROM meta WHERE key = 'job_exit'") == [("exit 1",)], "%s: meta job_exit is 'exit 1'" % name)
+    info = subprocess.run([args.gpuscope, "info", db], capture_output=True, text=True)
+    job = [line for line in info.stdout.splitlines()[:8] if line.startswith("job")]
+    check(job and "FAILED: exit code 1 after" in job[0], "%s: info says the job failed: %s" % (name, job))
+    text = subprocess.run([args.gpuscope, "analyze", db], capture_output=True, text=True)
+    check(text.returncode == 0, "%s: analyze exits 0: %s" % (name, text.stderr[-300:]))
+    first = text.stdout.splitlines()[:3]
+    check(any(line.startswith("job: FAILED: exit code 1 after") for line in first),
+          "%s: analyze says so in its first lines: %s" % (name, first))
+    check(any("start-up only" in line for line in first) == startup_only,
+          "%s: findings %s start-up only in the first lines" % (name, "marked" if startup_only else "not marked"))
+    report = analyze_json(db)
+    job = report.get("summary", {}).get("job_exit") or {}
+    check(job.get("failed") is True and job.get("exit_code") == 1 and job.get("signal") is None,
+          "%s: summary.job_exit says exit code 1: %s" % (name, job))
+    check(job.get("startup_only") is startup_only and (job.get("steps") == 0) == startup_only,
+          "%s: summary.job_exit.startup_only is %s: %s" % (name, startup_only, job))
+    check(any("start-up only" in n for n in report.get("notes", [])) == startup_only,
+          "%s: a note %s the findings start-up only" % (name, "marks" if startup_only else "does not mark"))
+
+
+@case
+def job_fails():
+    check_failed("raises_after_1s", ["--raise-after", "1"], startup_only=False)
+    check_failed("raises_before_a_step", ["--raise-at-start", "1"], startup_only=True)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,59 @@
+#include "store/job_end.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "store/writer.h"
+
+namespace gpuscope::store {
+
+std::string JobEnd::how() const {
+  if (exit_code) return "exit code " + std::to_string(*exit_code);
+  return "killed by " + (signal.empty() ? std::string("a signal") : signal);
+}
+
+std::string JobEnd::describe() const {
+  char wall[32];
+  std::snprintf(wall, sizeof wall, "%.3f s", static_cast<double>(wall_ns) / 1e9);
+  return how() + " after " + wall + ", " + std::to_string(steps) + (steps == 1 ? " step" : " steps") + " completed";
+}
+
+std::string job_exit_text(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* abbrev = sigabbrev_np(sig);
+    return "signal " + (abbrev ? "SIG" + std::string(abbrev) : std::to_string(sig));
+  }
+  return "exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+void write_job_end(const std::string& path, const std::string& exit_text, int64_t wall_ns) {
+  Writer w(path);
+  w.begin();
+  const int64_t steps =
+      w.connection().query_int("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM step GROUP BY pid)").value_or(0);
+  w.set_meta("job_exit", exit_text);
+  w.set_meta("job_wall_ns", std::to_string(wall_ns));
+  w.set_meta("job_steps", std::to_string(steps));
+  w.commit();
+}
+
+std::optional<JobEnd> read_job_end(Reader& r) {
+  const std::string exit = r.meta("job_exit");
+  if (exit.empty()) return std::nullopt;
+  JobEnd j;
+  if (exit.rfind("exit ", 0) == 0)
+    j.exit_code = std::atoi(exit.c_str() + 5);
+  else if (exit.rfind("signal ", 0) == 0)
+    j.signal = exit.substr(7);
+  else
+    j.signal = exit;
+  j.wall_ns = std::atoll(r.meta("job_wall_ns", "0").c_str());
+  j.steps = std::atoll(r.meta("job_steps", "0").c_str());
+  return j;
+}
+
+}  // namespace gpuscope::store
