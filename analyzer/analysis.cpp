@@ -20,6 +20,7 @@
 #include "analyzer/timing.h"
 #include "analyzer/untraced.h"
 #include "analyzer/whatif/advise.h"
+#include "analyzer/whatif/fixes.h"
 #include "common/error.h"
 #include "store/reader.h"
 
@@ -103,6 +104,24 @@ void parse_step_range(const std::string& text, Options& o) {
   if (!a.empty()) o.first_step = number(a);
   if (!b.empty()) o.last_step = number(b);
   if (o.first_step && o.last_step && *o.first_step > *o.last_step) throw bad();
+}
+
+std::vector<std::string> parse_fix_list(const std::string& text) {
+  std::vector<std::string> ids;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t plus = text.find('+', at);
+    if (plus == std::string::npos) plus = text.size();
+    const std::string id = text.substr(at, plus - at);
+    if (!whatif::find_fix(id)) {
+      std::string known;
+      for (const auto& f : whatif::all_fixes()) known += (known.empty() ? "" : ", ") + std::string(f.id);
+      throw Error("--what-if: unknown fix '" + id + "' in '" + text + "' (fixes: " + known + ")");
+    }
+    ids.push_back(id);
+    at = plus + 1;
+  }
+  return ids;
 }
 
 namespace {
@@ -280,6 +299,13 @@ void fill_idle(Analysis& a, const Context& c) {
 
 void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& plan, bool device_chosen) {
   auto& n = a.notes;
+  if (a.summary.job && a.summary.job->unclean())
+    n.push_back(std::string(a.summary.job->failed() ? "the job failed (" : "the job was stopped (") +
+                a.summary.job->how() + ") after " + std::to_string(a.summary.job->steps) + " completed steps" +
+                (a.summary.job->steps == 0 ? ": the findings describe its start-up only, not a training step" : ""));
+  if (m.stretch_closed_by_reader)
+    n.push_back("the job was killed inside a traced stretch, whose end was never written: it is taken to end at the "
+                "last recorded event");
   if (!m.recording_stopped.empty())
     n.push_back("the collector stopped before the job ended (" + m.recording_stopped +
                 "): the steps after that are not in the recording");
@@ -299,13 +325,6 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
         "sequence): the whole recording is one step. A torch job gets its steps from the torch plugin "
         "(`gpuscope setup torch` builds it; `gpuscope doctor` says whether it loads), any job from an NVTX range "
         "around each step");
-  if (a.summary.job && a.summary.job->unclean())
-    n.push_back(std::string(a.summary.job->failed() ? "the job failed (" : "the job was stopped (") +
-                a.summary.job->how() + ") after " + std::to_string(a.summary.job->steps) + " completed steps" +
-                (a.summary.job->steps == 0 ? ": the findings describe its start-up only, not a training step" : ""));
-  if (m.stretch_closed_by_reader)
-    n.push_back("the job was killed inside a traced stretch, whose end was never written: it is taken to end at the "
-                "last recorded event");
   if (a.summary.control_stretch)
     n.push_back(std::to_string(plan.untraced) + " of " + std::to_string(plan.all.size()) +
                 " steps ran untraced (record's control stretch: the job's step time without gpuscope, in the first "
@@ -449,6 +468,7 @@ Analysis analyze(store::Reader& reader, const Options& options) {
   timer.mark("link, breakdown, idle");
   Analysis a;
   fill_summary(a, c, m, plan);
+  a.summary.job = m.job;
   measure_untraced(a, plan, m.imported);
   measure_steps_by_kind(a, c);
   measure_kernel_gap_floor(a, c);
@@ -468,7 +488,6 @@ Analysis analyze(store::Reader& reader, const Options& options) {
         a.copies = copy_stats(c);
         a.api_calls = api_stats(c, top);
       },
-  a.summary.job = m.job;
       [&] { a.top_ops = top_ops(c, top); },
   };
   if (device >= 0)
@@ -480,7 +499,7 @@ Analysis analyze(store::Reader& reader, const Options& options) {
   analyze_ranks(reader, opt, c, a);
   timer.mark("ranks");
   judge_against_untraced(a);
-  whatif::advise(c, a);
+  whatif::advise(c, a, opt.what_if);
   timer.mark("what-if replay");
 
   return a;

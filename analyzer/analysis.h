@@ -29,7 +29,12 @@ struct Options {
   std::optional<int64_t> rank;                   // --rank N: the process whose RANK is N (instead of --pid)
   int top = 10;                                  // rows in the hotspot tables
   bool progress = false;                         // progress lines on stderr
+  // --what-if: combinations of fix ids to predict besides the plan ("amp+cuda-graphs").
+  std::vector<std::vector<std::string>> what_if;
 };
+
+// Parses "amp+cuda-graphs" into fix ids; throws Error naming an unknown one.
+std::vector<std::string> parse_fix_list(const std::string& text);
 
 // Parses "A-B", "A-", "-B" or "A" into options.first_step/last_step; throws Error.
 void parse_step_range(const std::string& text, Options& options);
@@ -130,13 +135,13 @@ struct Summary {
   double tensor_core_share = 0;   // share of kernel time in tensor-core kernels (by name)
   std::vector<DeviceSummary> devices;
   int64_t kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, ops = 0;  // in analysed steps
+  // How the job ended (meta job_exit, written by `gpuscope record`); none in other recordings.
+  std::optional<store::JobEnd> job;
 };
 
 struct KernelStat {
   std::string name, origin;  // origin: cuBLAS, cuDNN, ATen, Triton, NCCL, user
   bool tensor_core = false;
-  // How the job ended (meta job_exit, written by `gpuscope record`); none in other recordings.
-  std::optional<store::JobEnd> job;
   int64_t count = 0, total_ns = 0, min_ns = 0, max_ns = 0;
   double mean_ns = 0, share = 0;  // share of the device's kernel time
   std::string grid, block;        // first launch seen, "x,y,z"
@@ -274,6 +279,7 @@ struct FixPrediction {
   std::string why_not;             // when it does not apply
   double step_ms = 0, lo_ms = 0, hi_ms = 0;  // predicted step and its range
   double saving_pct = 0;           // of the job's step; negative: slower
+  double cpu_ms = 0, gpu_ms = 0;   // the replay's CPU and GPU busy time per step after the fix
 };
 
 struct PlanStep {
@@ -292,11 +298,26 @@ struct WhatIf {
   double traced_step_ms = 0;       // the replayed steps' recorded mean
   double replay_traced_ms = 0;     // replay as recorded: must give traced_step_ms
   double replay_ms = 0;            // replay with tracing's per-call cost taken off: must give job_step_ms
+  double cpu_ms = 0, gpu_ms = 0;   // that replay's CPU and GPU busy time per step
+  int64_t queue_full_launches = 0; // launches that waited for room in the launch queue (counted as typical ones)
   double identity_error_pct = 0;   // replay_ms against job_step_ms
   double tracing_cost_per_call_us = 0;  // the per-call cost taken off
+  // Where the untraced CPU ran ahead of the GPU: its step time, which the
+  // per-call cost was fitted to (the replay's CPU alone); 0: fitted to job_step_ms.
+  double cpu_pace_target_ms = 0;
+  // What the replay sees on the GPU: ms per step by kind of task (gemm_fp32,
+  // conv, group_norm, ...), as the fixes classify them.
+  std::vector<std::pair<std::string, double>> gpu_ms_by_kind;
   std::vector<FixPrediction> fixes;
   std::vector<PlanStep> plan;
   std::vector<std::string> not_recommended;  // fixes predicted to slow the job, and why
+  // --what-if's combinations, each priced (fixes that do not apply to the job are left
+  // out of `fixes` and named in `skipped`).
+  struct Asked {
+    std::vector<std::string> asked, fixes, skipped;
+    double step_ms = 0, lo_ms = 0, hi_ms = 0, saving_pct = 0;
+  };
+  std::vector<Asked> asked;
 };
 
 struct Analysis {

@@ -4,10 +4,11 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analyzer/analysis.h"
-#include "cli/commands.h"
 #include "analyzer/job_end.h"
+#include "cli/commands.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "import/open_recording.h"
@@ -19,6 +20,7 @@ namespace {
 struct AnalyzeArgs {
   std::string path, format = "text", output, steps;
   std::optional<int64_t> device, pid, rank;
+  std::vector<std::string> what_if;
   int top = 10;
   bool force = false, list_rules = false;
   double fail_on_saving = -1;
@@ -38,6 +40,7 @@ void run(const AnalyzeArgs& args) {
   opt.top = args.top;
   opt.progress = true;
   if (!args.steps.empty()) analyzer::parse_step_range(args.steps, opt);
+  for (const auto& combo : args.what_if) opt.what_if.push_back(analyzer::parse_fix_list(combo));
 
   const formats::OpenedRecording input = formats::open_recording(args.path, opt.progress);
   analyzer::Analysis a = input.read([&] {
@@ -50,10 +53,10 @@ void run(const AnalyzeArgs& args) {
   else if (args.format == "md" || args.format == "markdown") text = analyzer::to_markdown(a);
   else if (args.format == "html") text = analyzer::to_html(a);
   else text = analyzer::to_text(a);
+  text = analyzer::with_job_end(std::move(text), args.format, a.summary);
 
   if (args.output.empty() || args.output == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);
-  text = analyzer::with_job_end(std::move(text), args.format, a.summary);
   else
     write_file_atomically(args.output, text);
 
@@ -83,6 +86,9 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--top", args.top, "Rows in the hotspot tables (default 10)")->check(whole_number(1, 1000));
   cmd->add_option("--fail-on-saving", args.fail_on_saving,
                   "Exit 1 when a finding's estimated saving is at least this percent of step time");
+  cmd->add_option("--what-if", args.what_if,
+                  "Also predict the step with these fixes applied together, e.g. amp+cuda-graphs (repeatable; ids: "
+                  "amp, channels-last, fused-optimizer, compile, cuda-graphs, host-sync, dataloader-stall, pageable-memcpy)");
   cmd->add_flag("--list-rules", args.list_rules, "Print every rule with its thresholds and saving model (Markdown)");
   cmd->callback([] { run(args); });
 }

@@ -1,4 +1,5 @@
 #include "analyzer/report/format.h"
+#include <cmath>
 
 
 namespace gpuscope::analyzer::report {
@@ -105,6 +106,19 @@ std::vector<std::string> plan_lines(const Analysis& a) {
                   (i ? " in all" : "") + ", " + format_fixed(p.lo_ms, 2) + "-" + format_fixed(p.hi_ms, 2) + " ms)");
   }
   if (w.plan.empty()) out.push_back("no fix the replay can price saves 2 % or more");
+  for (const auto& q : w.asked) {
+    std::string ids;
+    for (const auto& id : q.asked) ids += (ids.empty() ? "" : "+") + id;
+    std::string line = "asked: " + ids + " -> " + format_fixed(q.step_ms, 2) + " ms (" + (q.saving_pct >= 0 ? "-" : "+") +
+                       format_fixed(std::abs(q.saving_pct), 1) + " %, " + format_fixed(q.lo_ms, 2) + "-" +
+                       format_fixed(q.hi_ms, 2) + " ms)";
+    if (!q.skipped.empty()) {
+      std::string sk;
+      for (const auto& id : q.skipped) sk += (sk.empty() ? "" : ", ") + id;
+      line += "; left out (does not apply to this job): " + sk;
+    }
+    out.push_back(line);
+  }
   for (const auto& n : w.not_recommended) out.push_back("not recommended: " + n);
   return out;
 }

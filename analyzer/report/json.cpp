@@ -125,6 +125,8 @@ json whatif_json(const WhatIf& w) {
       x["step_ms"] = ms3(f.step_ms);
       x["step_range_ms"] = json::array({ms3(f.lo_ms), ms3(f.hi_ms)});
       x["saving_pct"] = round_to(f.saving_pct, 2);
+      x["cpu_ms"] = ms3(f.cpu_ms);
+      x["gpu_ms"] = ms3(f.gpu_ms);
     } else {
       x["why_not"] = f.why_not;
     }
@@ -135,7 +137,19 @@ json whatif_json(const WhatIf& w) {
                     {"step_ms", ms3(p.step_ms)},
                     {"step_range_ms", json::array({ms3(p.lo_ms), ms3(p.hi_ms)})},
                     {"saving_pct", round_to(p.saving_pct, 2)}});
+  json asked = json::array();
+  for (const auto& q : w.asked)
+    asked.push_back({{"asked", q.asked},
+                     {"fixes", q.fixes},
+                     {"skipped", q.skipped},
+                     {"step_ms", ms3(q.step_ms)},
+                     {"step_range_ms", json::array({ms3(q.lo_ms), ms3(q.hi_ms)})},
+                     {"saving_pct", round_to(q.saving_pct, 2)}});
+  json kinds = json::object();
+  for (const auto& [kind, ms] : w.gpu_ms_by_kind) kinds[kind] = ms3(ms);
   return json{{"available", true},
+              {"asked", asked},
+              {"gpu_ms_by_kind", kinds},
               {"calibration", w.calibration},
               {"calibration_measured", w.calibration_measured},
               {"steps", w.steps},
@@ -143,8 +157,12 @@ json whatif_json(const WhatIf& w) {
               {"traced_step_ms", ms3(w.traced_step_ms)},
               {"replay_traced_ms", ms3(w.replay_traced_ms)},
               {"replay_ms", ms3(w.replay_ms)},
+              {"cpu_ms", ms3(w.cpu_ms)},
+              {"gpu_ms", ms3(w.gpu_ms)},
+              {"queue_full_launches", w.queue_full_launches},
               {"identity_error_pct", round_to(w.identity_error_pct, 2)},
               {"tracing_cost_per_call_us", round_to(w.tracing_cost_per_call_us, 3)},
+              {"cpu_pace_target_ms", w.cpu_pace_target_ms > 0 ? json(ms3(w.cpu_pace_target_ms)) : json(nullptr)},
               {"fixes", fixes},
               {"plan", plan},
               {"not_recommended", w.not_recommended}};

@@ -14,8 +14,9 @@
 
 namespace gpuscope::analyzer::whatif {
 
-// Fills a.whatif and corrects a.findings (after judge_against_untraced).
-void advise(const Context& c, Analysis& a);
+// Fills a.whatif (with `asked`: --what-if's combinations) and corrects
+// a.findings (after judge_against_untraced).
+void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::string>>& asked = {});
 
 // Every fix priced alone on `base` (the graph with tracing's cost taken off),
 // then the plan: apply the fix that gives the shortest step, replay, choose

@@ -8,21 +8,34 @@
 
 namespace gpuscope::analyzer::whatif {
 
+// Curve::at's range takes in points measured within this factor of x.
+constexpr double kNeighbourhood = 3;
+
 // Generated at build time from analyzer/whatif/calibration/*.json (CMakeLists.txt).
 extern const std::vector<std::pair<std::string, std::string>>& embedded_calibration_files();
 
 double Curve::at(double x, Bound b) const {
   if (points.empty()) return 1;
-  const size_t col = b == Bound::kLo ? 2 : b == Bound::kHi ? 3 : 1;
   if (!(x > 0)) x = points.front()[0];
-  if (x <= points.front()[0]) return points.front()[col];
-  if (x >= points.back()[0]) return points.back()[col];
-  size_t i = 1;
-  while (points[i][0] < x) ++i;
-  const auto& p = points[i - 1];
-  const auto& q = points[i];
-  const double t = (std::log(x) - std::log(p[0])) / (std::log(q[0]) - std::log(p[0]));
-  return p[col] + t * (q[col] - p[col]);
+  auto mid_at = [&](size_t col) {
+    if (x <= points.front()[0]) return points.front()[col];
+    if (x >= points.back()[0]) return points.back()[col];
+    size_t i = 1;
+    while (points[i][0] < x) ++i;
+    const auto& p = points[i - 1];
+    const auto& q = points[i];
+    const double t = (std::log(x) - std::log(p[0])) / (std::log(q[0]) - std::log(p[0]));
+    return p[col] + t * (q[col] - p[col]);
+  };
+  if (b == Bound::kMid) return mid_at(1);
+  // The range: the measured spread at x, and every point measured within a
+  // factor kNeighbourhood of x (work of a similar size but another shape, which
+  // a real model's kernels are).
+  double v = mid_at(b == Bound::kLo ? 2 : 3);
+  const double from = std::min(x, points.back()[0]) / kNeighbourhood, to = std::max(x, points.front()[0]) * kNeighbourhood;
+  for (const auto& p : points)
+    if (p[0] >= from && p[0] <= to) v = b == Bound::kLo ? std::min(v, p[2]) : std::max(v, p[3]);
+  return v;
 }
 
 double Calibration::ratio(std::string_view curve, double x, Bound b, double fallback) const {
@@ -73,6 +86,17 @@ Calibration parse_calibration(std::string_view text, const std::string& name) {
       curve.points.erase(std::unique(curve.points.begin(), curve.points.end(),
                                      [](const auto& a, const auto& b) { return a[0] == b[0]; }),
                          curve.points.end());
+      // "use": "median": the ratio does not follow the base duration (a
+      // convolution's follows its shape): one flat point, the median ratio,
+      // over the whole measured range.
+      if (v.value("use", "") == "median" && curve.points.size() > 1) {
+        std::vector<double> r;
+        double lo = curve.points[0][2], hi = curve.points[0][3];
+        for (const auto& pt : curve.points) r.push_back(pt[1]), lo = std::min(lo, pt[2]), hi = std::max(hi, pt[3]);
+        std::sort(r.begin(), r.end());
+        const double mid = r.size() % 2 ? r[r.size() / 2] : (r[r.size() / 2 - 1] + r[r.size() / 2]) / 2;
+        curve.points = {{1, mid, std::min(lo, mid), std::max(hi, mid)}};
+      }
       if (!curve.points.empty()) c.curves[id] = std::move(curve);
     }
   }

@@ -19,7 +19,8 @@ inline constexpr const char* kCalibrationSchema = "gpuscope-calibration/1";
 enum class Bound { kMid, kLo, kHi };
 
 // New time / base time as a function of x (a base kernel's duration in us, or
-// a chain length), interpolated in log x and clamped at the ends.
+// a chain length), interpolated in log x and clamped at the ends. The range
+// (Bound::kLo, kHi) also takes in every point measured within a factor 3 of x.
 struct Curve {
   std::string what;
   std::vector<std::array<double, 4>> points;  // x, ratio, lo, hi; sorted by x

@@ -14,6 +14,10 @@ constexpr uint32_t kNoTask = UINT32_MAX;
 constexpr int64_t kWaitSlackNs = 20'000;
 // Queued gaps needed before their median stands for the GPU's own gap.
 constexpr size_t kMinQueuedGaps = 20;
+// A launch call longer than this, and than kQueueFullFactor times the median
+// launch, waited for room in the launch queue.
+constexpr double kQueueFullNs = 40'000;
+constexpr double kQueueFullFactor = 5;
 
 // The analysed steps to replay: those of the preferred kind (no ops recorded,
 // where such steps exist) in contiguous runs, longest runs first, at most
@@ -44,7 +48,7 @@ std::vector<size_t> pick_steps(const Context& c, size_t max_steps) {
   return out;
 }
 
-enum class OpContext { kNone, kOptimizer, kRnn };
+enum class OpContext { kNone, kOptimizer, kRnn, kBatchNorm, kGroupNorm, kLayerNorm };
 
 // What the op that launched a kernel belongs to: the optimizer's step, or an
 // RNN (cuDNN runs its own GEMMs inside nn.LSTM, which bf16 does not speed up
@@ -58,9 +62,26 @@ OpContext op_context(const Model& m, uint32_t corr) {
     if (name.find("_cudnn_rnn") != std::string_view::npos || name.find("aten::lstm") != std::string_view::npos ||
         name.find("aten::gru") != std::string_view::npos || name.find("aten::rnn_") != std::string_view::npos)
       return OpContext::kRnn;
+    // Every kernel of a norm (its statistics, its pointwise apply, its
+    // backward) is the norm's: the calibration times the op's kernels together.
+    if (name.find("group_norm") != std::string_view::npos || name.find("GroupNorm") != std::string_view::npos)
+      return OpContext::kGroupNorm;
+    if (name.find("batch_norm") != std::string_view::npos || name.find("BatchNorm") != std::string_view::npos)
+      return OpContext::kBatchNorm;
+    if (name.find("layer_norm") != std::string_view::npos || name.find("LayerNorm") != std::string_view::npos)
+      return OpContext::kLayerNorm;
     op = op < m.op_parent.size() ? m.op_parent[op] : kNone;
   }
   return OpContext::kNone;
+}
+
+// The innermost op that launched the kernel took bf16/fp16 tensors (the op
+// after autocast's cast: aten::mm, aten::addmm, aten::convolution).
+bool half_op(const Model& m, uint32_t corr) {
+  const uint32_t op = m.op_by_corr.find(corr);
+  if (op == kNone || op >= m.ops.size() || m.ops[op].dtypes == kNone) return false;
+  const std::string_view d = m.str(m.ops[op].dtypes);
+  return d.find("BFloat16") != std::string_view::npos || d.find("Half") != std::string_view::npos;
 }
 
 }  // namespace
@@ -141,12 +162,28 @@ Graph build_graph(const Context& c, size_t max_steps) {
       const std::string_view name = m.str(k.name);
       t->kind = kind_of_kernel(name);
       t->half = half_precision_name(name);
+      // A name need not say its data type (cuBLAS's nvjet kernels, cuDNN's):
+      // the op that launched it does.
+      if (half_op(m, k.corr)) {
+        t->half = true;
+        if (t->kind == Kind::kGemmFp32 || t->kind == Kind::kGemmTf32) t->kind = Kind::kGemmHalf;
+        if (t->kind == Kind::kConv) t->kind = Kind::kConvHalf;
+      }
       switch (op_context(m, k.corr)) {
         case OpContext::kOptimizer:
           t->optimizer = true;
           break;
         case OpContext::kRnn:
           if (t->kind != Kind::kMemoryBound) t->kind = Kind::kRnn;  // cuDNN's GEMMs inside an LSTM are the RNN's
+          break;
+        case OpContext::kBatchNorm:
+          if (t->kind == Kind::kMemoryBound) t->kind = Kind::kBatchNorm;
+          break;
+        case OpContext::kGroupNorm:
+          if (t->kind == Kind::kMemoryBound) t->kind = Kind::kGroupNorm;
+          break;
+        case OpContext::kLayerNorm:
+          if (t->kind == Kind::kMemoryBound) t->kind = Kind::kLayerNorm;
           break;
         case OpContext::kNone: break;
       }
@@ -227,6 +264,22 @@ Graph build_graph(const Context& c, size_t max_steps) {
   }
   for (auto& t : g.cpu)
     if (t.type != CpuType::kBlocking) t.scalar_read = false;
+  // A launch that took far longer than launches do waited for room in the
+  // GPU's full launch queue (a GPU-bound job's CPU runs that far ahead): that
+  // wait is the GPU's pace, not the CPU's cost, and a fix that speeds the GPU
+  // removes it. It counts as a typical launch.
+  std::vector<double> launch_durs;
+  for (const auto& t : g.cpu)
+    if (t.type == CpuType::kLaunch && !t.graph_launch) launch_durs.push_back(t.dur);
+  if (launch_durs.size() >= kMinQueuedGaps) {
+    const double typical = median(launch_durs);
+    const double limit = std::max(kQueueFullNs, kQueueFullFactor * typical);
+    for (auto& t : g.cpu)
+      if (t.type == CpuType::kLaunch && !t.graph_launch && t.dur > limit) {
+        t.dur = typical;
+        ++g.queue_full_launches;
+      }
+  }
   g.gpu_gap = queued.size() >= kMinQueuedGaps ? median(std::move(queued)) : 1'000;
   return g;
 }

@@ -82,6 +82,8 @@ struct Graph {
   double gpu_gap = 0;        // ns between back-to-back work queued on a stream
   double traced_step_ms = 0; // mean recorded duration of the replayed steps
   std::vector<int64_t> step_numbers;
+  // Launch calls that waited for room in the GPU's launch queue, counted as typical launches.
+  int64_t queue_full_launches = 0;
   // Per replayed step: kernels (for the shape-stability check of CUDA graphs).
   std::vector<int64_t> kernels_per_step;
 };

@@ -310,7 +310,7 @@ def t5_small(fixes, device, tiny):
     if tiny:
         config = T5Config(d_model=64, d_ff=128, d_kv=16, num_layers=2, num_heads=4, vocab_size=1000)
     else:
-        config = T5Config(d_model=512, d_ff=2048, num_layers=6, num_heads=8, vocab_size=32128)
+        config = T5Config(d_model=512, d_ff=2048, num_layers=6, num_heads=8, vocab_size=32128, decoder_start_token_id=0, pad_token_id=0)
     net = T5ForConditionalGeneration(config).to(device)
     net.train()
     batch, src, tgt = (2, 16, 8) if tiny else (16, 256, 64)

@@ -91,10 +91,18 @@ if [ -n "$MODELS" ]; then
   if [ "$l" -lt 40 ]; then
     say "time_fixes SKIPPED: ${l}s left"
   else
-    say "time_fixes: $MODELS (${l}s left)"
-    timeout -k 5 "$l" python3 tests/gpu/whatif/time_fixes.py --models "$(comma $MODELS)" --out "$R/timings.jsonl" \
-      --model-seconds "$MODEL_SECONDS" --deadline "$end" ${TIME_ARGS:-} 2>&1 | tee "$R/time_fixes.log"
-    say "time_fixes rc=${PIPESTATUS[0]}"
+    say "time_fixes: $MODELS (${l}s left), each model in its own process, cuda-graphs variants in theirs"
+    for m in $MODELS; do
+      l=$(left); [ "$l" -lt 30 ] && { say "time_fixes $m SKIPPED: ${l}s left"; continue; }
+      timeout -k 5 "$l" python3 tests/gpu/whatif/time_fixes.py --models "$m" --graphs no --out "$R/timings.jsonl" \
+        --model-seconds "$MODEL_SECONDS" --deadline "$end" ${TIME_ARGS:-} 2>&1 | tee -a "$R/time_fixes.log" | grep -E "ms  \(|FAIL|SKIP|ERROR" | cut -c1-160
+      for v in $(python3 tests/gpu/whatif/time_fixes.py --graph-variants "$m"); do
+        l=$(left); [ "$l" -lt 25 ] && { say "time_fixes $m $v SKIPPED: ${l}s left"; continue; }
+        timeout -k 5 "$l" python3 tests/gpu/whatif/time_fixes.py --models "$m" --only "$v" --out "$R/timings_graphs.jsonl" \
+          --model-seconds 40 --deadline "$end" ${TIME_ARGS:-} 2>&1 | tee -a "$R/time_fixes.log" | grep -E "ms  \(|FAIL|SKIP|ERROR" | cut -c1-160
+      done
+    done
+    say "time_fixes done"
   fi
 fi
 

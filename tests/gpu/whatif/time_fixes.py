@@ -98,6 +98,12 @@ def time_model(name, args):
     # Build and warm up, in order (plain first).
     for fixes in variants_of(fn):
         k = models.key(fixes)
+        # A captured graph that goes wrong takes the process's CUDA context with it:
+        # graph variants run in processes of their own (--graphs no, then --only V).
+        if fixes and args.only and k != args.only:
+            continue
+        if fixes and args.graphs == "no" and "cuda-graphs" in fixes:
+            continue
         left = build_until - time.time()
         if not fixes:
             left = max(left, args.model_seconds / 2)  # the plain variant is always tried
@@ -177,6 +183,10 @@ def main():
     p.add_argument("--model-seconds", type=float, default=75.0)
     p.add_argument("--build-share", type=float, default=0.65,
                    help="share of --model-seconds that building and warming up may take")
+    p.add_argument("--graphs", choices=("all", "no"), default="all",
+                   help="no: leave out variants with cuda-graphs (time each in its own process with --only)")
+    p.add_argument("--only", help="time plain and this one variant (e.g. amp+cuda-graphs)")
+    p.add_argument("--graph-variants", metavar="MODEL", help="print the model's cuda-graphs variants, one a line")
     p.add_argument("--deadline", type=float, default=0.0,
                    help="epoch seconds: no model starts unless it can finish before")
     args = p.parse_args()
@@ -184,6 +194,11 @@ def main():
         for name, fn in models.MODELS.items():
             print("%-17s fixes: %s\n%-17s combos: %s" % (name, " ".join(fn.FIXES), "",
                                                         " ".join(models.key(c) for c in fn.COMBOS) or "-"))
+        return
+    if args.graph_variants:
+        for v in variants_of(models.MODELS[args.graph_variants]):
+            if "cuda-graphs" in v:
+                print(models.key(v))
         return
     if not args.models or not args.out:
         p.error("--models and --out are needed")
