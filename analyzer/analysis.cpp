@@ -499,7 +499,7 @@ Analysis analyze(store::Reader& reader, const Options& options) {
   analyze_ranks(reader, opt, c, a);
   timer.mark("ranks");
   judge_against_untraced(a);
-  whatif::advise(c, a, opt.what_if);
+  if (opt.replay) whatif::advise(c, a, opt.what_if);
   timer.mark("what-if replay");
 
   return a;

@@ -29,6 +29,9 @@ struct Options {
   std::optional<int64_t> rank;                   // --rank N: the process whose RANK is N (instead of --pid)
   int top = 10;                                  // rows in the hotspot tables
   bool progress = false;                         // progress lines on stderr
+  // The what-if replay (docs/rules.md, "What-if"); off (--no-what-if): the
+  // rules' own estimates carried over to the untraced job, as before it.
+  bool replay = true;
   // --what-if: combinations of fix ids to predict besides the plan ("amp+cuda-graphs").
   std::vector<std::vector<std::string>> what_if;
 };

@@ -22,7 +22,7 @@ struct AnalyzeArgs {
   std::optional<int64_t> device, pid, rank;
   std::vector<std::string> what_if;
   int top = 10;
-  bool force = false, list_rules = false;
+  bool force = false, list_rules = false, no_what_if = false;
   double fail_on_saving = -1;
 };
 
@@ -41,6 +41,8 @@ void run(const AnalyzeArgs& args) {
   opt.progress = true;
   if (!args.steps.empty()) analyzer::parse_step_range(args.steps, opt);
   for (const auto& combo : args.what_if) opt.what_if.push_back(analyzer::parse_fix_list(combo));
+  if (args.no_what_if && !args.what_if.empty()) throw Error("analyze: --what-if and --no-what-if contradict each other");
+  opt.replay = !args.no_what_if;
 
   const formats::OpenedRecording input = formats::open_recording(args.path, opt.progress);
   analyzer::Analysis a = input.read([&] {
@@ -89,6 +91,8 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--what-if", args.what_if,
                   "Also predict the step with these fixes applied together, e.g. amp+cuda-graphs (repeatable; ids: "
                   "amp, channels-last, fused-optimizer, compile, cuda-graphs, host-sync, dataloader-stall, pageable-memcpy)");
+  cmd->add_flag("--no-what-if", args.no_what_if,
+                "No what-if replay: no plan, and findings keep their rule's own estimate (docs/rules.md)");
   cmd->add_flag("--list-rules", args.list_rules, "Print every rule with its thresholds and saving model (Markdown)");
   cmd->callback([] { run(args); });
 }

@@ -27,6 +27,8 @@ constexpr double kCpuAheadShare = 0.97;
 constexpr double kDefaultCallCostUs = 3;
 // A call keeps at least this much of its own time.
 constexpr double kCallFloorNs = 300;
+// A fix whose range reaches a step this much slower than the job's might slow it.
+constexpr double kMightSlowPct = 0;
 // A plan step must save this share of the job's step over the step before it.
 constexpr double kPlanMinSavingPct = 2;
 constexpr size_t kMaxPlanSteps = 4;
@@ -145,7 +147,7 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
       p.saving_pct = 100 * (1 - r.mid / job);
       p.cpu_ms = r.cpu_ms, p.gpu_ms = r.gpu_ms;
       usable.push_back(&f);
-      if (p.saving_pct >= -1 && p.hi_ms > job)
+      if (p.saving_pct >= kPlanMinSavingPct && p.hi_ms > job * (1 + kMightSlowPct / 100))
         out.not_recommended.push_back(std::string(f.id) + ": predicted " + fmt("%.2f", r.mid) + " ms a step (" +
                                       fmt("%+.1f", -p.saving_pct) + " %), but its range reaches " + fmt("%.2f", r.hi) +
                                       " ms (" + fmt("%+.1f", 100 * (r.hi / job - 1)) +
@@ -171,7 +173,7 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
       std::vector<const Fix*> trial = chosen;
       trial.push_back(f);
       const Priced p = price(trial);
-      if (p.hi > current) continue;  // might slow the step it starts from
+      if (p.hi > current * (1 + kMightSlowPct / 100)) continue;  // might slow the step it starts from
       if (!best || p.mid < best_p.mid) best = f, best_p = p;
     }
     if (!best || 100 * (current - best_p.mid) / job < kPlanMinSavingPct) break;
@@ -326,7 +328,7 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
       continue;
     }
     const double saving_ms = job - p->step_ms;
-    if (p->hi_ms > job) {
+    if (p->hi_ms > job * (1 + kMightSlowPct / 100)) {
       a.notes.push_back("dropped finding " + f.id + ": the what-if replay's range for its fix reaches a slower step (" +
                         fmt("%.2f", p->lo_ms) + "-" + fmt("%.2f", p->hi_ms) + " ms against the job's " + fmt("%.2f", job) + " ms)");
       continue;
@@ -349,7 +351,7 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
     kept.push_back(std::move(f));
   }
   for (const FixPrediction& p : w.fixes) {
-    if (!p.applies || p.saving_pct < kOwnFindingPct || p.hi_ms > job) continue;
+    if (!p.applies || p.saving_pct < kOwnFindingPct || p.hi_ms > job * (1 + kMightSlowPct / 100)) continue;
     if (std::find(named.begin(), named.end(), p.fix) != named.end()) continue;
     const Fix* fx = find_fix(p.fix);
     Finding f;

@@ -89,6 +89,7 @@ bool half_op(const Model& m, uint32_t corr) {
 Graph build_graph(const Context& c, size_t max_steps) {
   Graph g;
   const Model& m = c.m;
+  g.names = m.strings;
   const std::vector<size_t> picked = pick_steps(c, max_steps);
   if (picked.empty()) return g;
 

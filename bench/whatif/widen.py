@@ -1,6 +1,6 @@
 """Writes the generic calibration table (the one a GPU without a measured table
-gets) from a measured one, every range widened: ratios lo x0.7 and hi x1.4,
-costs lo x0.5 and hi x2. No table measured on the recording's GPU means its
+gets) from a measured one, every range widened: ratios lo x0.85 and hi x1.2,
+costs lo x0.7 and hi x1.5. No table measured on the recording's GPU means its
 speed ratios are only known to be of the kind measured on a close one.
 
 Usage: python3 bench/whatif/widen.py analyzer/whatif/calibration/h100.json > analyzer/whatif/calibration/generic.json
@@ -8,8 +8,8 @@ Usage: python3 bench/whatif/widen.py analyzer/whatif/calibration/h100.json > ana
 import json
 import sys
 
-LO, HI = 0.7, 1.4
-COST_LO, COST_HI = 0.5, 2.0
+LO, HI = 0.85, 1.2
+COST_LO, COST_HI = 0.7, 1.5
 
 
 def main():
