@@ -22,8 +22,8 @@ constexpr double kMaxCallCostUs = 25;
 // share of the untraced step: its step time is then its own pace.
 constexpr double kCpuAheadShare = 0.97;
 // Tracing's cost per CUDA call where the recording cannot tell it (the GPU
-// sets the step's pace): what the fit gave on CPU-bound real models on the
-// H100 (lstm_lm 4.2 us, tiny MLPs 2-6 us), rounded down.
+// sets the step's pace): the fit gave 4.2 us on the one CPU-paced real model
+// recorded on the H100 (an LSTM language model); rounded down.
 constexpr double kDefaultCallCostUs = 3;
 // A call keeps at least this much of its own time.
 constexpr double kCallFloorNs = 300;

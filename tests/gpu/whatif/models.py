@@ -406,27 +406,14 @@ def detector(fixes, device, tiny):
     return step
 
 
-class CpuHeavyDataset(torch.utils.data.Dataset):
-    """Decodes and augments one image per item with torch CPU ops, as a
-    torchvision transform pipeline would (as in tests/gpu/models/real_models.py)."""
-
-    def __init__(self, n=100000):
-        self.n = n
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        g = torch.Generator().manual_seed(i)
-        img = torch.randint(0, 256, (3, 160, 160), generator=g, dtype=torch.uint8)
-        img = img.float().div_(255)
-        img = F.interpolate(img[None], size=(128, 128), mode="bilinear", align_corners=False)[0]
-        if i % 2:
-            img = img.flip(-1)
-        mean = torch.tensor([0.485, 0.456, 0.406]).view(3, 1, 1)
-        std = torch.tensor([0.229, 0.224, 0.225]).view(3, 1, 1)
-        img = (img - mean) / std
-        return img, i % 100
+def _cpu_heavy_dataset():
+    """The CPU-heavy Dataset of tests/gpu/models/real_models.py (torch CPU ops per
+    item, as a torchvision transform pipeline would), one definition for both harnesses."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+    from real_models import CpuHeavyDataset
+    return CpuHeavyDataset
 
 
 def endless(loader):
@@ -445,7 +432,7 @@ def dataloader_cpu(fixes, device, tiny):
     net = torchvision.models.resnet18(num_classes=100).to(device)
     workers = "dataloader-stall" in fixes
     loader = torch.utils.data.DataLoader(
-        CpuHeavyDataset(64 if tiny else 100000), batch_size=4 if tiny else 64, shuffle=True,
+        _cpu_heavy_dataset()(64 if tiny else 100000), batch_size=4 if tiny else 64, shuffle=True,
         num_workers=8 if workers else 0, pin_memory=workers and device == "cuda",
         persistent_workers=workers, drop_last=True)
     channels_last = "channels-last" in fixes
