@@ -3,7 +3,10 @@
 # recordings committed in tests/data (models_*.db.zst, trimmed copies of what
 # advisor_models.sh recorded on the H200) analysed with this build, against the
 # fixes timed without gpuscope (bench/results/*-real-models-timings.jsonl).
-# Prints compare.py's table and exits 1 when one of its checks fails.
+# Prints compare.py's table and exits 1 when one of its checks fails. It
+# judges the rules' own estimates (--no-what-if), which these checks were made
+# for; the what-if replay is judged by tests/gpu/whatif/compare.py on the H100
+# set (docs/rules.md, "What-if").
 #   tests/gpu/models/compare_committed.sh build/bin/gpuscope [OUT_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -15,7 +18,7 @@ for z in "$root"/tests/data/models_*.db.zst; do
   m=$(basename "$z" .db.zst)
   m=${m#models_}
   zstd -q -d -f "$z" -o "$out/$m.db"
-  "$gs" analyze "$out/$m.db" --format json --force -o "$out/$m.json" 2>/dev/null
+  "$gs" analyze "$out/$m.db" --format json --no-what-if --force -o "$out/$m.json" 2>/dev/null
   rm -f "$out/$m.db"
 done
 python3 "$root/tests/gpu/models/compare.py" "$out"
