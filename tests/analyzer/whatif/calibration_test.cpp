@@ -29,7 +29,9 @@ TEST(WhatIfCalibration, EveryCommittedTableParsesAndHasWhatTheFixesRead) {
     generic += !cal.measured;
     for (const char* c : kCurves) EXPECT_TRUE(cal.curves.count(c)) << cal.file << " lacks curve " << c;
     for (const char* c : kCosts) EXPECT_TRUE(cal.costs.count(c)) << cal.file << " lacks cost " << c;
-    if (cal.measured) EXPECT_FALSE(cal.match.empty()) << cal.file;
+    if (cal.measured) {
+      EXPECT_FALSE(cal.match.empty()) << cal.file;
+    }
   }
   EXPECT_EQ(generic, 1) << "exactly one table stands in for unknown GPUs";
   EXPECT_FALSE(analyzer::whatif::calibration_for("Some Future GPU").measured);
