@@ -46,6 +46,10 @@ enum class ApiClass : uint8_t {
 };
 
 ApiClass classify_api(std::string_view name);
+// cudaGraphLaunch / cuGraphLaunch: the job replays CUDA graphs.
+inline bool is_graph_launch(std::string_view name) {
+  return name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch");
+}
 // True when the calling thread waits for the GPU inside the call.
 inline bool api_blocks_host(ApiClass c) {
   return c == ApiClass::kSync || c == ApiClass::kMemcpySync || c == ApiClass::kFree;

@@ -53,6 +53,12 @@ Severity severity_of(double pct, std::string_view id) {
   return Severity::kLow;
 }
 
+void rank_findings(std::vector<Finding>& findings) {
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& x, const Finding& y) {
+    return x.saving_ms_per_step != y.saving_ms_per_step ? x.saving_ms_per_step > y.saving_ms_per_step : x.id < y.id;
+  });
+}
+
 void measure_untraced(Analysis& a, const StepPlan& plan, bool imported) {
   Summary& s = a.summary;
   s.traced_step_ms = s.step_ms_mean;
@@ -140,9 +146,7 @@ void judge_against_untraced(Analysis& a) {
       f.evidence.metrics.push_back({"traced_saving_ms", f.traced_saving_ms, "ms"});
     kept.push_back(std::move(f));
   }
-  std::stable_sort(kept.begin(), kept.end(), [](const Finding& x, const Finding& y) {
-    return x.saving_ms_per_step != y.saving_ms_per_step ? x.saving_ms_per_step > y.saving_ms_per_step : x.id < y.id;
-  });
+  rank_findings(kept);
   a.findings = std::move(kept);
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "analyzer/analysis.h"
 #include "analyzer/context.h"
@@ -32,6 +33,8 @@ void judge_against_untraced(Analysis& a);
 // A rule's kMinSavingPct threshold (0 when it has none), and the severity of
 // a finding saving `pct` % of the step.
 double min_saving_pct(std::string_view rule_id);
+// Ranks findings by saving per step, largest first (ties by id).
+void rank_findings(std::vector<Finding>& findings);
 Severity severity_of(double pct, std::string_view rule_id);
 
 }  // namespace gpuscope::analyzer

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <map>
 
 #include "analyzer/rules/rule_util.h"
 #include "analyzer/untraced.h"
+#include "common/text.h"
 #include "analyzer/whatif/calibration.h"
 #include "analyzer/whatif/fixes.h"
 #include "analyzer/whatif/step_graph.h"
@@ -27,8 +27,6 @@ constexpr double kCpuAheadShare = 0.97;
 constexpr double kDefaultCallCostUs = 3;
 // A call keeps at least this much of its own time.
 constexpr double kCallFloorNs = 300;
-// A fix whose range reaches a step this much slower than the job's might slow it.
-constexpr double kMightSlowPct = 0;
 // A plan step must save this share of the job's step over the step before it.
 constexpr double kPlanMinSavingPct = 2;
 constexpr size_t kMaxPlanSteps = 4;
@@ -101,10 +99,25 @@ struct Pricer {
   }
 };
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
+std::string ms2(double v) { return format_fixed(v, 2); }
+// "+12.3" / "-4.5"
+std::string signed_pct(double v) { return (v >= 0 ? "+" : "") + format_fixed(v, 1); }
+
+// "amp: predicted 12.34 ms a step (-15.0 %)"
+std::string predicted(std::string_view fix, double step_ms, double saving_pct) {
+  return std::string(fix) + ": predicted " + ms2(step_ms) + " ms a step (" + signed_pct(-saving_pct) + " %)";
+}
+
+// A finding takes the replay's prediction for its fix.
+void take_prediction(Finding& f, const FixPrediction& p, double job) {
+  f.fix_id = p.fix;
+  f.predicted_step_ms = p.step_ms;
+  f.saving_ms_per_step = job - p.step_ms;
+  f.saving_pct = 100 * f.saving_ms_per_step / job;
+  f.saving_lo_pct = 100 * (1 - p.hi_ms / job);
+  f.saving_hi_pct = 100 * (1 - p.lo_ms / job);
+  f.severity = severity_of(f.saving_pct, f.id);
+  f.evidence.metrics.push_back({"predicted_step_ms", p.step_ms, "ms"});
 }
 
 // Why a fix the replay prices as slower is slower: which side grew.
@@ -113,7 +126,7 @@ std::string slower_because(const Fix& f, const Graph& base, const Priced& alone,
     for (const GpuTask& k : base.gpu)
       if (k.kind == Kind::kGroupNorm) return "group norm kernels run slower on channels_last tensors";
   if (alone.cpu_ms > before.cpu_busy_ms * 1.01)
-    return "it adds CPU work per op (" + fmt("%.2f", alone.cpu_ms - before.cpu_busy_ms) +
+    return "it adds CPU work per op (" + ms2(alone.cpu_ms - before.cpu_busy_ms) +
            " ms a step) to a step whose pace the CPU's launches set";
   if (f.id == "amp")
     for (const GpuTask& k : base.gpu)
@@ -129,7 +142,8 @@ std::string_view fix_of_rule(std::string_view rule_id) {
   return {};
 }
 
-Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration& cal, double job, double margin) {
+Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration& cal, double job, double margin,
+                   const std::vector<std::vector<std::string>>& asked) {
   Prices out;
   const Replay before = replay(base);
   if (before.step_ms <= 0) return out;
@@ -147,17 +161,14 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
       p.saving_pct = 100 * (1 - r.mid / job);
       p.cpu_ms = r.cpu_ms, p.gpu_ms = r.gpu_ms;
       usable.push_back(&f);
-      if (p.saving_pct >= kPlanMinSavingPct && p.hi_ms > job * (1 + kMightSlowPct / 100))
-        out.not_recommended.push_back(std::string(f.id) + ": predicted " + fmt("%.2f", r.mid) + " ms a step (" +
-                                      fmt("%+.1f", -p.saving_pct) + " %), but its range reaches " + fmt("%.2f", r.hi) +
-                                      " ms (" + fmt("%+.1f", 100 * (r.hi / job - 1)) +
+      if (p.saving_pct >= kPlanMinSavingPct && p.hi_ms > job)
+        out.not_recommended.push_back(predicted(f.id, r.mid, p.saving_pct) + ", but its range reaches " + ms2(r.hi) +
+                                      " ms (" + signed_pct(100 * (r.hi / job - 1)) +
                                       " %): it might slow the job; measure it before adopting it");
       else if (p.saving_pct < -1)
-        out.not_recommended.push_back(std::string(f.id) + ": predicted " + fmt("%.2f", r.mid) + " ms a step (" +
-                                    fmt("%+.1f", -p.saving_pct) + " %): " + slower_because(f, base, r, before));
+        out.not_recommended.push_back(predicted(f.id, r.mid, p.saving_pct) + ": " + slower_because(f, base, r, before));
       else if (f.id == "channels-last" && p.saving_pct < kPlanMinSavingPct)
-        out.not_recommended.push_back(std::string(f.id) + ": predicted " + fmt("%.2f", r.mid) + " ms a step (" +
-                                    fmt("%+.1f", -p.saving_pct) + " %): too little to gain on this model");
+        out.not_recommended.push_back(predicted(f.id, r.mid, p.saving_pct) + ": too little to gain on this model");
     }
     out.fixes.push_back(std::move(p));
   }
@@ -173,7 +184,7 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
       std::vector<const Fix*> trial = chosen;
       trial.push_back(f);
       const Priced p = price(trial);
-      if (p.hi > current * (1 + kMightSlowPct / 100)) continue;  // might slow the step it starts from
+      if (p.hi > current) continue;  // might slow the step it starts from
       if (!best || p.mid < best_p.mid) best = f, best_p = p;
     }
     if (!best || 100 * (current - best_p.mid) / job < kPlanMinSavingPct) break;
@@ -186,6 +197,24 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
     current = best_p.mid;
   }
 
+  for (const auto& ids : asked) {
+    WhatIf::Asked q;
+    q.asked = ids;
+    std::vector<const Fix*> fixes;
+    for (const auto& id : ids) {
+      const Fix* f = find_fix(id);
+      if (f && f->why_not(base, traits).empty() && std::find(fixes.begin(), fixes.end(), f) == fixes.end()) {
+        fixes.push_back(f);
+        q.fixes.push_back(id);
+      } else {
+        q.skipped.push_back(id);
+      }
+    }
+    const Priced p = price(fixes);
+    q.step_ms = p.mid, q.lo_ms = p.lo, q.hi_ms = p.hi;
+    q.saving_pct = 100 * (1 - p.mid / job);
+    out.asked.push_back(std::move(q));
+  }
   return out;
 }
 
@@ -233,9 +262,7 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
   double per_call = kDefaultCallCostUs * 1e3;
   if (target > 0 && measure(0) > target) {
     double lo = 0, hi = kMaxCallCostUs * 1e3;
-    if (measure(hi) > target) {
-      per_call = per_call > 0 ? per_call : 0;
-    } else {
+    if (measure(hi) <= target) {  // else even the most CUPTI costs does not explain it: the default stands
       for (int i = 0; i < 30 && hi - lo > 10; ++i) {
         const double mid = (lo + hi) / 2;
         (measure(mid) > target ? lo : hi) = mid;
@@ -262,13 +289,9 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
   // A job that replays CUDA graphs launches them from steps the torch plugin
   // may not see (optimizer.step inside the graph): any graph launch in the
   // recording says the job uses them.
-  for (const ApiRec& a : c.m.apis) {
-    const std::string_view name = c.m.str(a.name);
-    if (name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch")) {
-      traits.cuda_graphs = true;
-      break;
-    }
-  }
+  traits.cuda_graphs = traits.cuda_graphs || std::any_of(c.m.apis.begin(), c.m.apis.end(), [&](const ApiRec& x) {
+                         return is_graph_launch(c.m.str(x.name));
+                       });
   const double job = w.job_step_ms;
   {
     std::map<std::string, double> by_kind;
@@ -276,32 +299,11 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
     for (const auto& [kind, ms] : by_kind) w.gpu_ms_by_kind.push_back({kind, ms});
     std::sort(w.gpu_ms_by_kind.begin(), w.gpu_ms_by_kind.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
   }
-  Prices prices = price_fixes(base, traits, cal, job, margin_of(w.identity_error_pct));
+  Prices prices = price_fixes(base, traits, cal, job, margin_of(w.identity_error_pct), asked);
   w.fixes = std::move(prices.fixes);
   w.plan = std::move(prices.plan);
   w.not_recommended = std::move(prices.not_recommended);
-  if (!asked.empty()) {
-    const Pricer price{base, traits, cal, job / before.step_ms, margin_of(w.identity_error_pct)};
-    for (const auto& ids : asked) {
-      WhatIf::Asked q;
-      q.asked = ids;
-      std::vector<const Fix*> fixes;
-      for (const auto& id : ids) {
-        const Fix* f = find_fix(id);
-        if (f && f->why_not(g, traits).empty() && std::find(fixes.begin(), fixes.end(), f) == fixes.end()) {
-          fixes.push_back(f);
-          q.fixes.push_back(id);
-        } else {
-          q.skipped.push_back(id);
-        }
-      }
-      const Priced p = price(fixes);
-      q.step_ms = p.mid, q.lo_ms = p.lo, q.hi_ms = p.hi;
-      q.saving_pct = 100 * (1 - p.mid / job);
-      w.asked.push_back(std::move(q));
-    }
-  }
-
+  w.asked = std::move(prices.asked);
   // Findings whose fix the replay prices take its prediction; one predicted to
   // slow the job is dropped; a fix that saves and that no rule named gets its own.
   auto prediction = [&](std::string_view fix) -> const FixPrediction* {
@@ -327,54 +329,37 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
       kept.push_back(std::move(f));  // not replayed (e.g. shapes change): the rule's own estimate stands
       continue;
     }
-    const double saving_ms = job - p->step_ms;
-    if (p->hi_ms > job * (1 + kMightSlowPct / 100)) {
+    if (p->hi_ms > job) {
       a.notes.push_back("dropped finding " + f.id + ": the what-if replay's range for its fix reaches a slower step (" +
-                        fmt("%.2f", p->lo_ms) + "-" + fmt("%.2f", p->hi_ms) + " ms against the job's " + fmt("%.2f", job) + " ms)");
+                        ms2(p->lo_ms) + "-" + ms2(p->hi_ms) + " ms against the job's " + ms2(job) + " ms)");
       continue;
     }
-    if (100 * saving_ms / job < std::max(min_saving_pct(f.id), 0.5)) {
-      a.notes.push_back("dropped finding " + f.id + ": the what-if replay predicts " + fmt("%.2f", p->step_ms) +
-                        " ms a step with its fix against the job's " + fmt("%.2f", job) + " ms");
+    if (100 * (job - p->step_ms) / job < std::max(min_saving_pct(f.id), 0.5)) {
+      a.notes.push_back("dropped finding " + f.id + ": the what-if replay predicts " + ms2(p->step_ms) +
+                        " ms a step with its fix against the job's " + ms2(job) + " ms");
       continue;
     }
-    f.fix_id = p->fix;
-    f.predicted_step_ms = p->step_ms;
-    f.saving_ms_per_step = saving_ms;
-    f.saving_pct = 100 * saving_ms / job;
-    f.saving_lo_pct = 100 * (1 - p->hi_ms / job);
-    f.saving_hi_pct = 100 * (1 - p->lo_ms / job);
-    f.severity = severity_of(f.saving_pct, f.id);
-    f.evidence.summary += " Replayed with the fix, the step takes " + fmt("%.2f", p->step_ms) + " ms (" +
-                          fmt("%.2f", p->lo_ms) + "-" + fmt("%.2f", p->hi_ms) + ") against " + fmt("%.2f", job) + " ms.";
-    f.evidence.metrics.push_back({"predicted_step_ms", p->step_ms, "ms"});
+    take_prediction(f, *p, job);
+    f.evidence.summary += " Replayed with the fix, the step takes " + ms2(p->step_ms) + " ms (" + ms2(p->lo_ms) + "-" +
+                          ms2(p->hi_ms) + ") against " + ms2(job) + " ms.";
     kept.push_back(std::move(f));
   }
   for (const FixPrediction& p : w.fixes) {
-    if (!p.applies || p.saving_pct < kOwnFindingPct || p.hi_ms > job * (1 + kMightSlowPct / 100)) continue;
+    if (!p.applies || p.saving_pct < kOwnFindingPct || p.hi_ms > job) continue;
     if (std::find(named.begin(), named.end(), p.fix) != named.end()) continue;
     const Fix* fx = find_fix(p.fix);
     Finding f;
     f.id = p.fix;
-    f.fix_id = p.fix;
     f.title = std::string(fx->title) + " would shorten the step";
-    f.predicted_step_ms = p.step_ms;
-    f.saving_ms_per_step = job - p.step_ms;
-    f.saving_pct = p.saving_pct;
-    f.saving_lo_pct = 100 * (1 - p.hi_ms / job);
-    f.saving_hi_pct = 100 * (1 - p.lo_ms / job);
-    f.severity = severity_of(f.saving_pct, f.id);
+    take_prediction(f, p, job);
     f.evidence.summary = "Replaying the " + std::to_string(w.steps) + " analysed steps with " + std::string(fx->title) +
-                         " applied gives " + fmt("%.2f", p.step_ms) + " ms a step (" + fmt("%.2f", p.lo_ms) + "-" +
-                         fmt("%.2f", p.hi_ms) + ") against the job's " + fmt("%.2f", job) + " ms.";
-    f.evidence.metrics.push_back({"predicted_step_ms", p.step_ms, "ms"});
+                         " applied gives " + ms2(p.step_ms) + " ms a step (" + ms2(p.lo_ms) + "-" + ms2(p.hi_ms) +
+                         ") against the job's " + ms2(job) + " ms.";
     f.fix.text = "Apply " + std::string(fx->title) + ".";
     f.fix.code = std::string(fx->code);
     kept.push_back(std::move(f));
   }
-  std::stable_sort(kept.begin(), kept.end(), [](const Finding& x, const Finding& y) {
-    return x.saving_ms_per_step != y.saving_ms_per_step ? x.saving_ms_per_step > y.saving_ms_per_step : x.id < y.id;
-  });
+  rank_findings(kept);
   a.findings = std::move(kept);
 }
 

@@ -22,12 +22,15 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
 // then the plan: apply the fix that gives the shortest step, replay, choose
 // again. Steps are anchored to `job_ms` (times job_ms over base's replay);
 // `margin` widens every range (the identity replay's error, as a fraction).
+// `asked` (--what-if): combinations priced besides.
 struct Prices {
   std::vector<FixPrediction> fixes;
   std::vector<PlanStep> plan;
   std::vector<std::string> not_recommended;
+  std::vector<WhatIf::Asked> asked;
 };
-Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration& cal, double job_ms, double margin);
+Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration& cal, double job_ms, double margin,
+                   const std::vector<std::vector<std::string>>& asked = {});
 
 // The finding's rule id -> the fix the replay prices for it ("" when none).
 std::string_view fix_of_rule(std::string_view rule_id);

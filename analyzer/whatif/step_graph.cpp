@@ -124,8 +124,7 @@ Graph build_graph(const Context& c, size_t max_steps) {
       t.dur = static_cast<double>(std::max<int64_t>(0, a.end() - std::max(a.start, prev_end)));
       t.type = a.cls == ApiClass::kLaunch ? CpuType::kLaunch : api_blocks_host(a.cls) ? CpuType::kBlocking : CpuType::kOther;
       t.allocator = a.cls == ApiClass::kFree;
-      const std::string_view name = m.str(a.name);
-      t.graph_launch = name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch");
+      t.graph_launch = is_graph_launch(m.str(a.name));
       cpu_of_api[index] = static_cast<uint32_t>(g.cpu.size());
       api_of_cpu.push_back(index);
       g.cpu.push_back(t);
