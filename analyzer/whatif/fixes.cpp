@@ -40,7 +40,6 @@ bool is_matmul(Kind k) {
 
 struct Totals {
   double gpu = 0, matmul = 0, half_matmul = 0, conv = 0, transpose = 0, optimizer = 0, fused_optimizer = 0;
-  double memory_bound = 0, norms = 0;
   int64_t triton = 0, kernels = 0;
 };
 
@@ -59,8 +58,6 @@ Totals totals(const Graph& g) {
     if (k.kind == Kind::kTranspose) t.transpose += k.dur;
     if (k.kind == Kind::kOptimizer) t.optimizer += k.dur;
     if (k.kind == Kind::kFusedOptimizer) t.fused_optimizer += k.dur;
-    if (k.kind == Kind::kMemoryBound) t.memory_bound += k.dur;
-    if (k.kind == Kind::kBatchNorm || k.kind == Kind::kGroupNorm || k.kind == Kind::kLayerNorm) t.norms += k.dur;
     if (k.kind == Kind::kTriton) ++t.triton;
   }
   return t;

@@ -106,7 +106,6 @@ Graph build_graph(const Context& c, size_t max_steps) {
     auto cw = cpu_window.find(st.number);
     const StepWindow w = cw == cpu_window.end() ? st : cw->second;
     traced_ns += static_cast<double>(st.duration());
-    g.step_numbers.push_back(st.number);
     const bool continues = k > 0 && picked[k - 1] + 1 == picked[k];
     if (!continues) prev_end = w.start;
     auto first = std::lower_bound(m.apis.begin(), m.apis.end(), w.start,

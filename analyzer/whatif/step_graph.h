@@ -81,7 +81,6 @@ struct Graph {
   int steps = 0;
   double gpu_gap = 0;        // ns between back-to-back work queued on a stream
   double traced_step_ms = 0; // mean recorded duration of the replayed steps
-  std::vector<int64_t> step_numbers;
   const std::vector<std::string>* names = nullptr;  // string table (GpuTask::name), may be null
   // Launch calls that waited for room in the GPU's launch queue, counted as typical launches.
   int64_t queue_full_launches = 0;
