@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "analyzer/analysis.h"
-#include "analyzer/job_end.h"
 #include "cli/commands.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
@@ -55,7 +54,6 @@ void run(const AnalyzeArgs& args) {
   else if (args.format == "md" || args.format == "markdown") text = analyzer::to_markdown(a);
   else if (args.format == "html") text = analyzer::to_html(a);
   else text = analyzer::to_text(a);
-  text = analyzer::with_job_end(std::move(text), args.format, a.summary);
 
   if (args.output.empty() || args.output == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analyzer/analysis.h"
+#include "analyzer/job_end.h"
 #include "analyzer/report/format.h"
 
 namespace gpuscope::analyzer {
@@ -38,7 +39,18 @@ json summary_json(const Summary& s) {
   for (const auto& d : s.devices)
     devices.push_back({{"id", d.id}, {"name", d.name}, {"sm_count", d.sm_count}, {"total_memory", d.total_memory},
                        {"busy_ms", ms(d.busy_ns)}, {"utilization", round_to(d.utilization, 4)}, {"kernels", d.kernels}});
-  json out{
+  json out = json::object();
+  if (s.job) {  // how the recorded job ended (analyzer/job_end.h), first
+    const store::JobEnd& j = *s.job;
+    out["job_exit"] = {{"failed", j.failed()},
+                       {"stopped", j.stopped()},
+                       {"exit_code", j.exit_code ? json(*j.exit_code) : json(nullptr)},
+                       {"signal", j.signal.empty() ? json(nullptr) : json(j.signal)},
+                       {"wall_ms", std::round(static_cast<double>(j.wall_ns) / 1e3) / 1e3},
+                       {"steps", j.steps},
+                       {"startup_only", startup_only(s)}};
+  }
+  out.update(json{
       {"pid", s.pid},
       {"processes", s.processes},
       {"device", s.device},
@@ -64,7 +76,7 @@ json summary_json(const Summary& s) {
       {"tensor_core_share", round_to(s.tensor_core_share, 4)},
       {"devices", devices},
       {"counts", {{"kernels", s.kernels}, {"memcpys", s.memcpys}, {"memsets", s.memsets}, {"api_calls", s.api_calls}, {"ops", s.ops}}},
-  };
+  });
   // Sampled recordings only, so reports of full recordings keep their shape.
   if (s.untraced_step_ms_median > 0)
     out["sampling"] = {{"traced_step_ms_median", ms3(s.traced_step_ms_median)},

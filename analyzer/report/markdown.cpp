@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyzer/analysis.h"
+#include "analyzer/job_end.h"
 #include "analyzer/report/format.h"
 
 namespace gpuscope::analyzer {
@@ -174,8 +175,9 @@ void plan(std::string& o, const Analysis& a) {
 }  // namespace
 
 std::string to_markdown(const Analysis& a) {
-  std::string o = "# gpuscope analysis: " + markdown_escape(a.summary.recording) + "\n\n" + markdown_escape(report::scope_line(a)) + "\n\n" +
-                  markdown_escape(report::untraced_line(a)) + "\n\n";
+  std::string o = "# gpuscope analysis: " + markdown_escape(a.summary.recording) + "\n\n";
+  if (const std::string job = job_end_line(a.summary); !job.empty()) o += "**Job:** " + markdown_escape(job) + "\n\n";
+  o += markdown_escape(report::scope_line(a)) + "\n\n" + markdown_escape(report::untraced_line(a)) + "\n\n";
   if (const std::string line = report::tracer_overhead_line(a); !line.empty()) o += markdown_escape(line) + "\n\n";
   summary(o, a);
   breakdown(o, a);

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "analyzer/analysis.h"
+#include "analyzer/job_end.h"
 #include "analyzer/report/format.h"
 
 namespace gpuscope::analyzer {
@@ -201,8 +202,9 @@ void plan(std::string& o, const Analysis& a) {
 }  // namespace
 
 std::string to_text(const Analysis& a) {
-  std::string o = "gpuscope analyze: " + plain_text(a.summary.recording) + "\n" + plain_text(report::scope_line(a)) + "\n" +
-                  plain_text(report::untraced_line(a)) + "\n";
+  std::string o = "gpuscope analyze: " + plain_text(a.summary.recording) + "\n";
+  if (const std::string job = job_end_line(a.summary); !job.empty()) o += "job: " + plain_text(job) + "\n";
+  o += plain_text(report::scope_line(a)) + "\n" + plain_text(report::untraced_line(a)) + "\n";
   if (const std::string line = report::tracer_overhead_line(a); !line.empty()) o += plain_text(line) + "\n";
   summary(o, a);
   breakdown(o, a);
