@@ -331,8 +331,12 @@ void PerfettoWriter::open_slice(uint64_t track, int64_t start, int64_t end, uint
   close_until(start);
   end = std::max(end, start);
   if (track >= open_by_track_.size()) open_by_track_.resize(track + 1);
+  if (!open_by_track_[track].empty() && end > open_by_track_[track].back()) {
+    // It would outlive its parent: on a lane of its own it closes itself.
+    track = lane_track(kOverlap, static_cast<int64_t>(track), 0, start, end, track, "overlapping");
+    if (track >= open_by_track_.size()) open_by_track_.resize(track + 1);
+  }
   auto& stack = open_by_track_[track];
-  if (!stack.empty() && end > stack.back()) end = stack.back();  // keep it inside its parent
   // Then flow_ids (47, fixed64) and terminating_flow_ids (48, fixed64).
   TeBytes te;
   track_event_head(te, cat, pb::TrackEvent::TYPE_SLICE_BEGIN, name_iid(name), track);

@@ -6,10 +6,14 @@
 // Every row is visited once in global start order (perfetto_events.cpp), so
 // packet timestamps never decrease and are written as deltas on an
 // incremental clock (about a third of the bytes). Slices on one track must
-// nest: a heap holds the open slices' ends, a child is clamped into its
-// parent, and what may overlap without nesting (NVTX start/end ranges,
-// syncs, steps, GPU annotations) goes to "lanes", child tracks on which
-// slices are disjoint.
+// nest: END events carry no name, so the trace processor closes the most
+// recent open slice of the track. A heap holds the open slices' ends; what
+// may overlap without nesting (NVTX start/end ranges, syncs, steps, GPU
+// annotations) goes to "lanes", child tracks on which slices are disjoint,
+// and so does a slice that outlives the slice it starts in (kernels that
+// overlap on one stream, a sync call ending after its op): it moves to an
+// "overlapping" lane of its track, as Kineto moves overlapping events to
+// their own rows, and keeps its recorded duration.
 //
 // The packets of slices, instants and counter values (all but a few hundred)
 // are encoded by hand, byte for byte as the generated code would, because
@@ -50,7 +54,7 @@ class PerfettoWriter {
  private:
   // A track key: kind plus up to three numbers.
   using Key = std::tuple<int, int64_t, int64_t, int64_t>;
-  enum TrackKind { kProcess, kThread, kGpu, kStream, kLane, kCounter, kSteps, kSync, kAnnotation };
+  enum TrackKind { kProcess, kThread, kGpu, kStream, kLane, kCounter, kSteps, kSync, kAnnotation, kOverlap };
 
   struct Open {
     int64_t end;
