@@ -58,7 +58,7 @@ void run(const AnalyzeArgs& args) {
   if (args.output.empty() || args.output == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);
   else
-    write_file_atomically(args.output, text);
+    write_file_atomically(args.output, text, args.force);
 
   if (args.fail_on_saving >= 0)
     for (const auto& f : a.findings)

@@ -29,7 +29,7 @@ void run(const CheckArgs& a) {
   if (!a.json.empty()) out.push_back({a.json, regress::to_json(c)});
   const bool stdout_taken = a.markdown == "-" || a.junit == "-" || a.json == "-";
   if (!a.quiet && !stdout_taken) out.push_back({"-", regress::to_text(c)});
-  regress::write_outputs(out);
+  regress::write_outputs(out, a.force);
   exit_code = c.exit_code();
 }
 

@@ -30,7 +30,7 @@ struct ClusterArgs {
 
 void write_output(const ClusterArgs& a, const std::string& text) {
   if (a.output.empty() || a.output == "-") std::fwrite(text.data(), 1, text.size(), stdout);
-  else write_file_atomically(a.output, text);
+  else write_file_atomically(a.output, text, a.force);
 }
 
 std::string read_all(const std::string& path) {

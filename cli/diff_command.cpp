@@ -37,7 +37,7 @@ void run(const DiffArgs& a) {
   if (!a.html.empty()) out.push_back({a.html, regress::to_html(d)});
   const bool stdout_taken = a.markdown == "-" || a.junit == "-" || a.json == "-" || a.html == "-";
   if (!a.quiet && !stdout_taken) out.push_back({"-", regress::to_text(d)});
-  regress::write_outputs(out);
+  regress::write_outputs(out, a.force);
   exit_code = d.exit_code();
 }
 

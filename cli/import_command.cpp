@@ -22,6 +22,8 @@ void run_import(const ImportArgs& a) {
   formats::ImportResult r = formats::import_trace(a.trace, a.output, opt);
   if (!a.quiet) std::fprintf(stderr, "gpuscope: imported %s -> %s\n", a.trace.c_str(), a.output.c_str());
   std::fprintf(stderr, "gpuscope: %s\n", formats::import_summary(r).c_str());
+  const std::string dropped = formats::import_dropped_line(r);
+  if (!dropped.empty()) std::fprintf(stderr, "gpuscope: %s\n", dropped.c_str());
 }
 
 }  // namespace

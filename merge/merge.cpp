@@ -229,7 +229,8 @@ Result merge_recordings(const std::vector<std::string>& paths, const std::string
     r.files.push_back(std::move(f));
   }
 
-  AtomicFile file(output, AtomicFile::Kind::kSqlite);
+  AtomicFile file(output, AtomicFile::Kind::kSqlite,
+                  options.force ? AtomicFile::Existing::kReplace : AtomicFile::Existing::kRefuse);
   file.close();
   {
     store::Writer w(file.temp_path());
@@ -250,8 +251,12 @@ Result merge_recordings(const std::vector<std::string>& paths, const std::string
     w.commit();
   }
   std::error_code ec;
-  for (const char* suffix : {"-wal", "-shm", "-journal"}) std::filesystem::remove(output + suffix, ec);
+  auto remove_side_files = [&] {
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) std::filesystem::remove(output + suffix, ec);
+  };
+  if (options.force) remove_side_files();  // else untouched until the name is ours
   file.commit();
+  if (!options.force) remove_side_files();
   return r;
 }
 

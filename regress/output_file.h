@@ -19,7 +19,9 @@ struct Output {
 // twice, more than one "-".
 void check_outputs(const std::vector<std::string>& paths, const std::vector<std::string>& inputs, bool force);
 
-// Writes every output; stdout ones go last so files are complete first.
-void write_outputs(const std::vector<Output>& outputs);
+// Writes every output; stdout ones go last so files are complete first. When
+// one cannot be written (a name taken meanwhile, without `force`), the ones
+// already written by this call are removed again and the Error is rethrown.
+void write_outputs(const std::vector<Output>& outputs, bool force);
 
 }  // namespace gpuscope::regress

@@ -66,7 +66,8 @@ int take_screenshot(const ScreenshotOptions& o, QString* error) {
     return 2;
   }
   try {
-    AtomicFile file(o.output.toStdString());
+    AtomicFile file(o.output.toStdString(), AtomicFile::Kind::kPlain,
+                    o.force ? AtomicFile::Existing::kReplace : AtomicFile::Existing::kRefuse);
     file.write(std::string_view(png.constData(), static_cast<size_t>(png.size())));
     file.commit();
   } catch (const Error& e) {

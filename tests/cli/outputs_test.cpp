@@ -144,6 +144,35 @@ TEST(Outputs, AnOutputNeverReplacesAnInputEvenWithForce) {
   EXPECT_FALSE(fs::exists(tmp.file("x.json")));
 }
 
+// A dangling symlink at an output counts as an existing file (issue 39): every
+// command refuses it without --force and leaves it as it was.
+TEST(Outputs, ADanglingSymlinkIsAnExistingOutput) {
+  TempDir tmp;
+  const std::string a = tmp.file("a.db"), b = tmp.file("b.db"), t = tmp.file("t.json"), bj = tmp.file("b.json"),
+                    link = tmp.file("link.out"), target = tmp.file("nowhere");
+  fs::copy_file(data("nvtx_loop.db"), a);
+  fs::copy_file(data("nvtx_loop.db"), b);
+  fs::copy_file(std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/import/kineto_small.json", t);
+  write_file(bj, R"({"max_step_ms_median": 1000})");
+  fs::create_symlink(target, link);
+  for (const std::string& command :
+       {"analyze " + a + " -o " + link, "export " + a + " --chrome " + link, "export " + a + " --perfetto " + link,
+        "import " + t + " -o " + link, "diff " + a + " " + b + " --markdown " + link,
+        "check " + a + " --budget " + bj + " --json " + link, "cluster --from-summaries " + bj + " -o " + link}) {
+    SCOPED_TRACE(command);
+    const Result r = gpuscope(command);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(r.lines(), 1) << r.output;
+    EXPECT_TRUE(r.has(link + ": already exists; use --force to overwrite")) << r.output;
+    EXPECT_TRUE(fs::is_symlink(link));
+    EXPECT_FALSE(fs::exists(target));
+  }
+  const Result forced = gpuscope("analyze " + a + " -o " + link + " --force");
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_FALSE(fs::is_symlink(link));
+  EXPECT_FALSE(fs::exists(target));
+}
+
 pid_t spawn(const std::vector<std::string>& args) {
   const pid_t pid = fork();
   if (pid == 0) {

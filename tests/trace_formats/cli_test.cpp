@@ -95,6 +95,41 @@ TEST(Cli, ImportAndExportRoundTripThroughTheBinary) {
   EXPECT_FALSE(fs::exists(tmp.file("new.json")));
 }
 
+TEST(Cli, ImportNamesWhatItDroppedInItsLastLine) {
+  TempDir tmp;
+  test::write_file(tmp.file("bad.json"), R"({"traceEvents": [
+{"ph": "X", "cat": "cpu_op", "name": "good", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+{"ph": "X", "cat": "cpu_op", "name": "huge", "pid": 1, "tid": 1, "ts": 1e300, "dur": 5},
+{"ph": "X", "cat": "cpu_op", "name": "word", "pid": 1, "tid": 1, "ts": "abc", "dur": 5},
+{"ph": "X", "cat": "cpu_op", "name": "back", "pid": 1, "tid": 1, "ts": 20, "dur": -3}]})");
+  test::RunResult r = test::run(test::gpuscope_bin() + " import -q '" + tmp.file("bad.json") + "' -o '" +
+                                tmp.file("bad.db") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string last = "gpuscope: dropped 3 of 4 events: negative dur 1, ts not a number 1, ts out of range 1\n";
+  ASSERT_GE(r.output.size(), last.size());
+  EXPECT_EQ(r.output.substr(r.output.size() - last.size()), last) << r.output;
+  test::RunResult info = test::run(test::gpuscope_bin() + " info '" + tmp.file("bad.db") + "'");
+  EXPECT_EQ(info.output.find("9223372036"), std::string::npos) << info.output;
+}
+
+TEST(Cli, ImportProgressLineLastsUntilTheSummary) {
+  // On a terminal (script(1) gives one) the line moves on to the finishing
+  // stages instead of going blank once the input is read.
+  TempDir tmp;
+  const std::string trace = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/import/kineto_small.json";
+  const std::string cmd = test::gpuscope_bin() + " import " + trace + " -o " + tmp.file("k.db");
+  test::RunResult r = test::run("script -qec '" + cmd + "' /dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const size_t finishing = r.output.find("kineto_small.json: read, finishing");
+  const size_t writing = r.output.find("kineto_small.json: read, writing the database");
+  const size_t summary = r.output.find("gpuscope: imported");
+  ASSERT_NE(finishing, std::string::npos) << r.output;
+  ASSERT_NE(writing, std::string::npos) << r.output;
+  EXPECT_LT(finishing, writing);
+  EXPECT_LT(writing, summary);
+  EXPECT_NE(r.output.find("\r\033[K", writing), std::string::npos) << "the line is cleared before the summary";
+}
+
 TEST(Cli, ExportRejectsBadDatabases) {
   TempDir tmp;
   test::write_file(tmp.file("empty.db"), "");

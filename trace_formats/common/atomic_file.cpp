@@ -96,7 +96,35 @@ std::string normalized(const std::string& p) {
   return (ec ? abs.lexically_normal() : canon).string();
 }
 
+// Moves `from` to `to` only where `to` names nothing (no file, directory or
+// symlink, dangling or not), in one step that another process cannot slip
+// between: renameat2's RENAME_NOREPLACE, or a hard link where the file system
+// lacks it. Throws Error naming `to`.
+void move_into_free_name(const std::string& from, const std::string& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return;
+  int err = errno;
+  if (err == EINVAL || err == ENOSYS || err == EOPNOTSUPP) {
+    if (::link(from.c_str(), to.c_str()) == 0) {
+      ::unlink(from.c_str());
+      return;
+    }
+    err = errno;
+    if (err == EPERM || err == EOPNOTSUPP) {
+      // Neither (a FAT or some FUSE file system): the best left is a check
+      // just before the rename.
+      struct stat st {};
+      if (::lstat(to.c_str(), &st) == 0) throw Error(exists_message(to));
+      if (std::rename(from.c_str(), to.c_str()) == 0) return;
+      err = errno;
+    }
+  }
+  if (err == EEXIST) throw Error(exists_message(to));
+  throw Error(to + ": cannot move the finished file into place: " + std::strerror(err));
+}
+
 }  // namespace
+
+std::string exists_message(const std::string& path) { return path + ": already exists; use --force to overwrite"; }
 
 int register_temp_path(const std::string& path, bool sqlite_side_files) {
   if (path.size() + 1 > kPathMax) return -1;
@@ -124,7 +152,8 @@ void unregister_temp_path(const std::string& path) {
   }
 }
 
-AtomicFile::AtomicFile(std::string target, Kind kind) : target_(std::move(target)), kind_(kind) {
+AtomicFile::AtomicFile(std::string target, Kind kind, Existing existing)
+    : target_(std::move(target)), kind_(kind), existing_(existing) {
   fs::path p(target_);
   fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   // A hidden name in the target's folder (so the rename stays on one file
@@ -180,14 +209,18 @@ void AtomicFile::commit() {
   close();
   if (kind_ == Kind::kSqlite)
     for (const char* s : kSqliteSuffixes) unlink_with_suffix(temp_.c_str(), s);
-  if (std::rename(temp_.c_str(), target_.c_str()) != 0)
-    throw Error(target_ + ": cannot rename the finished file into place: " + std::strerror(errno));
+  if (existing_ == Existing::kReplace) {
+    if (std::rename(temp_.c_str(), target_.c_str()) != 0)
+      throw Error(target_ + ": cannot rename the finished file into place: " + std::strerror(errno));
+  } else {
+    move_into_free_name(temp_, target_);
+  }
   committed_ = true;
   unregister_temp_path(std::exchange(slot_, -1));
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  AtomicFile f(path);
+void write_file_atomically(const std::string& path, const std::string& text, bool force) {
+  AtomicFile f(path, AtomicFile::Kind::kPlain, force ? AtomicFile::Existing::kReplace : AtomicFile::Existing::kRefuse);
   f.write(text);
   f.commit();
 }
@@ -230,9 +263,11 @@ void check_outputs(const std::vector<std::string>& outputs, const std::vector<st
       if (id.same(prev)) throw Error(o + ": named for two outputs");
     outs.push_back(id);
     struct stat st {};
-    if (::stat(o.c_str(), &st) == 0) {
-      if (S_ISDIR(st.st_mode)) throw Error(o + ": is a directory");
-      if (!force) throw Error(o + ": already exists; use --force to overwrite");
+    if (::lstat(o.c_str(), &st) == 0) {
+      struct stat to {};
+      if (S_ISDIR(st.st_mode) || (S_ISLNK(st.st_mode) && ::stat(o.c_str(), &to) == 0 && S_ISDIR(to.st_mode)))
+        throw Error(o + ": is a directory");
+      if (!force) throw Error(exists_message(o));
     }
   }
 }

@@ -32,7 +32,8 @@ struct OutputFile::Z {
 
 OutputFile::OutputFile(std::string path, bool force) : path_(std::move(path)) {
   check_outputs({path_}, {}, force);
-  file_ = std::make_unique<AtomicFile>(path_);
+  file_ = std::make_unique<AtomicFile>(path_, AtomicFile::Kind::kPlain,
+                                       force ? AtomicFile::Existing::kReplace : AtomicFile::Existing::kRefuse);
   gzip_ = path_.size() > 3 && path_.compare(path_.size() - 3, 3, ".gz") == 0;
   if (gzip_) {
     z_ = new Z;

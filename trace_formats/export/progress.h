@@ -36,6 +36,16 @@ class Progress {
     shown_ = true;
   }
 
+  // A named stage after the counted part (an import's finishing queries and
+  // commit), shown at once and unthrottled: the line never goes quiet before done().
+  void stage(const char* what) {
+    if (!enabled_) return;
+    double secs = std::chrono::duration<double>(Clock::now() - start_).count();
+    std::fprintf(stderr, "\r%s: %s, %.1f s\033[K", label_.c_str(), what, secs);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+
   void done() {
     if (shown_) {
       std::fputs("\r\033[K", stderr);

@@ -74,4 +74,8 @@ ImportResult import_trace(const std::string& trace_path, const std::string& db_p
 // "12345 events: 100 kernels, ...; unknown categories: foo 3" for the CLI.
 std::string import_summary(const ImportResult& r);
 
+// "dropped 3 of 12345 events: ts out of range 2, negative dur 1" for the CLI's
+// last line; empty when nothing was dropped.
+std::string import_dropped_line(const ImportResult& r);
+
 }  // namespace gpuscope::formats

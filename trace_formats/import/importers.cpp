@@ -84,12 +84,19 @@ ImportResult import_with(const Importer& importer, const std::string& trace_path
   check_outputs({db_path}, {trace_path}, options.force);
   auto src = ByteSource::open_file(trace_path);
   // A fresh private file renamed into place at the end; Ctrl-C leaves nothing.
-  AtomicFile out(db_path, AtomicFile::Kind::kSqlite);
+  AtomicFile out(db_path, AtomicFile::Kind::kSqlite,
+                 options.force ? AtomicFile::Existing::kReplace : AtomicFile::Existing::kRefuse);
   out.close();
   ImportResult r = importer.import(*src, out.temp_path(), options);
+  // Journals of an earlier file of this name would be read as ours; without
+  // --force nothing is touched until the name is ours.
   std::error_code ec;
-  for (const char* suffix : {"-wal", "-shm", "-journal"}) std::filesystem::remove(db_path + suffix, ec);
+  auto remove_side_files = [&] {
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) std::filesystem::remove(db_path + suffix, ec);
+  };
+  if (options.force) remove_side_files();
   out.commit();
+  if (!options.force) remove_side_files();
   return r;
 }
 
@@ -118,6 +125,17 @@ std::string import_summary(const ImportResult& r) {
       s += " " + (cat.empty() ? std::string("\"\"") : terminal_safe(cat)) + " " + std::to_string(n);
   }
   return s;
+}
+
+std::string import_dropped_line(const ImportResult& r) {
+  int64_t total = 0;
+  std::string why;
+  for (const auto& [reason, n] : r.counts.dropped) {
+    total += n;
+    why += (why.empty() ? "" : ", ") + reason + " " + std::to_string(n);
+  }
+  if (total == 0) return {};
+  return "dropped " + std::to_string(total) + " of " + std::to_string(r.counts.events) + " events: " + why;
 }
 
 }  // namespace gpuscope::formats

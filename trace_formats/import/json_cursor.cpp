@@ -49,9 +49,30 @@ int64_t Number::to_int64() const {
   return saturate(to_double());
 }
 
+std::optional<int64_t> Number::to_int64_checked() const {
+  if (simple) return to_int64();
+  if (is_integer) {
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc() && ptr == text.data() + text.size()) return v == std::numeric_limits<int64_t>::min() ? kMin : v;
+    return std::nullopt;
+  }
+  const double d = to_double();
+  if (!(d < 9.2e18 && d > -9.2e18)) return std::nullopt;
+  return static_cast<int64_t>(d);
+}
+
 double Number::to_double() const {
   double v = 0;
-  std::from_chars(text.data(), text.data() + text.size(), v);
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range) {
+    // from_chars leaves v alone: tell overflow from underflow by the exponent's sign.
+    const size_t e = text.find_first_of("eE");
+    const bool tiny = e != std::string_view::npos && e + 1 < text.size() && text[e + 1] == '-';
+    if (tiny) return 0.0;
+    const double inf = std::numeric_limits<double>::infinity();
+    return text.starts_with('-') ? -inf : inf;
+  }
   return v;
 }
 

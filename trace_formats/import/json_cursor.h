@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #ifdef __SSE2__
@@ -49,6 +50,9 @@ struct Number {
 
   // Integer value, truncating fractions; saturates on overflow.
   int64_t to_int64() const;
+  // As to_int64, but nullopt where that saturates (beyond int64, e.g. 2^64, 1e300).
+  std::optional<int64_t> to_int64_checked() const;
+  // Beyond double's range (1e999) is +-infinity, not 0.
   double to_double() const;
   // Microseconds (as Chrome trace `ts`/`dur`) to integer nanoseconds, exact for
   // up to three decimals, rounded beyond.

@@ -122,6 +122,7 @@ void KinetoMapper::finish(const std::string& source_name) {
   w.put_stat(0, "import_events", counts_.events);
   for (const auto& [cat, n] : counts_.unknown) w.put_stat(0, "import_unknown_category:" + cat, n);
   for (const auto& [what, n] : counts_.skipped) w.put_stat(0, "import_skipped:" + what, n);
+  for (const auto& [why, n] : counts_.dropped) w.put_stat(0, "import_dropped:" + why, n);
 
   w.set_meta("origin_ns", std::to_string(have_origin_ ? origin_ns_ : 0));
   if (origin_utc != kAbsent) w.set_meta("origin_utc_ns", std::to_string(origin_utc));

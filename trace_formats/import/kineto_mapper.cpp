@@ -128,8 +128,13 @@ void KinetoMapper::on_event(const TraceEvent& ev) {
   ++counts_.events;
   Cat cat = classify(ev);
   bool timed = cat != Cat::kMetadata && cat != Cat::kFlow && cat != Cat::kSkip && cat != Cat::kUnknown;
+  if (ev.invalid && cat != Cat::kFlow && cat != Cat::kSkip && cat != Cat::kUnknown) {
+    ++counts_.dropped[ev.invalid];
+    ++recognized_;  // a trace event, with a bad number
+    return;
+  }
   if (timed && ev.ts == kAbsent) {
-    count_skipped("event without ts");
+    ++counts_.dropped["no ts"];
     return;
   }
   switch (cat) {

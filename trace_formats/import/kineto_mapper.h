@@ -22,6 +22,8 @@ struct ImportCounts {
   int64_t ranges = 0, steps = 0, memory_events = 0, counters = 0, correlations = 0;
   std::map<std::string, int64_t> unknown;  // category (or "ph:X") -> events
   std::map<std::string, int64_t> skipped;  // known but not stored (flows, spans, overhead)
+  // Events that would be stored but cannot be: reason ("ts out of range", "no ts") -> events.
+  std::map<std::string, int64_t> dropped;
 };
 
 class KinetoMapper : public TraceSink {

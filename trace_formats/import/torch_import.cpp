@@ -52,15 +52,18 @@ ImportResult import_into(ByteSource& src, const std::string& db_path, const Impo
       progress.update(p.raw_bytes, p.raw_total, "B", p.events);
     }, options.window);
     lookahead.release();
-    progress.done();
+    progress.stage("read, finishing (processes, threads, nesting)");
     if (mapper.recognized() == 0)
       throw Error(src.name() + ": not a torch.profiler trace: " +
                   (result.read.elements == 0 ? "no trace events"
                                              : "JSON of another shape (no element is a trace event)"));
     mapper.finish(std::filesystem::path(src.name()).filename().string());
     for (const auto& [k, v] : options.meta) writer.set_meta(k, v);
+    progress.stage("read, finishing (empty last steps)");
     const int64_t empty_last_steps = drop_empty_last_profiler_steps(rows.writer().connection());
+    progress.stage("read, writing the database");
     rows.writer().commit();
+    progress.done();
     result.counts = mapper.counts();
     result.counts.steps -= empty_last_steps;
   }

@@ -1,6 +1,7 @@
 #include "import/trace_event.h"
 
 #include <cstring>
+#include <optional>
 
 namespace gpuscope::formats {
 
@@ -37,13 +38,15 @@ void read_text(Cursor& c, Scratch& s, std::string_view& out) {
     c.skip_value();
 }
 
-void read_id(Cursor& c, Scratch& s, TraceId& id) {
+void read_id(Cursor& c, Scratch& s, TraceId& id, const char* out_of_range, const char*& invalid) {
   Kind k = c.peek_kind();
   if (k == Kind::kNumber) {
     if (c.bare_word()) return;
     id.present = true;
     id.is_number = true;
-    id.number = c.number().to_int64();
+    const std::optional<int64_t> v = c.number().to_int64_checked();
+    if (!v && !invalid) invalid = out_of_range;
+    id.number = v.value_or(0);
   } else if (k == Kind::kString) {
     id.present = true;
     id.text = c.string(s);
@@ -52,11 +55,30 @@ void read_id(Cursor& c, Scratch& s, TraceId& id) {
   }
 }
 
-void read_time(Cursor& c, int64_t& out) {
-  if (c.peek_kind() == Kind::kNumber && !c.bare_word())
-    out = c.number().us_to_ns();
-  else
+// A time in µs as ns. A member that is there but holds no number, or one
+// beyond `limit` (or negative where `signed_ok` is false), marks the event invalid.
+struct TimeField {
+  int64_t limit;
+  bool signed_ok;
+  const char *not_number, *out_of_range, *negative;
+};
+constexpr TimeField kTs{kMaxAbsTimeNs, true, "ts not a number", "ts out of range", nullptr};
+constexpr TimeField kDur{kMaxDurationNs, false, "dur not a number", "dur out of range", "negative dur"};
+
+void read_time(Cursor& c, int64_t& out, const TimeField& f, const char*& invalid) {
+  const char* bad = nullptr;
+  if (c.peek_kind() != Kind::kNumber) {
     c.skip_value();
+    bad = f.not_number;
+  } else if (c.bare_word()) {  // NaN, Infinity, N/A
+    bad = f.not_number;
+  } else {
+    const int64_t v = c.number().us_to_ns();  // saturates beyond int64
+    if (v > f.limit || v < -f.limit) bad = f.out_of_range;
+    else if (v < 0 && !f.signed_ok) bad = f.negative;
+    else out = v;
+  }
+  if (bad && !invalid) invalid = bad;
 }
 
 // [x, y, z] of integers; anything else leaves `out` unchanged.
@@ -212,10 +234,10 @@ void parse_trace_event(Cursor& c, Scratch& s, TraceEvent& ev) {
     if (is(key, "ph")) read_text(c, s, ev.ph);
     else if (is(key, "cat")) read_text(c, s, ev.cat);
     else if (is(key, "name")) read_text(c, s, ev.name);
-    else if (is(key, "pid")) read_id(c, s, ev.pid);
-    else if (is(key, "tid")) read_id(c, s, ev.tid);
-    else if (is(key, "ts")) read_time(c, ev.ts);
-    else if (is(key, "dur")) read_time(c, ev.dur);
+    else if (is(key, "pid")) read_id(c, s, ev.pid, "pid out of range", ev.invalid);
+    else if (is(key, "tid")) read_id(c, s, ev.tid, "tid out of range", ev.invalid);
+    else if (is(key, "ts")) read_time(c, ev.ts, kTs, ev.invalid);
+    else if (is(key, "dur")) read_time(c, ev.dur, kDur, ev.invalid);
     else if (is(key, "args")) {
       if (ev.ph.empty()) {
         c.peek();

@@ -14,6 +14,13 @@ namespace gpuscope::formats {
 
 inline constexpr int64_t kAbsent = INT64_MIN;  // same sentinel as store::kNull
 
+// Times an event may have, in ns: |ts| up to 2^62 (epoch nanoseconds until
+// the year 2116) and durations up to 2^55 (about 417 days). Beyond them a
+// number is not a time the trace can have meant (1e300, 2^64): the event is
+// dropped and counted instead of being stored saturated.
+inline constexpr int64_t kMaxAbsTimeNs = int64_t{1} << 62;
+inline constexpr int64_t kMaxDurationNs = int64_t{1} << 55;
+
 // pid/tid are numbers in Kineto traces, strings in some ("CPU functions",
 // "stream 7", "Spans").
 struct TraceId {
@@ -41,6 +48,9 @@ struct TraceEvent {
   std::string_view input_dims, input_type;  // raw JSON text of the values
   std::string_view arg_name, arg_labels, source, domain, step_source, range_kind;
   bool unclosed = false;
+  // Why the event cannot be stored ("ts out of range", "negative dur", ...): a
+  // ts, dur, pid or tid that is there but no number in range. Null when fine.
+  const char* invalid = nullptr;
   // Numeric args of counter ("C") events, in order.
   std::vector<std::pair<std::string_view, double>> counters;
 

@@ -47,9 +47,42 @@ TEST(AtomicFile, CommitRenamesUncommittedLeavesNothing) {
   EXPECT_EQ(read_file(f.file("out.txt")), "hello");
   { AtomicFile b(f.file("other.txt")); b.write("x"); }
   EXPECT_EQ(f.entries(), 1u);
-  write_file_atomically(f.file("out.txt"), "again");
+  write_file_atomically(f.file("out.txt"), "again", /*force=*/true);
   EXPECT_EQ(read_file(f.file("out.txt")), "again");
   EXPECT_EQ(f.entries(), 1u);
+}
+
+// A name taken between the check and the commit (another process, a planted
+// symlink, dangling too) is never replaced without --force, and the
+// temporary file goes.
+TEST(AtomicFile, CommitNeverReplacesANameTakenMeanwhile) {
+  Folder f;
+  {
+    AtomicFile a(f.file("out.txt"));
+    a.write("mine");
+    std::ofstream(f.file("out.txt")) << "theirs";
+    try {
+      a.commit();
+      ADD_FAILURE() << "replaced a file created meanwhile";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), f.file("out.txt") + ": already exists; use --force to overwrite");
+    }
+  }
+  EXPECT_EQ(read_file(f.file("out.txt")), "theirs");
+  EXPECT_EQ(f.entries(), 1u);
+
+  fs::create_symlink(f.file("nowhere"), f.file("link.txt"));
+  EXPECT_THROW(write_file_atomically(f.file("link.txt"), "x", false), Error);
+  EXPECT_TRUE(fs::is_symlink(f.file("link.txt")));
+  EXPECT_FALSE(fs::exists(f.file("nowhere")));
+  EXPECT_EQ(f.entries(), 2u);
+
+  write_file_atomically(f.file("link.txt"), "forced", true);
+  EXPECT_FALSE(fs::is_symlink(f.file("link.txt")));
+  EXPECT_EQ(read_file(f.file("link.txt")), "forced");
+  write_file_atomically(f.file("fresh.txt"), "new", false);
+  EXPECT_EQ(read_file(f.file("fresh.txt")), "new");
+  EXPECT_EQ(f.entries(), 3u);
 }
 
 TEST(AtomicFile, ErrorsNameTheFileAndTheReason) {
@@ -106,6 +139,13 @@ TEST(CheckOutputs, InputsAreNeverReplaced) {
   fails({f.path}, {}, "is a directory");
   EXPECT_NO_THROW(check_outputs({f.file("new.json"), "-", ""}, {f.file("in.db")}, false));
   EXPECT_THROW(check_outputs({f.file("alias.db")}, {}, false), Error);
+  fs::create_symlink(f.file("missing.db"), f.file("dangling.db"));
+  try {
+    check_outputs({f.file("dangling.db")}, {}, false);
+    ADD_FAILURE() << "a dangling symlink counted as free";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 // NeedMore protocol that lets it stream.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <optional>
+
 #include "import/json_cursor.h"
 
 namespace gpuscope::formats::json {
@@ -25,6 +28,35 @@ TEST(JsonCursor, MicrosecondsToNanosecondsIsExact) {
   EXPECT_EQ(ns("0.0004"), 0);
   EXPECT_EQ(ns("1e3"), 1000000);
   EXPECT_EQ(ns("2.5E-3"), 3);
+}
+
+// Parses `text` as Cursor::number() does and applies `f` while the text lives.
+template <class F> auto with_number(const char* text, F f) {
+  std::string buf = std::string(text) + " ";
+  Cursor c(buf.data(), buf.data() + buf.size(), true, 0);
+  return f(c.number());
+}
+double as_double(const char* text) {
+  return with_number(text, [](const Number& n) { return n.to_double(); });
+}
+std::optional<int64_t> as_int(const char* text) {
+  return with_number(text, [](const Number& n) { return n.to_int64_checked(); });
+}
+
+TEST(JsonCursor, NumbersBeyondTheRangesAreToldApart) {
+  EXPECT_EQ(as_double("1e999"), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(as_double("-1e999"), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(as_double("1e-999"), 0.0);
+  EXPECT_EQ(as_double("1e300"), 1e300);
+  EXPECT_EQ(as_int("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(as_int("-9223372036854775807"), -INT64_MAX);
+  EXPECT_EQ(as_int("12.75"), 12);
+  EXPECT_EQ(as_int("18446744073709551616"), std::nullopt);
+  EXPECT_EQ(as_int("9223372036854775808"), std::nullopt);
+  EXPECT_EQ(as_int("1e300"), std::nullopt);
+  EXPECT_EQ(as_int("-1e19"), std::nullopt);
+  // to_int64 still saturates, for the args that keep a clamped value.
+  EXPECT_EQ(with_number("18446744073709551616", [](const Number& n) { return n.to_int64(); }), INT64_MAX);
 }
 
 std::string decode(const std::string& json) {
