@@ -8,6 +8,7 @@
 
 #include "analyzer/analysis.h"
 #include "cli/commands.h"
+#include "cli/live_recording.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "import/open_recording.h"
@@ -21,7 +22,7 @@ struct AnalyzeArgs {
   std::optional<int64_t> device, pid, rank;
   std::vector<std::string> what_if;
   int top = 10;
-  bool force = false, list_rules = false, no_what_if = false;
+  bool force = false, list_rules = false, no_what_if = false, wait = false;
   double fail_on_saving = -1;
 };
 
@@ -43,6 +44,7 @@ void run(const AnalyzeArgs& args) {
   if (args.no_what_if && !args.what_if.empty()) throw Error("analyze: --what-if and --no-what-if contradict each other");
   opt.replay = !args.no_what_if;
 
+  handle_live_recording(args.path, args.wait);
   const formats::OpenedRecording input = formats::open_recording(args.path, opt.progress);
   analyzer::Analysis a = input.read([&] {
     store::Reader reader(input.path());
@@ -85,12 +87,14 @@ void add_analyze_command(CLI::App& app) {
       ->excludes("--pid");
   cmd->add_option("--top", args.top, "Rows in the hotspot tables (default 10)")->check(whole_number(1, 1000));
   cmd->add_option("--fail-on-saving", args.fail_on_saving,
-                  "Exit 1 when a finding's estimated saving is at least this percent of step time");
+                  "Exit 1 when a finding's estimated saving is at least this percent of step time")
+      ->check(number_in(0, 100));
   cmd->add_option("--what-if", args.what_if,
                   "Also predict the step with these fixes applied together, e.g. amp+cuda-graphs (repeatable; ids: "
                   "amp, channels-last, fused-optimizer, compile, cuda-graphs, host-sync, dataloader-stall, pageable-memcpy)");
   cmd->add_flag("--no-what-if", args.no_what_if,
                 "No what-if replay: no plan, and findings keep their rule's own estimate (docs/rules.md)");
+  cmd->add_flag("--wait", args.wait, kWaitHelp);
   cmd->add_flag("--list-rules", args.list_rules, "Print every rule with its thresholds and saving model (Markdown)");
   cmd->callback([] { run(args); });
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -17,6 +18,8 @@
 #include "cluster/cluster.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/text.h"
+#include "store/reader.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -25,8 +28,31 @@ struct ClusterArgs {
   std::vector<std::string> inputs;
   std::string scheduler, steps, format = "text", output;
   int workers = 0;
-  bool force = false, quiet = false, summarize = false, from_summaries = false;
+  bool force = false, quiet = false, summarize = false, from_summaries = false, skip_bad = false;
 };
+
+// With --skip-bad, the recordings this machine sees that a reader refuses
+// (damaged, not a recording) are left out, each said in one line; without
+// it the first such file ends the command.
+std::vector<std::string> usable_inputs(const ClusterArgs& a) {
+  if (!a.skip_bad || a.from_summaries) return a.inputs;
+  std::vector<std::string> kept;
+  for (const std::string& path : a.inputs) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      kept.push_back(path);  // on the workers' file system only
+      continue;
+    }
+    try {
+      store::Reader check(path);
+      kept.push_back(path);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "gpuscope: cluster: skipped %s\n", terminal_safe(e.what()).c_str());
+    }
+  }
+  if (kept.empty()) throw Error("cluster: every recording was skipped (--skip-bad); nothing to analyse");
+  return kept;
+}
 
 void write_output(const ClusterArgs& a, const std::string& text) {
   if (a.output.empty() || a.output == "-") std::fwrite(text.data(), 1, text.size(), stdout);
@@ -45,12 +71,13 @@ std::string read_all(const std::string& path) {
 void run_cluster(const ClusterArgs& a) {
   if (a.summarize && a.from_summaries) throw Error("cluster: --summarize and --from-summaries exclude each other");
   check_outputs({a.output}, a.inputs, a.force);
+  const std::vector<std::string> inputs = usable_inputs(a);
   analyzer::Options opt;
   if (!a.steps.empty()) analyzer::parse_step_range(a.steps, opt);
 
   if (a.summarize) {
     std::string text;
-    for (const std::string& path : a.inputs) text += cluster::to_json_line(cluster::summarize_file(path, opt)) + "\n";
+    for (const std::string& path : inputs) text += cluster::to_json_line(cluster::summarize_file(path, opt)) + "\n";
     write_output(a, text);
     return;
   }
@@ -61,13 +88,13 @@ void run_cluster(const ClusterArgs& a) {
       summaries.insert(summaries.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
     }
   } else {
-    cluster::check_recordings(a.inputs);
+    cluster::check_recordings(inputs);
     cluster::Options co;
     co.scheduler = a.scheduler;
     co.workers = a.workers;
     co.steps = a.steps;
     co.progress = !a.quiet && isatty(STDERR_FILENO);
-    summaries = cluster::summarize_on_dask(a.inputs, co);
+    summaries = cluster::summarize_on_dask(inputs, co);
   }
   const analyzer::Analysis r = cluster::reduce(summaries);
   write_output(a, a.format == "json"                                 ? analyzer::to_cross_rank_json(r)
@@ -94,6 +121,9 @@ void add_cluster_command(CLI::App& app) {
   cmd->add_option("-o,--output", args.output, "Write the report (or the summaries) to this file instead of stdout");
   cmd->add_flag("-f,--force", args.force, "Overwrite an existing output file");
   cmd->add_flag("-q,--quiet", args.quiet, "No progress line");
+  cmd->add_flag("--skip-bad", args.skip_bad,
+                "Leave out recordings that cannot be read (damaged, not a recording), each said on stderr, instead of "
+                "failing; checks the files this machine sees");
   cmd->add_flag("--summarize", args.summarize,
                 "The per-rank pass alone, what each Dask task runs: every rank of each recording summarized, one JSON "
                 "line per recording");

@@ -5,6 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
@@ -39,6 +42,22 @@ inline CLI::Validator whole_number(long long lo, long long hi) {
         return {};
       },
       "INT");
+}
+
+// The same for real-valued options: a finite number from lo to hi ("nan",
+// "inf" and negative durations are refused in words).
+inline CLI::Validator number_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = s.empty() ? 0 : std::strtod(s.c_str(), &end);
+        char range[80];
+        std::snprintf(range, sizeof range, " from %g to %g", lo, hi);
+        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v < lo || v > hi)
+          return std::string("wants a number") + range + ", not '" + s + "'";
+        return {};
+      },
+      "NUMBER");
 }
 
 using AddCommand = void (*)(CLI::App& app);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/live_recording.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/text.h"
@@ -20,7 +21,7 @@ namespace {
 
 struct ExportArgs {
   std::string db, chrome, perfetto, tensorboard, run;
-  bool force = false, quiet = false;
+  bool force = false, quiet = false, wait = false;
 };
 
 void report(const char* what, const formats::ExportStats& s) {
@@ -69,6 +70,7 @@ void run_export(const ExportArgs& a) {
     throw Error("export: give at least one of --chrome FILE, --perfetto FILE, --tensorboard DIR");
   // Refuse before reading or writing anything, so that one bad output leaves no other behind.
   check_outputs({a.chrome, a.perfetto}, {a.db}, a.force);
+  handle_live_recording(a.db, a.wait);
   const formats::OpenedRecording input = formats::open_recording(a.db, !a.quiet);
   input.read([&] { export_all(a, input.path()); });
 }
@@ -89,6 +91,7 @@ static void add_export_command(CLI::App& app) {
   cmd->add_option("--run", args.run, "Run name under the TensorBoard log directory (default: the database's stem)");
   cmd->add_flag("-f,--force", args.force, "Overwrite existing outputs");
   cmd->add_flag("-q,--quiet", args.quiet, "No progress line");
+  cmd->add_flag("--wait", args.wait, kWaitHelp);
   cmd->callback([] { run_export(args); });
 }
 

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/live_recording.h"
 #include "common/text.h"
 #include "import/open_recording.h"
 #include "store/reader.h"
@@ -71,8 +72,11 @@ void print_info(const std::string& path, const std::string& database) {
 static void add_info_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "Summarize a recording: duration, devices, processes, row counts, drops");
   static std::string path;
+  static bool wait = false;
   cmd->add_option("recording", path, "A gpuscope recording or a torch.profiler trace (.json, .json.gz)")->required();
+  cmd->add_flag("--wait", wait, kWaitHelp);
   cmd->callback([] {
+    handle_live_recording(path, wait);
     const formats::OpenedRecording input = formats::open_recording(path, true);
     input.read([&] { print_info(path, input.path()); });
   });

@@ -157,6 +157,27 @@ TEST_F(Cluster, NotARecordingIsRefusedInOneLine) {
   EXPECT_TRUE(r.has("notes.db")) << r.output;
 }
 
+// One rank's file with a table dropped (issue 39): refused in one line naming
+// it, without SQL text; --skip-bad leaves it out, says so, and reports the rest.
+TEST_F(Cluster, ADamagedRankFileFailsUnlessSkipBad) {
+  TempDir tmp;
+  const std::string damaged = tmp.file("node_0003.db");
+  fs::copy_file(dir_->file("one") + "/node_0003.db", damaged);
+  ASSERT_EQ(run("sqlite3 " + damaged + " 'DROP TABLE kernel'").exit_code, 0);
+  const Result r = gpuscope("cluster -q --workers 2" + files(dir_->file("one"), 3) + " " + damaged);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.lines(), 1) << r.output;
+  EXPECT_TRUE(r.has(damaged + ": damaged recording: table kernel missing")) << r.output;
+  EXPECT_FALSE(r.has("SELECT")) << r.output;
+
+  const Result s = gpuscope("cluster -q --workers 2 --skip-bad --format json" + files(dir_->file("one"), 3) + " " + damaged);
+  EXPECT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_TRUE(s.has("gpuscope: cluster: skipped " + damaged + ": damaged recording")) << s.output;
+  const json j = parse(s);
+  ASSERT_TRUE(j.is_object()) << s.output;
+  EXPECT_EQ(j.at("ranks").size(), 3u) << s.output;
+}
+
 TEST_F(Cluster, DaskMissingIsSaidInOneLine) {
   // A PYTHONPATH shim that makes `import distributed` fail as on a machine without the package.
   const std::string shim = dir_->file("shim/distributed");

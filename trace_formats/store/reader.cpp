@@ -11,6 +11,7 @@
 #include <initializer_list>
 
 #include "schema/schema.h"
+#include "store/schema_check.h"
 
 namespace gpuscope::store {
 
@@ -119,6 +120,7 @@ Reader::Reader(const std::string& path)
     throw Error(path + ": " + unreadable_reason(path, e.what()));
   }
   check_schema_version(db_);
+  check_tables(db_);
   version_ = std::atoi(db_.query_text("SELECT value FROM meta WHERE key='schema_version'")->c_str());
 }
 

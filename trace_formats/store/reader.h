@@ -16,7 +16,8 @@ void check_schema_version(Connection& db);
 class Reader {
  public:
   // Throws Error("<path>: <reason>") for a missing file, a file that is not
-  // SQLite, not a gpuscope recording, or of a newer schema.
+  // SQLite, not a gpuscope recording, of a newer schema, or damaged (a table
+  // or column of the schema missing: store/schema_check.h).
   explicit Reader(const std::string& path);
 
   Connection& db() { return db_; }

@@ -1,0 +1,15 @@
+// analyze, export and info on a recording that is still being written
+// (store/live.h): one line on stderr saying so, or with --wait the wait
+// until the job has ended and the file is finished.
+#pragma once
+
+#include <string>
+
+namespace gpuscope::cli {
+
+void handle_live_recording(const std::string& path, bool wait);
+
+inline constexpr const char* kWaitHelp =
+    "If the recording is still being written (gpuscope record or the collector), wait until the job ends";
+
+}  // namespace gpuscope::cli
