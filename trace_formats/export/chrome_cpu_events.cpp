@@ -10,9 +10,18 @@ namespace gpuscope::formats {
 
 namespace range_kind = schema::range_kind;
 
+namespace {
+
+bool is_gpuscope_mark(int64_t source) {
+  return source == schema::range_source::sampling_window || source == schema::range_source::untraced_drained;
+}
+
+}  // namespace
+
 void ChromeWriter::ops() {
   auto q = m_.reader().query(
-      "SELECT pid, tid, name_id, start, \"end\", seq_nr, shapes_id, dtypes_id, external_id FROM op" + m_.where_pid());
+      "SELECT pid, tid, name_id, start, \"end\", seq_nr, shapes_id, dtypes_id, external_id, id FROM op" +
+      m_.where_pid());
   while (q.step()) {
     const std::string& name = m_.json_string(q.int64(2));
     const std::string* shapes = q.is_null(6) ? nullptr : &m_.json_value(q.int64(6));
@@ -20,7 +29,7 @@ void ChromeWriter::ops() {
     begin('X', name.size() + (shapes ? shapes->size() : 0) + (dtypes ? dtypes->size() : 0));
     o_.lit(",\"cat\":\"cpu_op\",\"name\":");
     o_.put(name);
-    span(q.int64(0), q.int64(1), q.int64(3), q.int64(4));
+    host_span(q.int64(0), row_tid(kOpRows, q.int64(9), q.int64(1)), q.int64(3), q.int64(4));
     char* mark = open_args();
     if (!q.is_null(8)) int_arg("External id", q.int64(8));
     if (!q.is_null(5)) int_arg("Sequence number", q.int64(5));
@@ -41,7 +50,7 @@ void ChromeWriter::ops() {
 void ChromeWriter::ranges() {
   auto q = m_.reader().query(
       "SELECT r.pid, r.tid, r.source, r.kind, r.domain_id, r.name_id, r.start, r.\"end\", r.color, r.category, "
-      "d.value FROM range r LEFT JOIN string d ON d.id = r.domain_id" + m_.where_pid("r."));
+      "d.value, r.id FROM range r LEFT JOIN string d ON d.id = r.domain_id" + m_.where_pid("r."));
   while (q.step()) {
     int64_t pid = q.int64(0), tid = q.int64(1), source = q.int64(2), kind = q.int64(3);
     int64_t start = q.int64(6);
@@ -65,18 +74,26 @@ void ChromeWriter::ranges() {
       continue;
     }
     const std::string* domain_json = domain.empty() ? nullptr : &m_.json_string(q.int64(4));
+    if (kind != range_kind::mark && is_gpuscope_mark(source)) gpuscope_thread(pid);
     begin(kind == range_kind::mark ? 'i' : 'X', name.size() + (domain_json ? domain_json->size() : 0));
     if (kind == range_kind::mark) {
       o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
       o_.put(name);
       where(pid, tid, start);
+    } else if (is_gpuscope_mark(source)) {
+      // The stretches traced and not traced are gpuscope's, not the job's:
+      // on the process's "gpuscope" row, under a category consumers that
+      // build the job's op tree (TensorBoard) leave alone.
+      o_.lit(",\"cat\":\"gpuscope\",\"name\":");
+      o_.put(name);
+      span(pid, kGpuscopeTid, start, end);
     } else {
       // CUPTI's overhead records under Kineto's category for them.
       if (source == kRangePython) o_.lit(",\"cat\":\"python_function\",\"name\":");
       else if (source == schema::range_source::tracer_overhead) o_.lit(",\"cat\":\"overhead\",\"name\":");
       else o_.lit(",\"cat\":\"user_annotation\",\"name\":");
       o_.put(name);
-      span(pid, tid, start, end);
+      host_span(pid, row_tid(kRangeRows, q.int64(11), tid), start, end);
     }
     char* mark = open_args();
     if (source == schema::range_source::nvtx) {
@@ -105,17 +122,17 @@ void ChromeWriter::ranges() {
 
 void ChromeWriter::api_calls() {
   auto q = m_.reader().query(
-      "SELECT pid, tid, domain, cbid, name_id, start, \"end\", correlation, return_code FROM api_call" +
+      "SELECT pid, tid, domain, cbid, name_id, start, \"end\", correlation, return_code, id FROM api_call" +
       m_.where_pid());
   while (q.step()) {
-    int64_t pid = q.int64(0), tid = q.int64(1), start = q.int64(5), corr = q.int64(7);
+    int64_t pid = q.int64(0), tid = row_tid(kApiRows, q.int64(9), q.int64(1)), start = q.int64(5), corr = q.int64(7);
     const CorrelationMap::Entry* c = m_.api_call_correlation(q, 0, pid, 7, corr);
     const std::string& name = m_.json_string(q.int64(4));
     begin('X', name.size());
     if (q.int64(2) == schema::api_domain::driver) o_.lit(",\"cat\":\"cuda_driver\",\"name\":");
     else o_.lit(",\"cat\":\"cuda_runtime\",\"name\":");
     o_.put(name);
-    span(pid, tid, start, q.int64(6));
+    host_span(pid, tid, start, q.int64(6));
     o_.lit(",\"args\":{\"cbid\":");
     o_.put_int(q.int64(3));
     int_arg("correlation", corr);
@@ -129,8 +146,8 @@ void ChromeWriter::api_calls() {
   }
 }
 
-void ChromeWriter::steps() {
-  // Steps already present as ProfilerStep#N ranges were written with the
+void ChromeWriter::load_step_rows() {
+  // Steps already present as ProfilerStep#N ranges are written with the
   // ranges; the others (optimizer or NVTX boundaries) get a ProfilerStep#N
   // event so that TensorBoard and HTA see them, marked so import keeps them
   // as steps only.
@@ -138,32 +155,40 @@ void ChromeWriter::steps() {
   auto r = m_.reader().query("SELECT DISTINCT pid FROM range WHERE source=" +
                              std::to_string(schema::range_source::profiler_step) + m_.and_pid());
   while (r.step()) has_ranges[r.int64(0)] = true;
-  // The busiest thread of each process carries them; counting ops per thread
-  // sorts every op, so only when some step needs it.
-  std::map<int64_t, int64_t> main_tid;
-  bool have_main_tid = false;
   auto q = m_.reader().query("SELECT pid, number, start, \"end\", source FROM step" + m_.where_pid() +
                              " ORDER BY pid, start");
   while (q.step()) {
     int64_t pid = q.int64(0);
     if (has_ranges.count(pid)) continue;
-    if (!have_main_tid) {
-      have_main_tid = true;
-      auto busiest = m_.reader().query("SELECT pid, tid, count(*) AS n FROM op" + m_.where_pid() +
-                                       " GROUP BY pid, tid ORDER BY n");
-      while (busiest.step()) main_tid[busiest.int64(0)] = busiest.int64(1);  // last = busiest
+    step_info_[pid].push_back({q.int64(1), q.int64(4)});
+    step_rows_[pid].second.push_back({q.int64(2), std::max(q.int64(2), q.int64(3))});
+  }
+  if (step_rows_.empty()) return;
+  // The busiest thread of each process carries them.
+  for (auto& [pid, rows] : step_rows_) rows.first = pid;
+  auto busiest = m_.reader().query("SELECT pid, tid, count(*) AS n FROM op" + m_.where_pid() +
+                                   " GROUP BY pid, tid ORDER BY n");
+  while (busiest.step())
+    if (auto it = step_rows_.find(busiest.int64(0)); it != step_rows_.end()) it->second.first = busiest.int64(1);
+}
+
+void ChromeWriter::steps() {
+  for (const auto& [pid, rows] : step_rows_) {
+    const std::vector<StepRow>& info = step_info_[pid];
+    for (size_t i = 0; i < info.size(); ++i) {
+      std::string_view source = step_source_name(info[i].source);
+      begin('X', source.size());
+      o_.lit(",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
+      o_.put_int(info[i].number);
+      o_.put('"');
+      const bool room_after = i + 1 == info.size() || rows.second[i + 1].first > rows.second[i].second;
+      const bool room_before = i == 0 || rows.second[i - 1].second < rows.second[i].first;
+      host_span(pid, rows.first, rows.second[i].first, rows.second[i].second, room_before, room_after);
+      o_.lit(",\"args\":{\"step source\":\"");
+      o_.put(source);
+      o_.lit("\"}");
+      end_event();
     }
-    auto it = main_tid.find(pid);
-    std::string_view source = step_source_name(q.int64(4));
-    begin('X', source.size());
-    o_.lit(",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
-    o_.put_int(q.int64(1));
-    o_.put('"');
-    span(pid, it == main_tid.end() ? pid : it->second, q.int64(2), q.int64(3));
-    o_.lit(",\"args\":{\"step source\":\"");
-    o_.put(source);
-    o_.lit("\"}");
-    end_event();
   }
 }
 

@@ -160,6 +160,18 @@ void ChromeWriter::name_stream(int64_t device, int64_t stream) {
   o_.lit("}}");
 }
 
+void ChromeWriter::gpuscope_thread(int64_t pid) {
+  if (!gpuscope_named_.insert(pid).second) return;
+  begin('M');
+  o_.lit(",\"name\":\"thread_name\"");
+  where(pid, kGpuscopeTid, 0);
+  o_.lit(",\"args\":{\"name\":\"gpuscope\"}}");
+  begin('M');
+  o_.lit(",\"name\":\"thread_sort_index\"");
+  where(pid, kGpuscopeTid, 0);
+  o_.lit(",\"args\":{\"sort_index\":-1}}");
+}
+
 void ChromeWriter::flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64_t ts) {
   begin(start ? 's' : 'f');
   o_.lit(",\"id\":");
@@ -182,6 +194,7 @@ void ChromeWriter::trailer() {
 void ChromeWriter::write_all() {
   header();
   metadata();
+  plan_overlaps();
   ops();
   ranges();
   m_.load_correlations(ExportModel::kExternalIds | ExportModel::kGpuActivity);

@@ -4,10 +4,14 @@
 // Kineto output so that tools built for it (HTA, TensorBoard's plugin) accept it.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <map>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/time_math.h"
 #include "export/export_model.h"
@@ -38,6 +42,29 @@ class ChromeWriter {
   void memsets();
   void syncs();
   void steps();
+  // chrome_overlaps.cpp: which host rows do not nest on their thread, and
+  // the rows they move to (moved_, row_tid).
+  void plan_overlaps();
+  void overlap_thread(int64_t pid, int64_t tid, int64_t level);
+  static constexpr int64_t kOverlapLevels = 3;
+  // Linux thread ids stay below 2^22; rows stay within int32 for viewers that read them so.
+  static int64_t overlap_tid(int64_t tid, int64_t level) { return tid + level * (int64_t{1} << 28); }
+  // The row a host event goes to: its thread's, or an overlapping one.
+  int64_t row_tid(int table, int64_t id, int64_t tid) const {
+    if (moved_[table].empty()) return tid;
+    auto it = moved_[table].find(id);
+    return it == moved_[table].end() ? tid : overlap_tid(tid, it->second);
+  }
+  enum HostTable { kOpRows = 0, kApiRows = 1, kRangeRows = 2, kStepRows = 3 };
+  // The steps that need a ProfilerStep#N event (the step table's, where no
+  // ProfilerStep ranges were recorded), by pid: the thread that carries them
+  // (the busiest) and their bounds; each with its number and source.
+  void load_step_rows();
+  struct StepRow {
+    int64_t number, source;
+  };
+  std::map<int64_t, std::pair<int64_t, std::vector<std::pair<int64_t, int64_t>>>> step_rows_;
+  std::map<int64_t, std::vector<StepRow>> step_info_;
   void memory();
   void counters();
   void trailer();
@@ -66,6 +93,48 @@ class ChromeWriter {
     where(pid, tid, start);
     o_.lit(",\"dur\":");
     o_.put_us(span_ns(start, end));
+  }
+  // As span() for events on a CPU thread, which consumers nest by comparing
+  // ts + dur in doubles (TensorBoard's tree builder): where the sum of the
+  // written ts and dur is not the double nearest the end, dur is written as
+  // the double that makes it so. An event ending where another ends or starts
+  // then still does so after parsing, instead of one unit of the last place
+  // past it. Where no double does (the sum falls halfway between two), a step
+  // with room before it starts one unit of the last place earlier, else the
+  // end lands one unit before the end, or after it for a step with room after
+  // it (the flags).
+  void host_span(int64_t pid, int64_t tid, int64_t start, int64_t end, bool may_start_early = false,
+                 bool may_end_late = false) {
+    const int64_t d = span_ns(start, end);
+    const double s = double(start) / 1000, e = double(end) / 1000;
+    if (d == 0 || s + double(d) / 1000 == e || std::abs(start) >= (int64_t{1} << 53)) {
+      where(pid, tid, start);
+      o_.lit(",\"dur\":");
+      return o_.put_us(d);
+    }
+    // e - s is exact when e <= 2s; else a neighbour of it may be the one.
+    auto dur_for = [e](double ts) {
+      double x = e - ts;
+      for (int i = 0; i < 4 && ts + x != e; ++i) x = std::nextafter(x, ts + x < e ? INFINITY : 0.0);
+      return x;
+    };
+    double ts = s, x = dur_for(s);
+    if (s + x != e && may_start_early && dur_for(std::nextafter(s, -INFINITY)) + std::nextafter(s, -INFINITY) == e) {
+      ts = std::nextafter(s, -INFINITY);
+      x = dur_for(ts);
+    }
+    for (int i = 0; i < 4 && (may_end_late ? ts + x < e : ts + x > e); ++i)
+      x = std::nextafter(x, may_end_late ? INFINITY : 0.0);
+    o_.lit(",\"pid\":");
+    o_.put_int(pid);
+    o_.lit(",\"tid\":");
+    o_.put_int(tid);
+    o_.lit(",\"ts\":");
+    if (ts == s) o_.put_us(start);
+    else o_.put_double(ts);
+    o_.lit(",\"dur\":");
+    if (x > 0 && (may_end_late ? ts + x >= e : ts + x <= e)) o_.put_double(x);
+    else o_.put_us(d);
   }
   // `,"<k>":` for a literal key.
   template <size_t N>
@@ -125,6 +194,10 @@ class ChromeWriter {
     name_stream(device, stream);
   }
   void name_stream(int64_t device, int64_t stream);
+  // The "gpuscope" row of a process (tid kGpuscopeTid): gpuscope's own marks,
+  // such as the stretches it traced and did not trace, named once.
+  static constexpr int64_t kGpuscopeTid = 0;
+  void gpuscope_thread(int64_t pid);
   void gpu_name(int64_t device);
   void flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64_t ts);
 
@@ -136,7 +209,8 @@ class ChromeWriter {
   uint64_t events_ = 0, rows_ = 0, total_rows_ = 0;
   std::set<std::pair<int64_t, int64_t>> streams_named_;
   std::pair<int64_t, int64_t> last_stream_{INT64_MIN, INT64_MIN};  // named already
-  std::set<int64_t> gpus_named_;
+  std::set<int64_t> gpus_named_, gpuscope_named_;
+  std::unordered_map<int64_t, int64_t> moved_[4];  // by HostTable: row id -> overlap level
 };
 
 // Rows the Chrome writer will visit, for progress.

@@ -98,6 +98,8 @@ int64_t KinetoMapper::cpu_pid(const TraceId& id) {
 }
 
 int64_t KinetoMapper::cpu_tid(const TraceId& id) {
+  if (id.is_number && !overlap_rows_.empty() && overlap_rows_.count(id.number))
+    return id.number & ((int64_t{1} << 28) - 1);
   if (id.is_number) return id.number < 0 && id.number != kAbsent ? -id.number : id.number;
   if (!id.present) return 0;
   int64_t v = digits_in(id.text);
@@ -440,6 +442,11 @@ void KinetoMapper::add_metadata(const TraceEvent& ev) {
     }
     if (ev.name == "process_name" && ev.pid.is_number) processes_[ev.pid.number].name = std::string(label);
   } else if (ev.name == "thread_name" && ev.pid.is_number && ev.tid.present) {
+    if (ev.tid.is_number && ev.tid.number >= (int64_t{1} << 28) && ev.tid.number < (int64_t{4} << 28) &&
+        ev.arg_name.find(" (overlapping") != std::string_view::npos) {
+      overlap_rows_.insert(ev.tid.number);
+      return;
+    }
     thread_names_[{ev.pid.number, cpu_tid(ev.tid)}] = std::string(ev.arg_name);
   }
 }

@@ -112,6 +112,9 @@ class KinetoMapper : public TraceSink {
   std::map<int64_t, Process> processes_;
   std::unordered_map<uint64_t, Thread> threads_;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
+  // gpuscope's Chrome export puts events that do not nest on their thread on
+  // "<thread> (overlapping)" rows (tid + level << 28): read back as the thread's.
+  std::unordered_set<int64_t> overlap_rows_;
   DistributedInfo dist_;
   std::map<std::string, std::string> top_level_;
   int64_t next_step_ = 0;
