@@ -26,7 +26,7 @@ struct ExportArgs {
 
 void report(const char* what, const formats::ExportStats& s) {
   for (const auto& f : s.files)
-    std::fprintf(stderr, "gpuscope: wrote %s\n", f.c_str());
+    std::fprintf(stderr, "gpuscope: wrote %s\n", terminal_safe(f).c_str());
   std::fprintf(stderr, "gpuscope: %s: %llu events, %s%s in %.2f s (%.2f M events/s)\n", what,
                (unsigned long long)s.events, format_bytes(double(s.bytes)).c_str(),
                s.bytes != s.raw_bytes ? (" (" + format_bytes(double(s.raw_bytes)) + " uncompressed)").c_str() : "",
@@ -56,7 +56,7 @@ void export_all(const ExportArgs& a, const std::string& database) {
       report("tensorboard", formats::export_tensorboard(db, a.tensorboard, run, opt));
       if (!a.quiet)
         std::fprintf(stderr, "gpuscope: open it with: tensorboard --logdir %s  (needs pip install torch-tb-profiler)\n",
-                     a.tensorboard.c_str());
+                     terminal_safe(a.tensorboard).c_str());
     }
   } catch (...) {
     std::error_code ec;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "common/text.h"
 #include "import/importer.h"
 
 namespace gpuscope::cli {
@@ -20,7 +21,8 @@ void run_import(const ImportArgs& a) {
   opt.progress = !a.quiet;
   opt.meta.emplace_back("gpuscope_version", GPUSCOPE_VERSION);
   formats::ImportResult r = formats::import_trace(a.trace, a.output, opt);
-  if (!a.quiet) std::fprintf(stderr, "gpuscope: imported %s -> %s\n", a.trace.c_str(), a.output.c_str());
+  if (!a.quiet) std::fprintf(stderr, "gpuscope: imported %s -> %s\n", terminal_safe(a.trace).c_str(),
+                             terminal_safe(a.output).c_str());
   std::fprintf(stderr, "gpuscope: %s\n", formats::import_summary(r).c_str());
   const std::string dropped = formats::import_dropped_line(r);
   if (!dropped.empty()) std::fprintf(stderr, "gpuscope: %s\n", dropped.c_str());

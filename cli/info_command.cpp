@@ -23,7 +23,7 @@ std::string human_ns(int64_t ns) {
 void print_info(const std::string& path, const std::string& database) {
   store::Reader recording(database);
   const store::RecordingSummary s = store::summarize(recording);
-  std::printf("file            %s\n", path.c_str());
+  std::printf("file            %s\n", terminal_safe(path).c_str());
   std::printf("schema version  %d\n", s.schema_version);
   std::printf("gpuscope        %s\n", terminal_safe(s.gpuscope_version).c_str());
   std::printf("source          %s\n", terminal_safe(s.source).c_str());

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "cli/commands.h"
+#include "common/text.h"
 #include "cli/nvml/nvml_poller.h"
 #include "cli/record_support.h"
 #include "common/output_name.h"
@@ -217,7 +218,7 @@ int run_record(RecordOptions& opt) {
     for (auto& a : opt.command) argv.push_back(a.data());
     argv.push_back(nullptr);
     execv(exe.c_str(), argv.data());
-    std::fprintf(stderr, "gpuscope: error: cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "gpuscope: error: cannot run %s: %s\n", terminal_safe(exe).c_str(), std::strerror(errno));
     _exit(127);
   }
   g_child_pid = child;
@@ -239,7 +240,8 @@ int run_record(RecordOptions& opt) {
   try {
     store::write_job_end(output, store::job_exit_text(status), job_wall_ns);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpuscope: warning: could not store how the job ended in %s: %s\n", output.c_str(), e.what());
+    std::fprintf(stderr, "gpuscope: warning: could not store how the job ended in %s: %s\n",
+                 terminal_safe(output).c_str(), terminal_safe(e.what()).c_str());
   }
   finalize_and_report(output);
 
@@ -269,12 +271,17 @@ static void add_record_command(CLI::App& app) {
   static RecordOptions opt;
   auto* cmd = app.add_subcommand("record", "Run a command with the collector injected and record it into one SQLite file");
   cmd->add_option("-o,--output", opt.output,
-                  "Output database (default gpuscope_N.db); %p pid, %h host, %q{VAR} environment");
+                  "Output database (default gpuscope_N.db); %p pid, %h host, %q{VAR} environment")
+      ->check(CLI::Validator(
+          [](std::string& s) { return s.empty() ? std::string("wants a file name, not an empty one") : std::string(); },
+          "FILE"));
   cmd->add_flag("-f,--force", opt.force, "Overwrite an existing output file");
   cmd->add_option("--trace", opt.trace, "Sources to record, comma-separated, from cuda,nvtx,torch,memory,nvml,overhead (memory, nvml and overhead are opt-in)")
       ->capture_default_str();
-  cmd->add_option("--delay", opt.delay_s, "Seconds to wait before recording (the job starts at once)");
-  cmd->add_option("--duration", opt.duration_s, "Seconds to record after the delay (0 = until the job ends)");
+  cmd->add_option("--delay", opt.delay_s, "Seconds to wait before recording (the job starts at once)")
+      ->check(number_in(0, 1e9));
+  cmd->add_option("--duration", opt.duration_s, "Seconds to record after the delay (0 = until the job ends)")
+      ->check(number_in(0, 1e9));
   cmd->add_option("--sample", opt.sample,
                   "ON,OFF: trace kernels, API calls and ops for ON seconds out of every ON+OFF (switching at step "
                   "boundaries when torch steps are seen); steps and ranges are recorded throughout");

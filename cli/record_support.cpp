@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "common/settings.h"
 #include "export/progress.h"
+#include "common/text.h"
 #include "store/finalize.h"
 
 namespace gpuscope::cli {
@@ -99,6 +100,7 @@ std::string find_collector() {
 }
 
 void finalize_and_report(const std::string& path) {
+  const std::string name = terminal_safe(path);
   try {
     formats::Progress progress("gpuscope: linking ops to their API calls and kernels", true);
     const store::Finalized f = store::finalize_recording(
@@ -106,12 +108,12 @@ void finalize_and_report(const std::string& path) {
     progress.done();
     if (f.unlinked)
       std::fprintf(stderr, "gpuscope: %s: %lld rows shared a CUDA correlation id with others and were unlinked\n",
-                   path.c_str(), static_cast<long long>(f.unlinked));
+                   name.c_str(), static_cast<long long>(f.unlinked));
     if (f.placed.steps_placed || f.placed.steps_unplaced)
       std::fprintf(stderr,
                    "gpuscope: %s: ops recorded in some steps only (GPUSCOPE_TORCH_OP_STEPS); %lld ops placed by "
                    "position in %lld steps%s\n",
-                   path.c_str(), static_cast<long long>(f.placed.ops), static_cast<long long>(f.placed.steps_placed),
+                   name.c_str(), static_cast<long long>(f.placed.ops), static_cast<long long>(f.placed.steps_placed),
                    f.placed.steps_unplaced
                        ? (", " + std::to_string(f.placed.steps_unplaced) +
                           " steps matched no recorded step and keep their kernels without ops (record --full records "
@@ -120,18 +122,19 @@ void finalize_and_report(const std::string& path) {
                        : "");
     if (f.processes == 0) {
       std::fprintf(stderr, "gpuscope: %s: the job recorded nothing (no CUDA, NVTX or torch activity seen)\n",
-                   path.c_str());
+                   name.c_str());
       return;
     }
     std::fprintf(stderr,
                  "gpuscope: wrote %s: %lld process(es), %lld kernels, %lld memcpys, %lld API calls, "
                  "%lld ranges, %lld ops, %lld dropped records\n",
-                 path.c_str(), (long long)f.processes, (long long)f.kernels, (long long)f.memcpys,
+                 name.c_str(), (long long)f.processes, (long long)f.kernels, (long long)f.memcpys,
                  (long long)f.api_calls, (long long)f.ranges, (long long)f.ops, (long long)f.dropped);
     if (!f.stopped.empty())
-      std::fprintf(stderr, "gpuscope: %s ends before the job did: %s\n", path.c_str(), f.stopped.c_str());
+      std::fprintf(stderr, "gpuscope: %s ends before the job did: %s\n", name.c_str(), f.stopped.c_str());
   } catch (const Error& e) {
-    std::fprintf(stderr, "gpuscope: warning: could not finalize %s: %s\n", path.c_str(), e.what());
+    std::fprintf(stderr, "gpuscope: warning: could not finalize %s: %s\n", name.c_str(),
+                 terminal_safe(e.what()).c_str());
   }
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "common/error.h"
 #include "regress/diff.h"
@@ -33,8 +34,18 @@ std::string file_name(const std::string& path) {
 
 Budget parse_budget(const std::string& text, const std::string& source) {
   json j;
+  // JSON lets a key repeat and nlohmann keeps the last: a budget that says a
+  // limit twice is a mistake to show, not a value to pick.
+  std::vector<std::set<std::string>> keys;
+  auto once = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    else if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    else if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
+      throw Error(source + ": key \"" + parsed.get<std::string>() + "\" appears twice; give each limit once");
+    return true;
+  };
   try {
-    j = json::parse(text);
+    j = json::parse(text, once);
   } catch (const json::exception& e) {  // parse errors, and numbers out of range such as 1e309
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');

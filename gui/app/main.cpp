@@ -1,6 +1,9 @@
 // gpuscope-view: the desktop timeline viewer. `gpuscope view` runs this binary.
+#include <dlfcn.h>
+
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QStyleFactory>
 
 #include <cstdio>
@@ -44,6 +47,64 @@ bool no_display() {
   return !set("QT_QPA_PLATFORM") && !set("DISPLAY") && !set("WAYLAND_DISPLAY");
 }
 
+// Qt aborts (SIGABRT) when DISPLAY names no X server it can reach; ask libxcb
+// first, as Qt's xcb platform would, and say so in one line. Where libxcb
+// cannot be loaded the xcb platform cannot run either: Qt says why.
+bool x_server_unreachable() {
+  const char* platform = std::getenv("QT_QPA_PLATFORM");
+  if (platform && *platform && std::strncmp(platform, "xcb", 3) != 0) return false;
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  if ((!platform || !*platform) && wayland && *wayland) return false;
+  const char* display = std::getenv("DISPLAY");
+  if (!display || !*display) return false;
+  void* xcb = ::dlopen("libxcb.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!xcb) return false;
+  using Connect = void* (*)(const char*, int*);
+  using HasError = int (*)(void*);
+  using Disconnect = void (*)(void*);
+  auto connect = reinterpret_cast<Connect>(::dlsym(xcb, "xcb_connect"));
+  auto has_error = reinterpret_cast<HasError>(::dlsym(xcb, "xcb_connection_has_error"));
+  auto disconnect = reinterpret_cast<Disconnect>(::dlsym(xcb, "xcb_disconnect"));
+  bool unreachable = false;
+  if (connect && has_error && disconnect) {
+    int screen = 0;
+    void* c = connect(nullptr, &screen);
+    unreachable = !c || has_error(c) != 0;
+    if (c) disconnect(c);
+  }
+  ::dlclose(xcb);
+  return unreachable;
+}
+
+struct ViewerOptions {
+  QCommandLineOption screenshot{QStringLiteral("screenshot"), QStringLiteral("Render offscreen into this PNG and exit."),
+                                QStringLiteral("out.png")};
+  QCommandLineOption range{QStringLiteral("range"),
+                           QStringLiteral("Visible time range A:B for the screenshot, e.g. 1.2:1.5 (seconds) or "
+                                          "100ms:250ms; default: all."),
+                           QStringLiteral("A:B")};
+  QCommandLineOption size{QStringLiteral("size"), QStringLiteral("Screenshot size WxH (default 1400x860)."),
+                          QStringLiteral("WxH")};
+  QCommandLineOption force{QStringLiteral("force"), QStringLiteral("Overwrite an existing screenshot.")};
+  QCommandLineOption timeline_only{QStringLiteral("timeline-only"),
+                                   QStringLiteral("Screenshot only the timeline (used by tests).")};
+};
+
+void describe(QCommandLineParser& parser, const ViewerOptions& o) {
+  parser.setApplicationDescription(
+      QStringLiteral("Timeline viewer for gpuscope recordings (run.db) and torch.profiler traces (.json, .json.gz)."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument(QStringLiteral("recording"), QStringLiteral("run.db or trace.json[.gz] to open"));
+  parser.addOptions({o.screenshot, o.range, o.size, o.force, o.timeline_only});
+}
+
+void name_application() {
+  QCoreApplication::setApplicationName(QStringLiteral("gpuscope-view"));
+  QCoreApplication::setOrganizationName(QStringLiteral("gpuscope"));
+  QCoreApplication::setApplicationVersion(QStringLiteral(GPUSCOPE_VERSION));
+}
+
 int fail(const QString& message) {
   std::fprintf(stderr, "gpuscope view: %s\n", message.toLocal8Bit().constData());
   return 2;
@@ -52,36 +113,42 @@ int fail(const QString& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --help and --version print and exit; they need no display.
+  if (has_arg(argc, argv, {"-h", "--help", "--help-all", "-v", "--version"})) {
+    QCoreApplication core(argc, argv);
+    name_application();
+    QCommandLineParser parser;
+    const ViewerOptions options;
+    describe(parser, options);
+    parser.process(core);  // prints and exits
+    return 0;
+  }
   // A screenshot needs no display: render offscreen when there is none.
   if (wants_screenshot(argc, argv)) {
-    if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM"))
-      setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    if (no_display() || x_server_unreachable()) setenv("QT_QPA_PLATFORM", "offscreen", 1);
     qInstallMessageHandler(quiet_offscreen);
-  } else if (no_display() && !has_arg(argc, argv, {"-h", "--help", "-v", "--version"})) {
+  } else if (no_display()) {
     std::fprintf(stderr,
                  "gpuscope view: no display (neither DISPLAY nor WAYLAND_DISPLAY is set): use --screenshot out.png, "
                  "QT_QPA_PLATFORM=offscreen, or X forwarding (ssh -X)\n");
     return 1;
+  } else if (x_server_unreachable()) {
+    std::fprintf(stderr,
+                 "gpuscope view: cannot connect to the X server of DISPLAY=%s: use --screenshot out.png, "
+                 "QT_QPA_PLATFORM=offscreen, or X forwarding (ssh -X)\n",
+                 std::getenv("DISPLAY"));
+    return 1;
   }
   QApplication app(argc, argv);
-  QApplication::setApplicationName(QStringLiteral("gpuscope-view"));
-  QApplication::setOrganizationName(QStringLiteral("gpuscope"));
-  QApplication::setApplicationVersion(QStringLiteral(GPUSCOPE_VERSION));
+  name_application();
   // One style everywhere, so screenshots look alike across machines.
   QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
 
   QCommandLineParser parser;
-  parser.setApplicationDescription(
-      QStringLiteral("Timeline viewer for gpuscope recordings (run.db) and torch.profiler traces (.json, .json.gz)."));
-  parser.addHelpOption();
-  parser.addVersionOption();
-  parser.addPositionalArgument(QStringLiteral("recording"), QStringLiteral("run.db or trace.json[.gz] to open"));
-  QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Render offscreen into this PNG and exit."), QStringLiteral("out.png"));
-  QCommandLineOption range(QStringLiteral("range"), QStringLiteral("Visible time range A:B for the screenshot, e.g. 1.2:1.5 (seconds) or 100ms:250ms; default: all."), QStringLiteral("A:B"));
-  QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Screenshot size WxH (default 1400x860)."), QStringLiteral("WxH"));
-  QCommandLineOption force(QStringLiteral("force"), QStringLiteral("Overwrite an existing screenshot."));
-  QCommandLineOption timeline_only(QStringLiteral("timeline-only"), QStringLiteral("Screenshot only the timeline (used by tests)."));
-  parser.addOptions({screenshot, range, size, force, timeline_only});
+  const ViewerOptions options;
+  describe(parser, options);
+  const QCommandLineOption &screenshot = options.screenshot, &range = options.range, &size = options.size,
+                           &force = options.force, &timeline_only = options.timeline_only;
   parser.process(app);
 
   const QStringList args = parser.positionalArguments();

@@ -9,12 +9,15 @@
 #include <cstdio>
 #include <string>
 
+#include "common/text.h"
+
 namespace gpuscope::formats {
 
 class Progress {
  public:
-  Progress(std::string label, bool enabled)
-      : label_(std::move(label)), enabled_(enabled && ::isatty(2)), start_(Clock::now()), last_(start_) {}
+  // `label` may quote a file name: its control bytes are escaped.
+  Progress(const std::string& label, bool enabled)
+      : label_(terminal_safe(label)), enabled_(enabled && ::isatty(2)), start_(Clock::now()), last_(start_) {}
   ~Progress() { done(); }
 
   // done/total in `unit`s; total 0 means unknown. Throttled to ~5 updates a second.

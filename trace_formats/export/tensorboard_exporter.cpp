@@ -41,8 +41,22 @@ ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, con
   if (procs.empty()) throw Error(db.db().path() + ": no processes to export");
   fs::path dir = fs::path(logdir) / run;
   std::error_code ec;
+  // The folders this export creates, deepest first, removed again (when
+  // still empty) if it fails: a failed export leaves no empty LOGDIR/RUN.
+  std::vector<fs::path> created;
+  for (fs::path p = dir; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+    created.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  auto remove_created = [&] {
+    for (const fs::path& p : created) fs::remove(p, ec);  // fails, harmlessly, on a folder not empty
+  };
   fs::create_directories(dir, ec);
-  if (ec) throw Error(dir.string() + ": cannot create: " + ec.message());
+  if (ec) {
+    const std::string why = ec.message();
+    remove_created();
+    throw Error(dir.string() + ": cannot create: " + why);
+  }
 
   int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch()).count();
@@ -70,6 +84,7 @@ ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, con
     }
   } catch (...) {
     for (const auto& f : written) fs::remove(f, ec);
+    remove_created();
     throw;
   }
   stats.files = written;

@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/file_kind.h"
 #include "common/text.h"
 #include "import/importer.h"
 #include "import/torch_import.h"
@@ -87,7 +88,16 @@ ImportResult import_with(const Importer& importer, const std::string& trace_path
   AtomicFile out(db_path, AtomicFile::Kind::kSqlite,
                  options.force ? AtomicFile::Existing::kReplace : AtomicFile::Existing::kRefuse);
   out.close();
-  ImportResult r = importer.import(*src, out.temp_path(), options);
+  ImportResult r;
+  try {
+    r = importer.import(*src, out.temp_path(), options);
+  } catch (const Error& e) {
+    // SQLite names the file it writes, the hidden temporary one: name the output.
+    std::string why = e.what();
+    for (size_t p = why.find(out.temp_path()); p != std::string::npos; p = why.find(out.temp_path(), p + db_path.size()))
+      why.replace(p, out.temp_path().size(), db_path);
+    throw Error(why);
+  }
   // Journals of an earlier file of this name would be read as ours; without
   // --force nothing is touched until the name is ours.
   std::error_code ec;
@@ -105,6 +115,7 @@ ImportResult import_trace(const std::string& trace_path, const std::string& db_p
   const Sniffed s = sniff_file(trace_path);
   if (s.recording)
     throw Error(trace_path + ": already an SQLite database (a gpuscope recording?); nothing to import");
+  if (auto why = file_kind_problem(trace_path, false)) throw Error(trace_path + ": " + *why);
   return import_with(s.importer ? *s.importer : *importers().front(), trace_path, db_path, options);
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "common/atomic_file.h"
+#include "common/file_kind.h"
 #include "import/importer.h"
 
 namespace gpuscope::formats {
@@ -35,6 +36,7 @@ OpenedRecording open_recording(const std::string& path, bool progress) {
   r.input_ = r.path_ = path;
   const Sniffed s = sniff_file(path);
   if (s.recording || !s.importer) return r;
+  if (auto why = file_kind_problem(path, false)) throw Error(path + ": " + *why);
   r.importer_ = s.importer;
   try {
     // Never committed: the AtomicFile's temporary file is the recording, a

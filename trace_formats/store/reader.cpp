@@ -8,8 +8,9 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <initializer_list>
+#include <cstring>
 
+#include "common/file_kind.h"
 #include "schema/schema.h"
 #include "store/schema_check.h"
 
@@ -38,6 +39,10 @@ const std::string& checked_path(const std::string& path) {
   if (stat(path.c_str(), &st) != 0) throw Error(path + ": no such file");
   if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   if (st.st_size == 0) throw Error(path + ": empty file, not a gpuscope recording");
+  // SQLite would say "unable to open database file" for every reason.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot read: " + std::strerror(errno));
+  ::close(fd);
   return path;
 }
 
@@ -52,11 +57,6 @@ std::string unreadable_reason(const std::string& path, const std::string& sqlite
     got = std::fread(head, 1, sizeof head, f);
     std::fclose(f);
   }
-  auto starts = [&](std::initializer_list<unsigned char> magic) {
-    return got >= magic.size() && std::equal(magic.begin(), magic.end(), head);
-  };
-  if (starts({0x28, 0xb5, 0x2f, 0xfd}))
-    return "compressed with zstd; decompress it first: zstd -d " + path;
   static constexpr char kSqliteMagic[] = "SQLite format 3";  // and its NUL: 16 bytes
   if (got == sizeof head && std::equal(kSqliteMagic, kSqliteMagic + sizeof kSqliteMagic, head)) {
     const uint32_t page = (uint32_t{head[16]} << 8) | head[17];
@@ -68,6 +68,7 @@ std::string unreadable_reason(const std::string& path, const std::string& sqlite
              " bytes (an interrupted copy?)";
     return "a damaged SQLite file (" + sqlite_error + ")";
   }
+  if (auto why = file_kind_problem(path)) return *why;
   return "not a gpuscope recording (not an SQLite database)";
 }
 

@@ -166,6 +166,15 @@ void Connection::open(int flags, bool immutable) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
+    // SQLite's unix VFS opens no file whose full path (symlinks resolved) is
+    // longer than its mxPathname, 512, and says only "unable to open".
+    std::error_code ec;
+    const std::string full = std::filesystem::weakly_canonical(std::filesystem::absolute(path_, ec), ec).string();
+    const sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
+    if (vfs && full.size() >= static_cast<size_t>(vfs->mxPathname))
+      throw Error(path_ + ": cannot open: its full path is " + std::to_string(full.size()) +
+                  " characters long, and SQLite opens none longer than " + std::to_string(vfs->mxPathname - 1) +
+                  "; move or copy it to a folder with a shorter path");
     throw Error(path_ + ": cannot open: " + msg);
   }
   sqlite3_busy_timeout(db_, 10000);
