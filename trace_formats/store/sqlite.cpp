@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <utility>
 
@@ -112,6 +113,48 @@ std::string immutable_uri(const std::string& path) {
   return uri + "?immutable=1";
 }
 
+// SQLite's unix VFS takes no full path longer than 512 bytes (its
+// mxPathname; symlinks resolved). This one is that VFS with PATH_MAX instead,
+// for reading a finished recording immutable: it opens the main database file
+// only, so none of the unix VFS's fixed-size buffers for -wal and -journal
+// names is ever filled, and it does not resolve symlinks (which only matters
+// for finding those files).
+constexpr const char* kLongPathVfs = "gpuscope-long-path";
+
+int long_path_full_pathname(sqlite3_vfs*, const char* name, int size, char* out) {
+  std::string full = name;
+  if (full.empty() || full[0] != '/') {
+    std::error_code ec;
+    full = (std::filesystem::current_path(ec) / full).string();
+    if (ec) return SQLITE_CANTOPEN;
+  }
+  if (full.size() + 1 > static_cast<size_t>(size)) return SQLITE_CANTOPEN;
+  std::memcpy(out, full.c_str(), full.size() + 1);
+  return SQLITE_OK;
+}
+
+int long_path_open(sqlite3_vfs* self, const char* name, sqlite3_file* file, int flags, int* out_flags) {
+  if (!(flags & SQLITE_OPEN_MAIN_DB) || (flags & SQLITE_OPEN_READWRITE)) return SQLITE_CANTOPEN;
+  auto* base = static_cast<sqlite3_vfs*>(self->pAppData);
+  return base->xOpen(base, name, file, flags, out_flags);
+}
+
+bool register_long_path_vfs() {
+  static const bool registered = [] {
+    sqlite3_vfs* base = sqlite3_vfs_find(nullptr);
+    if (!base) return false;
+    static sqlite3_vfs vfs = *base;
+    vfs.zName = kLongPathVfs;
+    vfs.mxPathname = 4096;
+    vfs.pNext = nullptr;
+    vfs.pAppData = base;
+    vfs.xFullPathname = long_path_full_pathname;
+    vfs.xOpen = long_path_open;
+    return sqlite3_vfs_register(&vfs, 0) == SQLITE_OK;
+  }();
+  return registered;
+}
+
 }  // namespace
 
 bool folder_writable(const std::string& path) {
@@ -171,10 +214,20 @@ void Connection::open(int flags, bool immutable) {
     std::error_code ec;
     const std::string full = std::filesystem::weakly_canonical(std::filesystem::absolute(path_, ec), ec).string();
     const sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
-    if (vfs && full.size() >= static_cast<size_t>(vfs->mxPathname))
+    if (vfs && full.size() >= static_cast<size_t>(vfs->mxPathname)) {
+      // Read as it stands (immutable: what a -wal beside it holds is not seen).
+      if (!(flags & SQLITE_OPEN_READWRITE) && register_long_path_vfs() &&
+          sqlite3_open_v2(immutable_uri(path_).c_str(), &db_, flags | SQLITE_OPEN_URI, kLongPathVfs) == SQLITE_OK) {
+        sqlite3_busy_timeout(db_, 10000);
+        sqlite3_extended_result_codes(db_, 1);
+        return;
+      }
+      sqlite3_close(db_);
+      db_ = nullptr;
       throw Error(path_ + ": cannot open: its full path is " + std::to_string(full.size()) +
-                  " characters long, and SQLite opens none longer than " + std::to_string(vfs->mxPathname - 1) +
-                  "; move or copy it to a folder with a shorter path");
+                  " characters long, and SQLite writes no file whose path is longer than " +
+                  std::to_string(vfs->mxPathname - 1) + "; move or copy it to a folder with a shorter path");
+    }
     throw Error(path_ + ": cannot open: " + msg);
   }
   sqlite3_busy_timeout(db_, 10000);
