@@ -13,6 +13,8 @@
 #   FUZZ_SLICE=K        which slice (default: the commit count, or the hour in a shallow clone)
 #   FUZZ_TARGETS="import budget"   fuzz these instead of a rotating slice
 #   FUZZ_GROW=0         leave the repository's corpus as it is
+#   FUZZ_FOUND=DIR      also merge DIR/<target>/ in (inputs of a run elsewhere);
+#                       with FUZZ_SECONDS=0 only that, no fuzzing
 #
 # The budget: one hour per target in slices. With 2 cores a slice is 2 of the
 # 4 targets for 10 minutes each, so every target gets an hour in 12 CI runs;
@@ -53,7 +55,11 @@ fi
 for t in "${chosen[@]}"; do
   [ -x "$BUILD/bin/${t}_fuzzer" ] || { echo "fuzz_slice: no $BUILD/bin/${t}_fuzzer (build it with -DGPUSCOPE_FUZZ=ON)" >&2; exit 2; }
 done
-echo "fuzz_slice: ${chosen[*]}, ${SECONDS_EACH} s each, side by side"
+if (( SECONDS_EACH > 0 )); then
+  echo "fuzz_slice: ${chosen[*]}, ${SECONDS_EACH} s each, side by side"
+else
+  echo "fuzz_slice: ${chosen[*]}: no fuzzing, merging ${FUZZ_FOUND:-nothing} in"
+fi
 
 WORK=$BUILD/fuzz_slice
 rm -rf "$WORK"
@@ -61,6 +67,7 @@ mkdir -p "$WORK/artifacts"
 pids=()
 for t in "${chosen[@]}"; do
   mkdir -p "$WORK/$t"
+  (( SECONDS_EACH > 0 )) || continue
   # New inputs go to the scratch folder (first); the repository's corpus is only read.
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 \
     "$BUILD/bin/${t}_fuzzer" -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
@@ -68,10 +75,10 @@ for t in "${chosen[@]}"; do
   pids+=($!)
 done
 failed=()
-for i in "${!chosen[@]}"; do
+for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || failed+=("${chosen[$i]}")
 done
-for t in "${chosen[@]}"; do
+(( SECONDS_EACH > 0 )) && for t in "${chosen[@]}"; do
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/$t.log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$WORK/$t.log" | tail -1 | cut -d' ' -f2 || true)
   echo "fuzz_slice: ${t}_fuzzer: ${runs:-?} runs, coverage ${cov:-?} edges"
@@ -100,7 +107,9 @@ if [ "$GROW" = 1 ]; then
     for f in "$dir"/*; do
       if found_by_fuzzer "$f"; then cp "$f" "$found/"; old=$((old + 1)); else cp "$f" "$out/"; fi
     done
-    "$BUILD/bin/${t}_fuzzer" -merge=1 -rss_limit_mb=2048 -timeout=20 "$out" "$found" "$WORK/$t" \
+    extra=()
+    [ -n "${FUZZ_FOUND:-}" ] && [ -d "$FUZZ_FOUND/$t" ] && extra=("$FUZZ_FOUND/$t")
+    "$BUILD/bin/${t}_fuzzer" -merge=1 -rss_limit_mb=2048 -timeout=20 "$out" "$found" "$WORK/$t" "${extra[@]}" \
       > "$WORK/$t.merge.log" 2>&1 || {
       echo "fuzz_slice: merging ${t}'s inputs failed:" >&2
       tail -n 20 "$WORK/$t.merge.log" >&2
