@@ -182,6 +182,16 @@ void on_api(const CuptiApi& api, const CUpti_ActivityAPI& a, CUpti_CallbackDomai
   sink.count(domain == CUPTI_CB_DOMAIN_DRIVER_API ? "records_driver_api" : "records_runtime_api");
 }
 
+uint64_t event_key(uint32_t context, uint32_t event) { return uint64_t{context} << 32 | event; }
+
+void on_cuda_event(const CUpti_ActivityCudaEvent2& e, RowSink& sink) {
+  RowSink::EventRecord& r = sink.event_records[event_key(e.contextId, e.eventId)];
+  r.sync_id = e.cudaEventSyncId;
+  r.correlation = sink.correlation(e.correlationId);
+  r.stream = e.streamId;
+  sink.count("records_cuda_event");
+}
+
 void on_sync(const CUpti_ActivitySynchronization2& s, RowSink& sink) {
   if (!sink.in_window(s.start)) return;
   store::SyncRow r;
@@ -194,6 +204,18 @@ void on_sync(const CUpti_ActivitySynchronization2& s, RowSink& sink) {
   r.start = sink.rel(s.start);
   r.end = sink.rel(s.end);
   r.correlation = sink.correlation(s.correlationId);
+  if (s.type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT && s.cudaEventId != UINT32_MAX) {
+    // The record waited for: the event's latest, when CUPTI's sync ids agree
+    // (a record made after the wait, decoded first, would not be it).
+    auto it = sink.event_records.find(event_key(s.contextId, s.cudaEventId));
+    if (it != sink.event_records.end() &&
+        (s.cudaEventSyncId == it->second.sync_id || s.cudaEventSyncId == UINT64_MAX || it->second.sync_id == UINT64_MAX)) {
+      r.wait_stream = it->second.stream;
+      r.event_correlation = it->second.correlation;
+    } else {
+      sink.count("sync_waits_unlinked");
+    }
+  }
   sink.writer.add(r);
   sink.count("records_sync");
 }
@@ -331,6 +353,9 @@ size_t decode_activity_buffer(const CuptiApi& api, uint8_t* buffer, size_t valid
         break;
       case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
         on_sync(*reinterpret_cast<CUpti_ActivitySynchronization2*>(rec), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+        on_cuda_event(*reinterpret_cast<CUpti_ActivityCudaEvent2*>(rec), sink);
         break;
       case CUPTI_ACTIVITY_KIND_MEMORY2:
         on_memory(*reinterpret_cast<CUpti_ActivityMemory4*>(rec), sink);

@@ -408,7 +408,9 @@ bool start(const Config& config, bool tracing, std::string& why) {
   }
   if (!subscribe_and_configure(why)) return false;
   g_kinds = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-             CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+             CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+             // cudaEventRecord's stream and correlation, for the stream waits on it.
+             CUPTI_ACTIVITY_KIND_CUDA_EVENT};
   if (config.runtime_api) g_kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
   if (config.driver_api) g_kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
   if (config.memory) g_kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);

@@ -38,6 +38,14 @@ struct RowSink {
   std::map<int64_t, int64_t> device_memory;
   // Threads seen making CUDA calls, named by the writer.
   std::unordered_map<uint32_t, bool> api_tids;
+  // The latest cudaEventRecord of each event (CUDA_EVENT records), by
+  // context << 32 | event id: what a stream wait (SYNCHRONIZATION,
+  // stream_wait_event) waited for. Bounded by the events the job made.
+  struct EventRecord {
+    uint64_t sync_id = 0;  // CUPTI's cudaEventSyncId, shared with the waits on this record
+    int64_t correlation = 0, stream = 0;
+  };
+  std::unordered_map<uint64_t, EventRecord> event_records;
 
   bool in_window(uint64_t ts) const {
     return ts >= window_start_ns && (window_end_ns == 0 || ts <= window_end_ns);

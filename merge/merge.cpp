@@ -97,7 +97,10 @@ struct Copier {
     std::string names;
     for (size_t i = t.auto_id ? 1 : 0; i < t.columns.size(); ++i) {
       cols.push_back(&t.columns[i]);
-      names += std::string(names.empty() ? "" : ", ") + "\"" + std::string(t.columns[i].name) + "\"";
+      // A column newer than the input's schema reads as NULL.
+      const bool present = schema::has_column(t.name, t.columns[i].name, in.reader->schema_version());
+      names += std::string(names.empty() ? "" : ", ") +
+               (present ? "\"" + std::string(t.columns[i].name) + "\"" : std::string("NULL"));
     }
     store::Statement sel = in.reader->query("SELECT " + names + " FROM \"" + std::string(t.name) + "\"");
     // Devices are ordinals per host: the first file's properties stand for an ordinal.

@@ -223,6 +223,53 @@ TEST_F(DecodeTest, MemsetApiSyncDeviceAndCorrelation) {
   EXPECT_EQ(q("SELECT external_id FROM external_correlation WHERE correlation=9 AND pid=4242"), 77);
 }
 
+// Two streams: stream 13 waits (cudaStreamWaitEvent) for an event recorded on
+// stream 7. The wait names the stream and the cudaEventRecord's correlation
+// (CUDA_EVENT records); a wait on an event re-recorded since (another sync id)
+// and one on an event never seen stay unlinked, and are counted.
+TEST_F(DecodeTest, StreamWaitsNameTheRecordAndStreamTheyWaitFor) {
+  FakeBuffer b;
+  CUpti_ActivityCudaEvent2 e{};
+  e.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+  e.contextId = 1;
+  e.streamId = 7;
+  e.eventId = 3;
+  e.correlationId = 40;
+  e.cudaEventSyncId = 900;
+  b.add(e);
+  CUpti_ActivitySynchronization2 s{};
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
+  s.contextId = 1;
+  s.streamId = 13;
+  s.cudaEventId = 3;
+  s.cudaEventSyncId = 900;
+  s.start = kOrigin + 50;
+  s.end = kOrigin + 51;
+  s.correlationId = 41;
+  b.add(s);
+  s.correlationId = 42;
+  s.cudaEventSyncId = 901;  // a later record of event 3, not decoded yet
+  b.add(s);
+  s.correlationId = 43;
+  s.cudaEventId = 8;  // never recorded
+  s.cudaEventSyncId = 902;
+  b.add(s);
+  CUpti_ActivitySynchronization2 plain{};
+  plain.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  plain.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+  plain.streamId = 7;
+  plain.cudaEventId = UINT32_MAX;
+  plain.correlationId = 44;
+  b.add(plain);
+  EXPECT_EQ(decode(b), 5u);
+  EXPECT_EQ(qs("SELECT stream || ' ' || wait_stream || ' ' || event_correlation FROM sync WHERE correlation=41"),
+            "13 7 40");
+  EXPECT_EQ(q("SELECT count(*) FROM sync WHERE wait_stream IS NULL AND event_correlation IS NULL"), 3);
+  EXPECT_EQ(sink_->totals()["sync_waits_unlinked"], 2);
+  EXPECT_EQ(sink_->totals()["records_cuda_event"], 1);
+}
+
 // CUPTI records the noisy calls again between enabling the API kinds and being
 // told to leave them out (it forgets at every disable); the decoder drops them.
 TEST_F(DecodeTest, NoisyCallsAreDroppedAndCounted) {

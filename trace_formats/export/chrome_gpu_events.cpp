@@ -7,6 +7,7 @@
 
 #include "common/text.h"
 #include "export/json_text.h"
+#include "schema/schema.h"
 #include "import/kineto_names.h"
 
 namespace gpuscope::formats {
@@ -144,7 +145,10 @@ void ChromeWriter::memsets() {
 
 void ChromeWriter::syncs() {
   auto q = m_.reader().query(
-      "SELECT pid, tid, type, context, stream, event, start, \"end\", correlation FROM sync" + m_.where_pid());
+      "SELECT pid, tid, type, context, stream, event, start, \"end\", correlation, " +
+      std::string(schema::has_column("sync", "wait_stream", m_.reader().schema_version())
+                      ? "wait_stream, event_correlation" : "NULL, NULL") +
+      " FROM sync" + m_.where_pid());
   while (q.step()) {
     int64_t device = m_.context_device(q.int64(0), q.int64(3));
     int64_t stream = q.is_null(4) ? 0 : q.int64(4);
@@ -161,6 +165,9 @@ void ChromeWriter::syncs() {
     int_arg("stream", q.is_null(4) ? -1 : q.int64(4));
     int_arg("correlation", q.int64(8));
     if (!q.is_null(5)) int_arg("event", q.int64(5));
+    // What a stream wait waited for, as Kineto names it (HTA's critical path follows these).
+    if (!q.is_null(9)) int_arg("wait_on_stream", q.int64(9));
+    if (!q.is_null(10)) int_arg("wait_on_cuda_event_record_corr_id", q.int64(10));
     o_.put('}');
     end_event();
     row_done();

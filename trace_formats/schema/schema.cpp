@@ -135,6 +135,8 @@ constexpr std::array kSync{
     Column{"start", TS, "Start of the wait, ns since origin."},
     Column{"end", TS, "End of the wait, ns since origin."},
     Column{"correlation", I, "Correlation id of the API call that waited."},
+    Column{"wait_stream", I, "Stream waits (`stream_wait_event`): the stream the awaited event was recorded on (Kineto's `wait_on_stream`), else NULL. Schema v2.", 2},
+    Column{"event_correlation", I, "Stream waits: correlation id of the `cudaEventRecord` that recorded the awaited event (Kineto's `wait_on_cuda_event_record_corr_id`), else NULL. Schema v2.", 2},
 };
 constexpr std::array kMemoryEvent{
     Column{"id", I, "Row key."},
@@ -280,6 +282,14 @@ const Table* find_table(std::string_view name) {
   return nullptr;
 }
 
+bool has_column(std::string_view table, std::string_view column, int version) {
+  const Table* t = find_table(table);
+  if (!t) return false;
+  for (const Column& c : t->columns)
+    if (c.name == column) return c.since <= version;
+  return false;
+}
+
 std::string ddl() {
   std::string out;
   for (const Table& t : kTables) {
@@ -320,7 +330,8 @@ std::string markdown() {
       "<!-- Generated from trace_formats/schema/schema.cpp and enums.h by `gpuscope schema --markdown`; "
       "tests/trace_formats/schema/schema_test.cpp fails when this page and the code disagree. -->\n\n"
       "A recording is one SQLite file. Schema version: **" + std::to_string(kVersion) +
-      "** (`meta.schema_version`); readers refuse a newer version.\n\n"
+      "** (`meta.schema_version`); readers refuse a newer version. A column marked \"Schema vN\" came "
+      "with version N: recordings of older versions lack it, and readers take it as NULL there.\n\n"
       "Every timestamp is an integer number of nanoseconds since `meta.origin_ns`, on one clock "
       "(CLOCK_MONOTONIC of the recording host) for GPU and CPU sources alike; `meta.origin_utc_ns` is "
       "the same instant in ns since the Unix epoch. Columns ending in `_id` that name text point to "

@@ -11,8 +11,10 @@
 
 namespace gpuscope::schema {
 
-// Bump when a table or column changes meaning. Readers refuse newer versions.
-inline constexpr int kVersion = 1;
+// Bump when a table or column changes meaning or a column is added. Readers
+// refuse newer versions; columns added since a file's version read as NULL.
+// v2: sync.wait_stream, sync.event_correlation (stream-wait links).
+inline constexpr int kVersion = 2;
 
 // The storage type, and for integers what they hold, so that tools that
 // rewrite recordings (`gpuscope merge`) find every time, string-id and pid
@@ -31,6 +33,9 @@ struct Column {
   std::string_view name;
   ColumnType type;
   std::string_view doc;
+  // The schema version that added it: recordings of older versions lack it,
+  // and readers take it as NULL there (store::Reader::has_column).
+  int since = 1;
 };
 
 struct Table {
@@ -52,6 +57,8 @@ struct EnumValue {
 std::span<const Table> tables();
 std::span<const EnumValue> enum_values();
 const Table* find_table(std::string_view name);
+// Whether recordings of schema `version` have the column (false for an unknown one).
+bool has_column(std::string_view table, std::string_view column, int version);
 
 // CREATE TABLE IF NOT EXISTS ... for every table, plus the enum rows.
 std::string ddl();

@@ -135,9 +135,11 @@ struct SyncRow {
   static constexpr std::string_view kTable = "sync";
   int64_t pid = 0, tid = kNull, type = schema::sync_type::unknown, context = 0, stream = kNull;
   int64_t event = kNull, start = 0, end = 0, correlation = 0;
+  int64_t wait_stream = kNull, event_correlation = kNull;
   template <class F> void fields(F&& f) const {
     f("pid", pid); f("tid", tid); f("type", type); f("context", context); f("stream", stream);
     f("event", event); f("start", start); f("end", end); f("correlation", correlation);
+    f("wait_stream", wait_stream); f("event_correlation", event_correlation);
   }
 };
 

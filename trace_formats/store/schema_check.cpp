@@ -1,6 +1,7 @@
 #include "store/schema_check.h"
 
 #include <array>
+#include <cstdlib>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,9 @@ void check_tables(Connection& db) {
     Statement st = db.prepare("SELECT name FROM sqlite_master WHERE type='table'");
     while (st.step()) tables.emplace(st.text(0));
   }
+  // Columns a later schema version added are absent from older recordings.
+  const int version =
+      std::atoi(db.query_text("SELECT value FROM meta WHERE key='schema_version'").value_or("1").c_str());
   std::vector<std::string> missing_tables, missing_columns;
   for (const schema::Table& t : schema::tables()) {
     if (!tables.count(t.name)) {
@@ -49,7 +53,7 @@ void check_tables(Connection& db) {
     while (st.step()) columns.emplace(st.text(0));
     for (const schema::Column& c : t.columns) {
       const std::string qualified = std::string(t.name) + "." + std::string(c.name);
-      if (!columns.count(c.name) && !optional(qualified)) missing_columns.push_back(qualified);
+      if (!columns.count(c.name) && !optional(qualified) && c.since <= version) missing_columns.push_back(qualified);
     }
   }
   if (missing_tables.empty() && missing_columns.empty()) return;
