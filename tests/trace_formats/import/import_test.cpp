@@ -160,6 +160,31 @@ TEST(Import, UnsortedEventsStillNestAndTimesStayPositive) {
   EXPECT_EQ(r.meta("origin_ns"), "5000");
 }
 
+// torch's last ProfilerStep#N holds no work and is not a step; it is found
+// per process (one grouped pass since the per-row subquery made the import
+// quadratic in the steps; process 2's steps start later, so a last step
+// taken over all processes would miss process 1's), and a last step that
+// holds work stays.
+TEST(Import, TheEmptyLastProfilerStepOfEachProcessIsDropped) {
+  TempDir tmp;
+  test::write_file(tmp.file("steps.json"), R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 2, "tid": 2, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 2, "tid": 2, "ts": 110, "dur": 5},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 2, "tid": 2, "ts": 200, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 2, "tid": 2, "ts": 250, "dur": 5}
+  ]})");
+  ImportResult res = import_file(tmp.file("steps.json"), tmp.file("s.db"));
+  EXPECT_EQ(res.counts.steps, 3);
+  store::Reader r(tmp.file("s.db"));
+  auto q = r.query("SELECT pid, number FROM step ORDER BY pid, number");
+  std::vector<std::pair<int64_t, int64_t>> steps;
+  while (q.step()) steps.emplace_back(q.int64(0), q.int64(1));
+  EXPECT_EQ(steps, (std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 1}, {2, 2}}));
+}
+
 // The origin look-ahead must not change a row: with none, the first event
 // sets the origin and finish() shifts every table; with a window that ends
 // before the earliest event, that shift still happens; with a window that
