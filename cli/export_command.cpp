@@ -3,6 +3,7 @@
 // TensorBoard and Holistic Trace Analysis open as their own.
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/text.h"
+#include "analyzer/analysis.h"
 #include "export/exporters.h"
 #include "import/open_recording.h"
 #include "store/reader.h"
@@ -21,6 +23,7 @@ namespace {
 
 struct ExportArgs {
   std::string db, chrome, perfetto, tensorboard, run;
+  std::string steps;  // "analysed", "all", or "" (analysed for TensorBoard, all for the others)
   bool force = false, quiet = false, wait = false;
 };
 
@@ -33,12 +36,44 @@ void report(const char* what, const formats::ExportStats& s) {
                s.seconds, s.seconds > 0 ? double(s.events) / 1e6 / s.seconds : 0.0);
 }
 
+// The analysed steps as `analyze` chooses them (warm-up, control stretch and
+// untraced steps left out), as the export's window.
+formats::ExportOptions::Window analysed_window(store::Reader& db, bool quiet) {
+  analyzer::Options o;
+  o.replay = false;
+  const analyzer::Analysis a = analyzer::analyze(db, o);
+  if (a.steps.empty()) throw Error("export --steps analysed: " + db.db().path() + ": no analysed steps");
+  formats::ExportOptions::Window w;
+  w.start = a.steps.front().start_ns;
+  w.end = a.steps.back().end_ns;
+  w.note = "analysed steps " + std::to_string(a.summary.first_step) + "-" + std::to_string(a.summary.last_step) +
+           " (" + std::to_string(a.summary.steps) + " of " + std::to_string(a.summary.steps_recorded) +
+           " steps), the window gpuscope analyze describes";
+  if (!quiet) std::fprintf(stderr, "gpuscope: exporting %s\n", w.note.c_str());
+  return w;
+}
+
 // `database`: a.db, or the recording imported from it.
 void export_all(const ExportArgs& a, const std::string& database) {
   store::Reader db(database);
   formats::ExportOptions opt;
   opt.force = a.force;
   opt.progress = !a.quiet;
+  // TensorBoard and HTA summarise a file from its first to its last event:
+  // by default its files hold the analysed steps only.
+  const bool window_all = a.steps == "analysed", window_tb = a.steps != "all" && !a.tensorboard.empty();
+  std::optional<formats::ExportOptions::Window> window;
+  if (window_all) {
+    window = analysed_window(db, a.quiet);
+  } else if (window_tb) {
+    // By default only: a recording analyze cannot take is exported whole.
+    try {
+      window = analysed_window(db, a.quiet);
+    } catch (const Error& e) {
+      if (!a.quiet) std::fprintf(stderr, "gpuscope: exporting every step for TensorBoard (%s)\n", e.what());
+    }
+  }
+  if (window_all) opt.window = window;
   std::vector<std::string> written;
   try {
     if (!a.chrome.empty()) {
@@ -53,7 +88,9 @@ void export_all(const ExportArgs& a, const std::string& database) {
     }
     if (!a.tensorboard.empty()) {
       std::string run = a.run.empty() ? std::filesystem::path(a.db).stem().string() : a.run;
-      report("tensorboard", formats::export_tensorboard(db, a.tensorboard, run, opt));
+      formats::ExportOptions tb = opt;
+      if (window_tb) tb.window = window;
+      report("tensorboard", formats::export_tensorboard(db, a.tensorboard, run, tb));
       if (!a.quiet)
         std::fprintf(stderr, "gpuscope: open it with: tensorboard --logdir %s  (needs pip install torch-tb-profiler)\n",
                      terminal_safe(a.tensorboard).c_str());
@@ -68,6 +105,8 @@ void export_all(const ExportArgs& a, const std::string& database) {
 void run_export(const ExportArgs& a) {
   if (a.chrome.empty() && a.perfetto.empty() && a.tensorboard.empty())
     throw Error("export: give at least one of --chrome FILE, --perfetto FILE, --tensorboard DIR");
+  if (!a.steps.empty() && a.steps != "analysed" && a.steps != "all")
+    throw Error("export: --steps takes 'analysed' or 'all', not '" + a.steps + "'");
   // Refuse before reading or writing anything, so that one bad output leaves no other behind.
   check_outputs({a.chrome, a.perfetto}, {a.db}, a.force);
   handle_live_recording(a.db, a.wait);
@@ -88,6 +127,10 @@ static void add_export_command(CLI::App& app) {
   cmd->add_option("--perfetto", args.perfetto, "Perfetto protobuf trace (.pftrace) for ui.perfetto.dev");
   cmd->add_option("--tensorboard", args.tensorboard,
                   "Log directory for TensorBoard's PyTorch profiler plugin: writes LOGDIR/RUN/<host>_<pid>.<ms>.pt.trace.json.gz");
+  cmd->add_option("--steps", args.steps,
+                  "analysed: only the steps gpuscope analyze analyses (warm-up and untraced steps left out), with a "
+                  "note naming them, so that HTA and TensorBoard summarise what analyze does; all: the whole "
+                  "recording (default: analysed for --tensorboard, all for --chrome and --perfetto)");
   cmd->add_option("--run", args.run, "Run name under the TensorBoard log directory (default: the database's stem)");
   cmd->add_flag("-f,--force", args.force, "Overwrite existing outputs");
   cmd->add_flag("-q,--quiet", args.quiet, "No progress line");

@@ -172,6 +172,20 @@ void ChromeWriter::gpuscope_thread(int64_t pid) {
   o_.lit(",\"args\":{\"sort_index\":-1}}");
 }
 
+void ChromeWriter::write_marks() {
+  for (const auto& p : m_.processes())
+    for (const GpuscopeMark& mk : marks_) {
+      gpuscope_thread(p.pid);
+      begin(mk.start == mk.end ? 'i' : 'X', 6 * mk.name.size() + 2);
+      if (mk.start == mk.end) o_.lit(",\"s\":\"p\"");
+      o_.lit(",\"cat\":\"gpuscope\",\"name\":");
+      o_.put_json_string(mk.name);
+      if (mk.start == mk.end) where(p.pid, kGpuscopeTid, mk.start);
+      else span(p.pid, kGpuscopeTid, mk.start, mk.end);
+      end_event();
+    }
+}
+
 void ChromeWriter::flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64_t ts) {
   begin(start ? 's' : 'f');
   o_.lit(",\"id\":");
@@ -194,6 +208,7 @@ void ChromeWriter::trailer() {
 void ChromeWriter::write_all() {
   header();
   metadata();
+  write_marks();
   plan_overlaps();
   ops();
   ranges();
@@ -218,10 +233,13 @@ uint64_t chrome_row_total(ExportModel& m) {
 
 ExportStats export_chrome(store::Reader& db, const std::string& path, const ExportOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
+  std::vector<GpuscopeMark> marks = gpuscope_marks(db, opt);
+  WindowedTables windowed(db, opt);
   ExportModel model(db, opt.only_pid);
   OutputFile out(path, opt.force);
   Progress progress("exporting " + path, opt.progress);
   ChromeWriter w(model, out, progress, opt.progress ? chrome_row_total(model) : 0);
+  w.set_marks(std::move(marks));
   w.write_all();
   progress.done();
   ExportStats s;

@@ -15,6 +15,7 @@
 
 #include "common/time_math.h"
 #include "export/export_model.h"
+#include "export/export_window.h"
 #include "export/exporters.h"
 #include "export/json_out.h"
 #include "export/output_file.h"
@@ -27,6 +28,8 @@ class ChromeWriter {
   ChromeWriter(ExportModel& model, OutputFile& out, Progress& progress, uint64_t total_rows)
       : m_(model), out_(out), o_(out), progress_(progress), total_rows_(total_rows) {}
 
+  // gpuscope's own marks (export_window.h), written on each process's "gpuscope" row.
+  void set_marks(std::vector<GpuscopeMark> marks) { marks_ = std::move(marks); }
   // Writes the whole document.
   void write_all();
   uint64_t events() const { return events_; }
@@ -210,6 +213,8 @@ class ChromeWriter {
   std::set<std::pair<int64_t, int64_t>> streams_named_;
   std::pair<int64_t, int64_t> last_stream_{INT64_MIN, INT64_MIN};  // named already
   std::set<int64_t> gpus_named_, gpuscope_named_;
+  std::vector<GpuscopeMark> marks_;
+  void write_marks();
   std::unordered_map<int64_t, int64_t> moved_[4];  // by HostTable: row id -> overlap level
 };
 

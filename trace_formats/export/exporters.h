@@ -20,6 +20,13 @@ struct ExportOptions {
   // Perfetto: rows sorted in memory (64 bytes each) up to this many; more
   // are sorted by SQLite, slower but in flat memory.
   uint64_t perfetto_rows_in_memory = 4'000'000;
+  // Only rows inside this time window (ns since origin), with an instant at its
+  // start named "gpuscope: <note>" (`export --steps analysed`: the analysed steps).
+  struct Window {
+    int64_t start = 0, end = 0;
+    std::string note;
+  };
+  std::optional<Window> window;
 };
 
 struct ExportStats {

@@ -163,6 +163,10 @@ void PerfettoWriter::row(const TimedRow& r) {
       if (reserved) counter_value(reserved, r.start, double(r.k3));
       break;
     }
+    case kSrcGpuscope:
+      if (r.start == r.end) instant(gpuscope_track(), r.start, kGpuscope, r.name);
+      else open_slice(gpuscope_track(), r.start, r.end, kGpuscope, r.name, 0, 0);
+      break;
     case kSourceCount:
       break;
   }
@@ -178,6 +182,7 @@ void PerfettoWriter::write_sorted_by_sqlite() {
   start_sequence();
   auto q = m_.reader().query(merged_query(m_));
   TimedRow r;
+  auto mark = marks_.begin();
   while (q.step()) {
     r.start = q.int64(0);
     r.end = q.int64(1);
@@ -216,10 +221,14 @@ void PerfettoWriter::write_sorted_by_sqlite() {
         r.k3 = q.int64(8);
         r.flags = q.int64(9) ? TimedRow::kAlt : 0;
         break;
+      case kSrcGpuscope:
       case kSourceCount: break;
     }
+    // gpuscope's marks where the in-memory merge puts them.
+    for (; mark != marks_.end() && row_before(*mark, r); ++mark) row(*mark);
     row(r);
   }
+  for (; mark != marks_.end(); ++mark) row(*mark);
 }
 
 bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
@@ -370,6 +379,8 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
          add(kSrcMemory, r);
        });
 
+  rows[kSrcGpuscope] = marks_;
+
   // Flow arrows need both ends: mark which correlations have which.
   CorrelationMap& corr = m_.correlations();
   for (const TimedRow& r : rows[kSrcApi])
@@ -428,6 +439,8 @@ void PerfettoWriter::write_all(uint64_t rows_in_memory) {
 
 ExportStats export_perfetto(store::Reader& db, const std::string& path, const ExportOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
+  std::vector<GpuscopeMark> marks = gpuscope_marks(db, opt);
+  WindowedTables windowed(db, opt);
   ExportModel model(db, opt.only_pid);
   OutputFile out(path, opt.force);
   Progress progress("exporting " + path, opt.progress);
@@ -438,6 +451,7 @@ ExportStats export_perfetto(store::Reader& db, const std::string& path, const Ex
       total += static_cast<uint64_t>(
           db.db().query_int("SELECT count(*) FROM " + std::string(t) + model.where_pid()).value_or(0));
   PerfettoWriter w(model, out, progress, total);
+  w.set_marks(marks);
   w.write_all(opt.perfetto_rows_in_memory);
   progress.done();
   ExportStats s;

@@ -13,7 +13,7 @@ namespace gpuscope::formats {
 // ranges before ops before API calls before GPU work (parents first).
 enum Source : uint8_t {
   kSrcRange = 0, kSrcOp, kSrcApi, kSrcKernel, kSrcMemcpy, kSrcMemset, kSrcLaneRange, kSrcGpuAnnotation,
-  kSrcMark, kSrcSync, kSrcStep, kSrcCounter, kSrcMemory, kSourceCount
+  kSrcMark, kSrcSync, kSrcStep, kSrcCounter, kSrcMemory, kSrcGpuscope, kSourceCount
 };
 
 // 64 bytes. Field use by source:

@@ -21,7 +21,7 @@ constexpr int64_t kGpuPidBase = int64_t{1} << 30;
 constexpr const char* kCategoryNames[] = {"",     "cpu_op",     "user_annotation", "cuda_runtime",
                                           "cuda_driver", "kernel", "gpu_memcpy",  "gpu_memset",
                                           "cuda_sync",   "python_function", "gpu_user_annotation", "step",
-                                          "cpu_instant_event", "overhead"};
+                                          "cpu_instant_event", "overhead", "gpuscope"};
 static_assert(sizeof kCategoryNames / sizeof kCategoryNames[0] == PerfettoWriter::kCategoryCount,
               "a name for every category");
 
@@ -219,6 +219,31 @@ uint64_t PerfettoWriter::gpu_track(int64_t device) {
   pd->set_process_name(valid_utf8(name));
   emit();
   return uuid;
+}
+
+uint64_t PerfettoWriter::gpuscope_track() {
+  Key key{kMarks, 0, 0, 0};
+  if (auto it = tracks_.find(key); it != tracks_.end()) return it->second;
+  uint64_t uuid = next_uuid_++;
+  tracks_[key] = uuid;
+  descriptor_packet();
+  auto* td = pkt_.mutable_track_descriptor();
+  td->set_uuid(uuid);
+  td->set_name("gpuscope");
+  emit();
+  return uuid;
+}
+
+void PerfettoWriter::set_marks(const std::vector<GpuscopeMark>& marks) {
+  for (const GpuscopeMark& mk : marks) {
+    TimedRow r;
+    r.start = mk.start;
+    r.end = mk.end;
+    r.name = texts_.name_of(mk.name);
+    r.src = kSrcGpuscope;
+    marks_.push_back(r);
+  }
+  std::stable_sort(marks_.begin(), marks_.end(), row_before);
 }
 
 uint64_t PerfettoWriter::stream_track(int64_t pid, int64_t device, int64_t stream) {

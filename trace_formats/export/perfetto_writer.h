@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "export/export_model.h"
+#include "export/export_window.h"
 #include "export/exporters.h"
 #include "export/out_buffer.h"
 #include "export/output_file.h"
@@ -45,16 +46,18 @@ class PerfettoWriter {
   // `rows_in_memory`: sort up to this many rows in memory, else let SQLite sort them.
   void write_all(uint64_t rows_in_memory);
   uint64_t events() const { return events_; }
+  // gpuscope's own marks (export_window.h), on a top-level "gpuscope" track.
+  void set_marks(const std::vector<GpuscopeMark>& marks);
 
   enum Category : uint64_t {
     kCpuOp = 1, kUserAnnotation, kCudaRuntime, kCudaDriver, kKernel, kMemcpy, kMemset, kCudaSync,
-    kPythonFunction, kGpuUserAnnotation, kStep, kInstant, kOverhead, kCategoryCount
+    kPythonFunction, kGpuUserAnnotation, kStep, kInstant, kOverhead, kGpuscope, kCategoryCount
   };
 
  private:
   // A track key: kind plus up to three numbers.
   using Key = std::tuple<int, int64_t, int64_t, int64_t>;
-  enum TrackKind { kProcess, kThread, kGpu, kStream, kLane, kCounter, kSteps, kSync, kAnnotation, kOverlap };
+  enum TrackKind { kProcess, kThread, kGpu, kStream, kLane, kCounter, kSteps, kSync, kAnnotation, kOverlap, kMarks };
 
   struct Open {
     int64_t end;
@@ -70,6 +73,7 @@ class PerfettoWriter {
   uint64_t process_track(int64_t pid);
   uint64_t thread_track(int64_t pid, int64_t tid);
   uint64_t gpu_track(int64_t device);
+  uint64_t gpuscope_track();
   uint64_t stream_track(int64_t pid, int64_t device, int64_t stream);
   uint64_t child_track(const Key& key, uint64_t parent, const std::string& name, int32_t order);
   uint64_t counter_track(const Key& key, uint64_t parent, const std::string& name, bool bytes);
@@ -110,7 +114,8 @@ class PerfettoWriter {
   std::vector<std::vector<int64_t>> open_by_track_;   // by track uuid: nesting stack of ends
   std::priority_queue<Open, std::vector<Open>, std::greater<Open>> open_;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
-  std::map<int64_t, int> stream_pids_;  // distinct pids per device, for stream track names
+  std::map<int64_t, int> stream_pids_;
+  std::vector<TimedRow> marks_;  // kSrcGpuscope rows, in write order  // distinct pids per device, for stream track names
   // The last thread and stream track used: consecutive rows mostly share one.
   Key last_thread_{-1, 0, 0, 0}, last_stream_{-1, 0, 0, 0};
   uint64_t last_thread_uuid_ = 0, last_stream_uuid_ = 0;

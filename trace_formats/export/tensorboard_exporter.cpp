@@ -33,6 +33,8 @@ ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, con
   auto t0 = std::chrono::steady_clock::now();
   if (run.empty() || run == "." || run == ".." || run.find('/') != std::string::npos)
     throw Error(run + ": not a usable run name (use --run NAME)");
+  std::vector<GpuscopeMark> marks = gpuscope_marks(db, opt);
+  WindowedTables windowed(db, opt);
   ExportModel all(db);
   std::vector<ProcessInfo> procs = all.processes();
   if (opt.only_pid) {
@@ -75,6 +77,7 @@ ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, con
       OutputFile out(path, opt.force);
       Progress progress("exporting " + path, opt.progress);
       ChromeWriter w(model, out, progress, opt.progress ? chrome_row_total(model) : 0);
+      w.set_marks(marks);
       w.write_all();
       progress.done();
       stats.events += w.events();

@@ -32,7 +32,8 @@ std::string table_of(const std::string& category) {
       {"cpu_op", "op"},          {"user_annotation", "range"}, {"python_function", "range"},
       {"overhead", "range"},     {"gpu_user_annotation", "range"}, {"cuda_runtime", "api_call"},
       {"cuda_driver", "api_call"}, {"kernel", "kernel"},       {"gpu_memcpy", "memcpy"},
-      {"gpu_memset", "memset"},  {"cuda_sync", "sync"},        {"step", "step"}};
+      {"gpu_memset", "memset"},  {"cuda_sync", "sync"},        {"step", "step"},
+      {"gpuscope", "gpuscope"}};
   auto it = kTable.find(category);
   return it == kTable.end() ? "?" + category : it->second;
 }
@@ -71,7 +72,9 @@ std::vector<Slice> rebuild(const std::string& bytes, int64_t* unbalanced) {
         ++*unbalanced;
         continue;
       }
-      out.emplace_back(stack.back().table, stack.back().ts, now - stack.back().ts, stack.back().name);
+      // gpuscope's own marks (untraced stretches) are no recorded rows.
+      if (stack.back().table != "gpuscope")
+        out.emplace_back(stack.back().table, stack.back().ts, now - stack.back().ts, stack.back().name);
       stack.pop_back();
     }
   }
