@@ -49,6 +49,8 @@ formats::ExportOptions::Window analysed_window(store::Reader& db, bool quiet) {
   w.note = "analysed steps " + std::to_string(a.summary.first_step) + "-" + std::to_string(a.summary.last_step) +
            " (" + std::to_string(a.summary.steps) + " of " + std::to_string(a.summary.steps_recorded) +
            " steps), the window gpuscope analyze describes";
+  w.pid = a.summary.pid;
+  for (const auto& s : a.steps) w.steps.push_back({s.number, s.start_ns, s.end_ns});
   if (!quiet) std::fprintf(stderr, "gpuscope: exporting %s\n", w.note.c_str());
   return w;
 }

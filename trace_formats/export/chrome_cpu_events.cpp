@@ -157,12 +157,23 @@ void ChromeWriter::load_step_rows() {
   while (r.step()) has_ranges[r.int64(0)] = true;
   auto q = m_.reader().query("SELECT pid, number, start, \"end\", source FROM step" + m_.where_pid() +
                              " ORDER BY pid, start");
+  // `--steps analysed`: analyze's steps, bounded as it bounds them, so that
+  // TensorBoard's step figures describe its window.
+  const bool analysed = window_ && !window_->steps.empty() && !has_ranges.count(window_->pid);
+  std::map<int64_t, int64_t> sources;  // of the analysed process's steps, by number
   while (q.step()) {
     int64_t pid = q.int64(0);
-    if (has_ranges.count(pid)) continue;
+    if (analysed && pid == window_->pid) sources[q.int64(1)] = q.int64(4);
+    if (has_ranges.count(pid) || (analysed && pid == window_->pid)) continue;
     step_info_[pid].push_back({q.int64(1), q.int64(4)});
     step_rows_[pid].second.push_back({q.int64(2), std::max(q.int64(2), q.int64(3))});
   }
+  if (analysed)
+    for (const auto& s : window_->steps) {
+      auto it = sources.find(s.number);
+      step_info_[window_->pid].push_back({s.number, it == sources.end() ? int64_t{schema::step_source::nvtx} : it->second});
+      step_rows_[window_->pid].second.push_back({s.start, std::max(s.start, s.end)});
+    }
   if (step_rows_.empty()) return;
   // The busiest thread of each process carries them.
   for (auto& [pid, rows] : step_rows_) rows.first = pid;

@@ -240,6 +240,7 @@ ExportStats export_chrome(store::Reader& db, const std::string& path, const Expo
   Progress progress("exporting " + path, opt.progress);
   ChromeWriter w(model, out, progress, opt.progress ? chrome_row_total(model) : 0);
   w.set_marks(std::move(marks));
+  w.set_window(opt.window);
   w.write_all();
   progress.done();
   ExportStats s;

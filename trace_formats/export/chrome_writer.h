@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <string>
@@ -30,6 +31,8 @@ class ChromeWriter {
 
   // gpuscope's own marks (export_window.h), written on each process's "gpuscope" row.
   void set_marks(std::vector<GpuscopeMark> marks) { marks_ = std::move(marks); }
+  // The window's steps (ExportOptions::Window::steps) instead of the step table's.
+  void set_window(const std::optional<ExportOptions::Window>& w) { window_ = w; }
   // Writes the whole document.
   void write_all();
   uint64_t events() const { return events_; }
@@ -214,6 +217,7 @@ class ChromeWriter {
   std::pair<int64_t, int64_t> last_stream_{INT64_MIN, INT64_MIN};  // named already
   std::set<int64_t> gpus_named_, gpuscope_named_;
   std::vector<GpuscopeMark> marks_;
+  std::optional<ExportOptions::Window> window_;
   void write_marks();
   std::unordered_map<int64_t, int64_t> moved_[4];  // by HostTable: row id -> overlap level
 };

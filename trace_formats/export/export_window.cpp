@@ -24,7 +24,7 @@ WindowedTables::WindowedTables(store::Reader& reader, const ExportOptions& opt) 
   const std::string lo = std::to_string(opt.window->start), hi = std::to_string(opt.window->end);
   for (const Windowed& t : kTables) {
     const std::string cond = t.point ? "ts BETWEEN " + lo + " AND " + hi
-                                     : "coalesce(\"end\", start) >= " + lo + " AND start <= " + hi;
+                                     : "coalesce(\"end\", start) > " + lo + " AND start < " + hi;
     r_.db().exec(std::string("CREATE TEMP VIEW \"") + t.table + "\" AS SELECT * FROM main.\"" + t.table +
                  "\" WHERE " + cond);
     views_.push_back(t.table);

@@ -25,6 +25,13 @@ struct ExportOptions {
   struct Window {
     int64_t start = 0, end = 0;
     std::string note;
+    // The steps as analyze bounds them (GPU work included), for process `pid`:
+    // its ProfilerStep#N ranges in the Chrome export instead of the step table's.
+    struct Step {
+      int64_t number = 0, start = 0, end = 0;
+    };
+    int64_t pid = 0;
+    std::vector<Step> steps;
   };
   std::optional<Window> window;
 };

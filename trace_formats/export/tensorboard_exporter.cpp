@@ -78,6 +78,7 @@ ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, con
       Progress progress("exporting " + path, opt.progress);
       ChromeWriter w(model, out, progress, opt.progress ? chrome_row_total(model) : 0);
       w.set_marks(marks);
+      w.set_window(opt.window);
       w.write_all();
       progress.done();
       stats.events += w.events();

@@ -22,6 +22,14 @@ std::string sampled_recording() {
   return testing::readable_recording(fs::path(GPUSCOPE_SOURCE_DIR) / "tests/data/models_healthy.db.zst");
 }
 
+ExportOptions::Window window(int64_t lo, int64_t hi) {
+  ExportOptions::Window w;
+  w.start = lo;
+  w.end = hi;
+  w.note = "analysed steps 15-17";
+  return w;
+}
+
 struct Seen {
   int outside = 0, inside = 0, notes = 0, untraced = 0;
 };
@@ -51,7 +59,7 @@ TEST(ExportWindow, ChromeHoldsTheWindowAndNamesIt) {
   const int64_t lo = *r.db().query_int("SELECT start FROM step ORDER BY start LIMIT 1 OFFSET 15");
   const int64_t hi = *r.db().query_int("SELECT \"end\" FROM step ORDER BY start LIMIT 1 OFFSET 17");
   ExportOptions opt;
-  opt.window = ExportOptions::Window{lo, hi, "analysed steps 15-17"};
+  opt.window = window(lo, hi);
   export_chrome(r, tmp.file("w.json"), opt);
   Seen w = chrome_events(tmp.file("w.json"), lo, hi);
   EXPECT_EQ(w.outside, 0);
@@ -74,7 +82,7 @@ TEST(ExportWindow, PerfettoHoldsTheWindowAndNamesIt) {
   const int64_t hi = *r.db().query_int("SELECT \"end\" FROM step ORDER BY start LIMIT 1 OFFSET 17");
   for (uint64_t in_memory : {uint64_t{1} << 30, uint64_t{0}}) {  // both sort paths
     ExportOptions opt;
-    opt.window = ExportOptions::Window{lo, hi, "analysed steps 15-17"};
+    opt.window = window(lo, hi);
     opt.perfetto_rows_in_memory = in_memory;
     const std::string out = tmp.file("w" + std::to_string(in_memory) + ".pftrace");
     export_perfetto(r, out, opt);
@@ -116,7 +124,15 @@ TEST(ExportWindow, CliExportsTheAnalysedStepsAndRefusesOtherValues) {
   test::RunResult ok = test::run(test::gpuscope_bin() + " export '" + db + "' --chrome '" + tmp.file("a.json") +
                                  "' --steps analysed");
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
-  EXPECT_NE(ok.output.find("gpuscope: exporting analysed steps"), std::string::npos) << ok.output;
+  EXPECT_NE(ok.output.find("gpuscope: exporting analysed steps 15-18 (4 of 19 steps)"), std::string::npos)
+      << ok.output;
+  // Its ProfilerStep#N ranges are analyze's four steps, bounded as analyze bounds them.
+  const nlohmann::json doc = nlohmann::json::parse(test::read_file(tmp.file("a.json")));
+  std::vector<std::string> steps;
+  for (const auto& e : doc["traceEvents"])
+    if (e.value("name", "").rfind("ProfilerStep#", 0) == 0) steps.push_back(e["name"]);
+  EXPECT_EQ(steps, (std::vector<std::string>{"ProfilerStep#15", "ProfilerStep#16", "ProfilerStep#17",
+                                             "ProfilerStep#18"}));
   test::RunResult bad = test::run(test::gpuscope_bin() + " export '" + db + "' --chrome '" + tmp.file("b.json") +
                                   "' --steps some");
   EXPECT_NE(bad.exit_code, 0);
