@@ -12,7 +12,8 @@
 # MODELS, STAGES), slow_mode (bench/models/slow_mode.sh: MODES, ROUNDS), dataloader_ops
 # (bench/torch_plugin/dataloader_ops.py on the GPU: DL_ROUNDS), op_steps
 # (bench/torch_plugin/op_steps.py on the GPU: OS_ROUNDS), machine (clock source, CPU),
-# ddp (tests/gpu/ddp_check.py, 2 GPUs: DDP_ARGS).
+# ddp (tests/gpu/ddp_check.py, 2 GPUs: DDP_ARGS), export_consumers (tests/gpu/export_consumers.py:
+# HTA idle and TensorBoard GPU utilization of `export --steps analysed` against analyze; EC_ARGS).
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -78,6 +79,9 @@ for step in "$@"; do
     # Issue 20 on nvidia-h200-x2: a 2-rank NCCL DDP job recorded full, sampled and with a straggler,
     # NCCL overlap against HTA, tracing cost, a small recording kept (tests/gpu/ddp_check.py; DDP_ARGS).
     timeout -k 5 $left python3 tests/gpu/ddp_check.py --gpuscope "$PWD/.carry/bin/gpuscope" --out "$OUT/r/ddp" ${DDP_ARGS:-} ;;
+  export_consumers)
+    timeout -k 5 $left python3 tests/gpu/export_consumers.py --gpuscope "$PWD/.carry/bin/gpuscope" --python python3 \
+      --out "$OUT/r/export_consumers" ${EC_ARGS:-} ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
   # Kept under r/ too: the call's output comes back only in its last 12 000 characters.
