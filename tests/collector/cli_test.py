@@ -110,7 +110,9 @@ check(open(existing).read() == "precious", "an existing output is left untouched
 r = run([GS, "record", "--force", "-o", existing, "--", NVTX, "--seconds", "1"])
 check(r.returncode == 0 and query(existing, "select count(*) from range")[0][0] > 0, "--force overwrites")
 r = run([GS, "info", existing])
-check(r.returncode == 0 and "range" in r.stdout and "schema version  1" in r.stdout, "info summarizes a recording")
+stored_version = query(existing, "select value from meta where key='schema_version'")[0][0]
+check(r.returncode == 0 and "range" in r.stdout and f"schema version  {stored_version}\n" in r.stdout,
+      f"info summarizes a recording (schema version {stored_version} as stored)")
 r = run([GS, "info", marker + "_missing"])
 check(r.returncode == 2 and "no such file" in r.stderr, "info on a missing file: exit 2")
 

@@ -38,18 +38,34 @@ STABLE = 0.20
 
 
 def load_timings(dirs):
+    """timings.jsonl per model; the variants timed in a process of their own
+    (timings_graphs.jsonl, each with its own plain) are added rescaled to the main
+    plain, keeping what was measured as raw_ms and own_plain_ms."""
     out = {}
     for d in dirs:
-        p = os.path.join(d, "timings.jsonl")
-        if not os.path.exists(p):
-            continue
-        for line in open(p):
-            line = line.strip()
-            if not line:
+        for name in ("timings.jsonl", "timings_graphs.jsonl"):
+            p = os.path.join(d, name)
+            if not os.path.exists(p):
                 continue
-            j = json.loads(line)
-            if "variants" in j and j.get("plain_ms"):
-                out[j["model"]] = j
+            for line in open(p):
+                line = line.strip()
+                if not line:
+                    continue
+                j = json.loads(line)
+                if "variants" not in j or not j.get("plain_ms"):
+                    continue
+                if name == "timings.jsonl" or j["model"] not in out:
+                    if name == "timings.jsonl":
+                        out[j["model"]] = j
+                        continue
+                    out[j["model"]] = dict(j, variants={"plain": j["variants"]["plain"]})
+                main = out[j["model"]]
+                for v, t in j["variants"].items():
+                    if v == "plain" or not t.get("step_ms"):
+                        continue
+                    scale = main["plain_ms"] / j["plain_ms"]
+                    main["variants"][v] = {"step_ms": round(t["step_ms"] * scale, 3),
+                                           "raw_ms": t["step_ms"], "own_plain_ms": j["plain_ms"]}
     return out
 
 
