@@ -1,6 +1,7 @@
 // The settings table (common/settings.h) is the one place a GPUSCOPE_*
 // variable is read: the sources are searched for any other read, for names
-// that are not in the table, and README.md for a row per setting.
+// that are not in the table, docs/settings.md for a row per setting, and the
+// user docs for names that are no setting.
 #include "common/settings.h"
 
 #include <gtest/gtest.h>
@@ -134,15 +135,22 @@ TEST(Settings, EveryQuotedGpuscopeNameIsASetting) {
   }
 }
 
-TEST(Settings, ReadmeHasARowForEverySettingAndNoOtherName) {
-  const std::string readme = read_file(kRoot + "/README.md");
-  ASSERT_FALSE(readme.empty());
+TEST(Settings, SettingsPageHasARowForEverySetting) {
+  const std::string page = read_file(kRoot + "/docs/settings.md");
+  ASSERT_FALSE(page.empty());
   for (const Setting& s : kSettings)
-    EXPECT_NE(readme.find(std::string("| `") + s.name), std::string::npos) << s.name << " has no row in README.md";
+    EXPECT_NE(page.find(std::string("| `") + s.name + "` |"), std::string::npos) << s.name << " has no row in docs/settings.md";
+}
+
+TEST(Settings, UserDocsNameNoOtherSetting) {
   const std::regex token(R"((-D)?(GPUSCOPE_[A-Z0-9_]+))");
-  for (std::sregex_iterator t(readme.begin(), readme.end(), token), end; t != end; ++t) {
-    if ((*t)[1].matched) continue;  // a CMake option
-    EXPECT_TRUE(known((*t)[2].str())) << "README.md names " << (*t)[2].str() << ", no setting";
+  for (const char* doc : {"/README.md", "/docs/settings.md", "/docs/recording.md", "/docs/install.md"}) {
+    const std::string text = read_file(kRoot + doc);
+    ASSERT_FALSE(text.empty()) << doc;
+    for (std::sregex_iterator t(text.begin(), text.end(), token), end; t != end; ++t) {
+      if ((*t)[1].matched) continue;  // a CMake option
+      EXPECT_TRUE(known((*t)[2].str())) << doc << " names " << (*t)[2].str() << ", no setting";
+    }
   }
 }
 
