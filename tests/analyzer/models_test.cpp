@@ -1,7 +1,8 @@
 // Real models recorded on the H200 with `gpuscope record`'s default (a control
 // stretch untraced), as written by their users (tests/gpu/models/real_models.py),
 // trimmed to a few steps (tests/gpu/models/trim.py). Each fix was applied and
-// measured without gpuscope in the same session (docs/PERFORMANCE.md, "Advice
+// measured without gpuscope in the same session (docs/PERFORMANCE.md, "Current
+// figures"; the full table in bench/results/2026-12-06-performance-history.md, "Advice
 // checked against measured fixes"): the report must know the job's untraced
 // step and rank first the fix that saved most.
 #include <gtest/gtest.h>
