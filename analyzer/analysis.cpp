@@ -10,6 +10,7 @@
 
 #include "analyzer/context.h"
 #include "analyzer/hotspots.h"
+#include "analyzer/job_end.h"
 #include "analyzer/model.h"
 #include "analyzer/parallel.h"
 #include "analyzer/ranks.h"
@@ -501,6 +502,7 @@ Analysis analyze(store::Reader& reader, const Options& options) {
   judge_against_untraced(a);
   if (opt.replay) whatif::advise(c, a, opt.what_if);
   timer.mark("what-if replay");
+  cap_startup_findings(a);
 
   return a;
 }

@@ -15,6 +15,11 @@ namespace gpuscope::analyzer {
 // Whether the job failed or was stopped before completing a step: its findings describe start-up only.
 bool startup_only(const Summary& s);
 
+// A job that ended before its first step: its findings describe start-up
+// (imports, model build, the first launches), not the training step, so none
+// is ranked above low severity, whatever its saving.
+void cap_startup_findings(Analysis& a);
+
 // "job              FAILED: exit code 1 after 1.020 s, 0 steps completed; ..."
 // without the label; empty when the recording does not say how the job ended.
 std::string job_end_line(const Summary& s);
