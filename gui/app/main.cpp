@@ -81,7 +81,7 @@ struct ViewerOptions {
                                 QStringLiteral("out.png")};
   QCommandLineOption range{QStringLiteral("range"),
                            QStringLiteral("Visible time range A:B for the screenshot, e.g. 1.2:1.5 (seconds) or "
-                                          "100ms:250ms; default: all."),
+                                          "100ms:250ms, or all (the whole recording); default: the analysed steps, as the viewer opens."),
                            QStringLiteral("A:B")};
   QCommandLineOption size{QStringLiteral("size"), QStringLiteral("Screenshot size WxH (default 1400x860)."),
                           QStringLiteral("WxH")};
@@ -167,11 +167,13 @@ int main(int argc, char** argv) {
       if (!ok1 || !ok2 || o.size.width() < 400 || o.size.height() < 200 || o.size.width() > 16384 || o.size.height() > 16384)
         return fail(QStringLiteral("--size %1: expected WxH, at least 400x200").arg(parser.value(size)));
     }
-    if (parser.isSet(range)) {
+    if (parser.isSet(range) && parser.value(range) == QStringLiteral("all")) {
+      o.whole = true;
+    } else if (parser.isSet(range)) {
       const QStringList ab = parser.value(range).split(QLatin1Char(':'));
       if (ab.size() != 2 || !gpuscope::gui::parse_time(ab[0].toStdString(), o.range_start) ||
           !gpuscope::gui::parse_time(ab[1].toStdString(), o.range_end) || o.range_end <= o.range_start)
-        return fail(QStringLiteral("--range %1: expected A:B with A < B, e.g. 1.2:1.5 or 100ms:250ms").arg(parser.value(range)));
+        return fail(QStringLiteral("--range %1: expected A:B with A < B, e.g. 1.2:1.5 or 100ms:250ms, or all").arg(parser.value(range)));
       o.has_range = true;
     }
     QString error;

@@ -2,6 +2,7 @@
 
 #ifdef GPUSCOPE_HAVE_ANALYZER
 #include "analyzer/analysis.h"
+#include "analyzer/report/format.h"
 #include "store/reader.h"
 #endif
 
@@ -50,7 +51,6 @@ FindingsResult analyze_findings(const std::string& database) {
     store::Reader reader(database);
     analyzer::Options options;
     analyzer::Analysis a = analyzer::analyze(reader, options);
-    const double steps = a.summary.steps > 0 ? static_cast<double>(a.summary.steps) : 1.0;
     for (const auto& f : a.findings) {
       FindingItem item;
       item.id = f.id;
@@ -59,8 +59,8 @@ FindingsResult analyze_findings(const std::string& database) {
       item.summary = f.evidence.summary;
       item.fix = f.fix.text;
       if (!f.fix.code.empty()) item.fix += "\n\n" + f.fix.code;
-      // The analyzer reports per step; the panel shows the total over the analysed steps.
-      item.saving_ns = f.saving_ms_per_step * 1e6 * steps;
+      // Per step, as the report says it (not the total over the analysed steps).
+      item.saving_ns = f.saving_ms_per_step * 1e6;
       item.saving_fraction = f.saving_pct / 100.0;
       // Cross-rank findings name their rank in a metric (docs/rules.md).
       for (const auto& m : f.evidence.metrics)
@@ -81,6 +81,15 @@ FindingsResult analyze_findings(const std::string& database) {
       out.ranks.push_back({r.rank, r.pid, r.host, r.steps, r.step_ms_median, r.step_ms_p95, r.own_ms_median,
                            r.collective_ms_median, r.collective_ms_per_step, r.data_ms_per_step, r.compute_ms_per_step,
                            r.comm_overlap_pct});
+    out.pid = a.summary.pid;
+    if (!a.steps.empty()) {
+      out.analysed_start_ns = a.steps.front().start_ns;
+      out.analysed_end_ns = a.steps.back().end_ns;
+    }
+    if (std::string check = analyzer::report::whatif_check_line(a); !check.empty()) {
+      out.plan.push_back(std::move(check));
+      for (auto& line : analyzer::report::plan_lines(a)) out.plan.push_back(std::move(line));
+    }
     if (out.findings.empty()) out.status = "no findings: nothing to fix was detected";
   } catch (const std::exception& e) {
     out.status = std::string("analysis failed: ") + e.what();

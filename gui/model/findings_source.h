@@ -15,6 +15,13 @@ struct FindingsResult {
   std::vector<FindingItem> findings;
   std::vector<RankItem> ranks;  // by rank; empty unless several processes carry a rank
   std::string status;  // empty when the analysis ran; else why there are none
+  // The analysed steps (ns since origin; 0, 0 when the analysis did not run)
+  // of the analysed process: where the viewer opens.
+  int64_t pid = -1;
+  int64_t analysed_start_ns = 0, analysed_end_ns = 0;
+  // The report's plan (what-if replay), one line each as `analyze` prints it;
+  // empty when there is none.
+  std::vector<std::string> plan;
 };
 
 bool have_analyzer();

@@ -112,10 +112,19 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
     }
     ++rows;
   }
+  const auto gpu_series = std::count_if(mem.begin(), mem.end(), [](const auto& e) { return e.first.first >= 0; });
   for (auto& [key, x] : mem) {
     auto [device, pid] = key;
-    std::string group = "gpu:" + std::to_string(device);
-    std::string who = mem.size() > 1 ? " · pid " + std::to_string(pid) : "";
+    // The CPU allocator (device -1) belongs to its process, not to a GPU.
+    const bool cpu = device < 0;
+    std::string group = cpu ? "proc:" + std::to_string(pid) : "gpu:" + std::to_string(device);
+    std::string who = cpu ? " (CPU)" : gpu_series > 1 ? " · pid " + std::to_string(pid) : "";
+    if (cpu) {
+      const ProcessInfo* p = nullptr;
+      for (const auto& q : info.processes)
+        if (q.pid == pid) p = &q;
+      batch->groups.push_back(process_group(p, pid));
+    }
     if (!x.allocated.empty())
       batch->tracks.push_back(counter_track("torch allocated" + who, group, order++,
                                             std::move(x.allocated), "B"));

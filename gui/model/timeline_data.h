@@ -87,8 +87,8 @@ struct EvidenceRange {
 // A finding from the analyzer, as the findings panel shows it.
 struct FindingItem {
   std::string id, title, severity, summary, fix;
-  double saving_ns = 0;       // estimated time saved
-  double saving_fraction = 0; // of the run's wall time, 0..1
+  double saving_ns = 0;       // estimated time saved per step, as the report gives it
+  double saving_fraction = 0; // of the step, 0..1
   std::vector<EvidenceRange> evidence;
   int64_t rank = -1;  // cross-rank findings: the rank they name (the straggler, the last to arrive)
 };

@@ -116,7 +116,8 @@ void MainWindow::buildMenus() {
   QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
   // The timeline handles its keys itself (they must work while it has focus);
   // the menu only shows them.
-  view->addAction(QStringLiteral("&Fit all\t0"), view_, &TimelineView::fitAll);
+  view->addAction(QStringLiteral("&Whole recording\t0"), view_, &TimelineView::fitAll);
+  view->addAction(QStringLiteral("&Analysed steps\tHome"), view_, &TimelineView::showHome);
   view->addAction(QStringLiteral("&Zoom to selection\tF"), view_, &TimelineView::zoomToSelection);
   QAction* find = view->addAction(QStringLiteral("F&ind…"), search_, &SearchBar::focusSearch);
   find->setShortcut(QKeySequence::Find);
@@ -140,7 +141,8 @@ void MainWindow::buildMenus() {
         QStringLiteral("Wheel: zoom at the cursor · Shift+wheel: scroll rows\n"
                        "Drag: pan · Shift+drag or drag on the ruler: measure a range\n"
                        "W / S: zoom in / out · A / D: pan left / right\n"
-                       "F: zoom to the selection · 0 or Home: fit all · Esc: clear\n"
+                       "F: zoom to the selection · Esc: clear\n"
+                       "Home: the analysed steps (where the viewer opens) · 0: the whole recording\n"
                        "Click: select (details on the right) · click a group header: collapse\n"
                        "Click a rank's step lane: measure that step on every rank\n"
                        "Ctrl+F: search; Enter / Shift+Enter: next / previous match"));
@@ -277,6 +279,7 @@ void MainWindow::install(std::shared_ptr<const RecordingInfo> info) {
   op_model_->set({}, nullptr);
   memcpy_model_->set({});
   findings_->model()->set({});
+  findings_->setPlan({});
   auto tl = std::make_unique<Timeline>();
   tl->reset(info);
   timeline_ = std::move(tl);
@@ -309,9 +312,18 @@ void MainWindow::addBatch(std::shared_ptr<const LoadBatch> batch) {
 void MainWindow::setFindings(const FindingsResult& f) {
   findings_->model()->set(f.findings);
   findings_->setStatus(q(f.status));
+  QStringList plan;
+  for (const auto& line : f.plan) plan << q(line);
+  findings_->setPlan(plan);
   if (timeline_ && !f.ranks.empty()) {
     timeline_->set_ranks(f.ranks, straggler_rank(f));
     view_->timelineChanged();
+  }
+  // The viewer opens on the steps the report is about; 0 shows the whole recording.
+  if (timeline_ && f.analysed_start_ns < f.analysed_end_ns) {
+    const auto shift = static_cast<double>(view_->shiftOfPid(f.pid));
+    view_->setHomeRange(static_cast<double>(f.analysed_start_ns) + shift,
+                        static_cast<double>(f.analysed_end_ns) + shift);
   }
 }
 

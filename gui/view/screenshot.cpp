@@ -39,8 +39,10 @@ int take_screenshot(const ScreenshotOptions& o, QString* error) {
     view.resize(o.size);
     if (o.has_range)
       view.setRange(static_cast<double>(o.range_start), static_cast<double>(o.range_end));
-    else
+    else if (o.whole || !w.timelineView()->hasHomeRange())
       view.fitAll();
+    else
+      view.setHomeRange(w.timelineView()->homeStart(), w.timelineView()->homeEnd());
     image = QImage(o.size, QImage::Format_ARGB32_Premultiplied);
     view.render(image);
   } else {
@@ -50,8 +52,10 @@ int take_screenshot(const ScreenshotOptions& o, QString* error) {
     TimelineView* view = w.timelineView();
     if (o.has_range)
       view->setRange(static_cast<double>(o.range_start), static_cast<double>(o.range_end));
-    else
+    else if (o.whole)
       view->fitAll();
+    else
+      view->showHome();  // as the viewer opens: the analysed steps
     QApplication::processEvents();
     image = w.grab().toImage();
   }

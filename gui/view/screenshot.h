@@ -13,6 +13,7 @@ struct ScreenshotOptions {
   QSize size{1400, 860};
   bool has_range = false;
   int64_t range_start = 0, range_end = 0;  // ns since origin
+  bool whole = false;                      // the whole recording (--range all); default: the analysed steps
   bool force = false;                      // overwrite an existing output
   bool timeline_only = false;              // just the timeline widget (tests)
 };

@@ -58,7 +58,14 @@ FindingsPanel::FindingsPanel(QWidget* parent) : QWidget(parent) {
   fix_ = new QTextBrowser(this);
   fix_->setMaximumHeight(110);
   fix_->setPlaceholderText(QStringLiteral("Click a finding: the timeline zooms to its evidence."));
+  plan_ = new QLabel(this);
+  plan_->setObjectName(QStringLiteral("plan"));
+  plan_->setWordWrap(true);
+  plan_->setTextFormat(Qt::PlainText);
+  plan_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  plan_->hide();
   layout->addWidget(status_);
+  layout->addWidget(plan_);
   layout->addWidget(table_, 1);
   layout->addWidget(fix_);
   connect(table_, &SummaryTable::rowActivated, this, [this](int row) {
@@ -74,5 +81,12 @@ void FindingsPanel::setStatus(const QString& status) {
 }
 
 QString FindingsPanel::status() const { return status_->text(); }
+
+void FindingsPanel::setPlan(const QStringList& lines) {
+  plan_->setText(lines.isEmpty() ? QString() : QStringLiteral("Plan: ") + lines.join(QLatin1Char('\n')));
+  plan_->setVisible(!lines.isEmpty());
+}
+
+QString FindingsPanel::plan() const { return plan_->text(); }
 
 }  // namespace gpuscope::gui

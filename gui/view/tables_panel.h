@@ -41,6 +41,10 @@ class FindingsPanel : public QWidget {
   SummaryTable* table() const { return table_; }
   void setStatus(const QString& status);  // "analyzer not built", "analyzing…", ""
   QString status() const;
+  // The report's plan (the what-if replay's check, then one line per fix), as
+  // `analyze` prints it; an empty list hides it.
+  void setPlan(const QStringList& lines);
+  QString plan() const;
 
  signals:
   void findingActivated(int row);
@@ -49,6 +53,7 @@ class FindingsPanel : public QWidget {
   FindingsModel* model_;
   SummaryTable* table_;
   QLabel* status_;
+  QLabel* plan_;
   QTextBrowser* fix_;
 };
 

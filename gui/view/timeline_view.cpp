@@ -42,6 +42,7 @@ void TimelineView::setTimeline(const Timeline* timeline) {
   selected_ = {};
   range_a_ = range_b_ = 0;
   user_navigated_ = false;
+  home_a_ = home_b_ = 0;
   collapsed_.clear();
   scroll_y_ = 0;
   elide_cache_.clear();
@@ -55,7 +56,7 @@ void TimelineView::timelineChanged() {
   relayout();
   // Until the user moves, follow the data as it arrives.
   if (!user_navigated_) {
-    fitAll();
+    showHome();
     user_navigated_ = false;
   }
   changed();
@@ -149,6 +150,21 @@ void TimelineView::fitAll() {
   const double lo = displayMin(), hi = displayMax();
   const double pad = std::max(1.0, (hi - lo) * 0.01);
   setRange(lo - pad, hi + pad);
+}
+
+void TimelineView::setHomeRange(double a, double b) {
+  home_a_ = a;
+  home_b_ = b;
+  if (!user_navigated_) {
+    showHome();
+    user_navigated_ = false;
+  }
+}
+
+void TimelineView::showHome() {
+  if (!hasHomeRange()) return fitAll();
+  const double pad = std::max(1.0, (home_b_ - home_a_) * 0.01);
+  setRange(home_a_ - pad, home_b_ + pad);
 }
 
 void TimelineView::zoomBy(double factor, double anchor_x) {
@@ -443,8 +459,8 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_A: panByPixels(-kKeyPanFraction * timelineWidth()); break;
     case Qt::Key_D: panByPixels(kKeyPanFraction * timelineWidth()); break;
     case Qt::Key_F: zoomToSelection(); break;
-    case Qt::Key_0:
-    case Qt::Key_Home: fitAll(); break;
+    case Qt::Key_0: fitAll(); break;
+    case Qt::Key_Home: showHome(); break;
     case Qt::Key_Escape:
       clearRangeSelection();
       setEvidence({});

@@ -50,7 +50,16 @@ class TimelineView : public QWidget {
   double viewEnd() const { return t0_ + ns_per_px_ * timelineWidth(); }
   double nsPerPixel() const { return ns_per_px_; }
   void setRange(double t0, double t1);
+  // The whole recording (key 0).
   void fitAll();
+  // Where the view opens and Home returns: the analysed steps (display times,
+  // a < b), once the analysis has run; until the user moves the view, it shows
+  // them. Without one, Home fits all.
+  void setHomeRange(double a, double b);
+  bool hasHomeRange() const { return home_a_ < home_b_; }
+  double homeStart() const { return home_a_; }
+  double homeEnd() const { return home_b_; }
+  void showHome();
   void zoomBy(double factor, double anchor_x);  // factor < 1 zooms in
   void panByPixels(double dx);
   void zoomToSelection();
@@ -187,6 +196,7 @@ class TimelineView : public QWidget {
 
   double t0_ = 0, ns_per_px_ = 1e6;
   bool user_navigated_ = false;
+  double home_a_ = 0, home_b_ = 0;
   EventRef selected_;
   int64_t range_a_ = 0, range_b_ = 0;
 

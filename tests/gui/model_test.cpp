@@ -77,6 +77,7 @@ class ModelTest : public QObject {
   void idsNearTheInt64LimitsKeepTheirOrder();
   void tracedStretchesGetTheirOwnTrack();
   void tracerOverheadNestsInsideTheCallItSlowed();
+  void cpuAllocatorMemorySitsUnderItsProcess();
   void linksLaunchesAndOps();
   void summariesAreRight();
   void refusesBadFiles();
@@ -302,6 +303,45 @@ void ModelTest::tracedStretchesGetTheirOwnTrack() {
   QCOMPARE(tracks[0]->lanes[0].events.size(), size_t(1));
   QCOMPARE(tracks[0]->lanes[0].events[0].end - tracks[0]->lanes[0].events[0].start, Synthetic::kStepNs);
   QCOMPARE(QString::fromStdString(tracks[1]->title), QStringLiteral("python3 100 (main)"));
+}
+
+// The torch plugin reports the CPU allocator with device -1 (plugins/torch/README.md):
+// its totals are a row of the process that allocated, not of a "GPU -1".
+void ModelTest::cpuAllocatorMemorySitsUnderItsProcess() {
+  QTemporaryDir dir;
+  const std::string path = temp_path(dir, "cpu_memory.db");
+  test::write_synthetic(path);
+  {
+    store::Writer w(path);
+    w.begin();
+    for (int64_t i = 0; i < 10; ++i) {
+      store::MemoryEventRow m;
+      m.pid = Synthetic::kPid;
+      m.device = -1;
+      m.ts = Synthetic::kFirstStep + i * 1'000'000;
+      m.source = schema::memory_source::torch_allocator;
+      m.mem_kind = schema::mem_kind::pageable;
+      m.bytes = 4096;
+      m.total_allocated = (i + 1) * 4096;
+      m.total_reserved = (i + 1) * 4096;
+      w.add(m);
+    }
+    w.commit();
+  }
+  Timeline tl;
+  Loader::load_blocking(path, tl);
+  QStringList titles;
+  for (const auto& g : tl.groups()) titles << QString::fromStdString(g.group.title);
+  QCOMPARE(titles.size(), 2);  // GPU 0 and the process: no group for device -1
+  QVERIFY2(!titles.join(QLatin1Char('|')).contains(QStringLiteral("GPU -1")), qPrintable(titles.join(QLatin1Char('|'))));
+  QStringList process_rows, gpu_rows;
+  for (const Track* t : tl.groups()[1].tracks) process_rows << QString::fromStdString(t->title);
+  for (const Track* t : tl.groups()[0].tracks) gpu_rows << QString::fromStdString(t->title);
+  QVERIFY2(process_rows.contains(QStringLiteral("torch allocated (CPU)")), qPrintable(process_rows.join(QLatin1Char('|'))));
+  QVERIFY(process_rows.contains(QStringLiteral("torch reserved (CPU)")));
+  // The GPU's own allocator rows stay with the GPU, under their plain names.
+  QVERIFY(gpu_rows.contains(QStringLiteral("torch allocated")));
+  QVERIFY(!gpu_rows.contains(QStringLiteral("torch allocated (CPU)")));
 }
 
 // `record --trace ...,overhead`: a CUPTI overhead record inside a launch is
@@ -570,7 +610,7 @@ void ModelTest::modelsPassTester() {
            QStringLiteral("Host waits on the GPU every step"));
   QCOMPARE(findings.data(findings.index(1, FindingsModel::kTitle), Qt::DisplayRole).toString(),
            QStringLiteral("One rank is slower and the others wait for it — rank 2"));
-  QVERIFY(findings.data(findings.index(0, FindingsModel::kSaving), Qt::DisplayRole).toString().startsWith(QStringLiteral("12 ms")));
+  QCOMPARE(findings.data(findings.index(0, FindingsModel::kSaving), Qt::DisplayRole).toString(), QStringLiteral("12.000 ms (10.0 %)"));
   findings.set({});
 }
 
