@@ -59,6 +59,7 @@ const char* step_source_name(StepSource s) {
     case StepSource::kProfilerStep: return "profiler_step";
     case StepSource::kOptimizerStep: return "optimizer_step";
     case StepSource::kNvtxStepTable: return "nvtx_step_table";
+    case StepSource::kGraphLaunch: return "graph_launch";
     case StepSource::kRanges: return "ranges";
     case StepSource::kLaunchSequence: return "launch_sequence";
     case StepSource::kWholeRecording: return "whole_recording";

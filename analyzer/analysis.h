@@ -59,7 +59,15 @@ struct Breakdown {
   int64_t total() const;
 };
 
-enum class StepSource { kProfilerStep, kOptimizerStep, kNvtxStepTable, kRanges, kLaunchSequence, kWholeRecording };
+enum class StepSource {
+  kProfilerStep,
+  kOptimizerStep,
+  kNvtxStepTable,
+  kGraphLaunch,  // the collector's: each replay of the step's CUDA graph
+  kRanges,
+  kLaunchSequence,
+  kWholeRecording,
+};
 const char* step_source_name(StepSource s);  // "profiler_step", ..., "whole_recording"
 
 struct StepInfo {

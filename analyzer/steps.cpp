@@ -26,8 +26,28 @@ bool from_step_table(const Model& m, StepPlan& plan) {
   // best one, the lowest code (profiler_step, optimizer_step, nvtx).
   int64_t best = INT64_MAX;
   for (const auto& r : m.step_rows) best = std::min(best, r.source);
+  int64_t last_end = INT64_MIN;
   for (const auto& r : m.step_rows)
-    if (r.source == best) plan.all.push_back({r.number, r.start, r.end});
+    if (r.source == best) {
+      plan.all.push_back({r.number, r.start, r.end});
+      last_end = std::max(last_end, r.end);
+    }
+  // The collector's graph-replay steps go on where the plugin's stopped: a
+  // loop whose whole step became one CUDA graph replay after its warm-up.
+  bool graph_steps = best == schema::step_source::graph_launch;
+  if (!graph_steps)
+    for (const auto& r : m.step_rows)
+      if (r.source == schema::step_source::graph_launch && r.start >= last_end) {
+        plan.all.push_back({r.number, r.start, r.end});
+        graph_steps = true;
+      }
+  if (graph_steps) {
+    plan.source = StepSource::kGraphLaunch;
+    plan.detail = best == schema::step_source::graph_launch
+                      ? "step table (one CUDA graph replay per step)"
+                      : "step table (optimizer steps, then one CUDA graph replay per step)";
+    return true;
+  }
   switch (best) {
     case schema::step_source::profiler_step:
       plan.source = StepSource::kProfilerStep;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collector/clock.h"
+#include "collector/graph_steps.h"
 
 namespace gpuscope::collector::cupti_source {
 namespace {
@@ -164,11 +165,19 @@ bool contains(const std::vector<uint32_t>& ids, uint32_t id) {
   return false;
 }
 
+Config g_config;
+
 // Counts stream captures under way and notes the first graph.
 void track_graphs(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
   const CallbackIds& ids = callback_ids(domain);
   if (contains(ids.graph_launch, cbid)) {
     g_graphs_seen.store(true, std::memory_order_relaxed);
+    // cudaGraphLaunch's and cuGraphLaunch's parameters both begin with the
+    // graph executable; cudaError_t and CUresult both: 0 is success.
+    const int* rc = static_cast<const int*>(info->functionReturnValue);
+    if (info->functionParams && (!rc || *rc == 0))
+      graph_steps::on_launch(g_config, reinterpret_cast<uint64_t>(*static_cast<void* const*>(info->functionParams)),
+                             now_ns());
   } else if (contains(ids.capture_begin, cbid)) {
     // cudaError_t and CUresult both: 0 is success.
     const int* rc = static_cast<const int*>(info->functionReturnValue);
@@ -218,8 +227,6 @@ void watch_captures() {
     for (uint32_t cbid : ids.graph_launch) g_api.enable_callback(1, g_subscriber, domain, cbid);
   }
 }
-
-Config g_config;
 
 // GPUSCOPE_CUPTI_ATTRIBUTES, before the buffer callbacks are registered (the
 // per-thread buffer attribute must be). The flags among them are one byte.

@@ -23,6 +23,7 @@
 #include "collector/cupti_locate.h"
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
+#include "collector/graph_steps.h"
 #include "collector/schedule.h"
 #include "common/plugin_cache.h"
 #include "common/settings.h"
@@ -67,6 +68,7 @@ void host_emit_range(uint64_t start, uint64_t end, uint32_t source, uint32_t dep
 
 void host_emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
   emit_step(start, end, number, source);
+  graph_steps::on_plugin_step(number);
 }
 
 void host_emit_memory(uint64_t ts, int32_t device, uint32_t op, uint64_t address, int64_t bytes,

@@ -283,6 +283,13 @@ void write(const std::string& name, bool planted, Sim& s) {
     };
   } else if (name == "graph_replay") {
     L.steps = 10;  // optimizer steps recorded for the first 3 only, NVTX train_step for all
+  } else if (name == "graph_steps") {
+    // The plugin's optimizer steps for the warm-up, then the collector's: one
+    // CUDA graph replay per step.
+    L.steps = 12;
+    L.before = [](Sim& sim, int step) {
+      if (step == 4) sim.step_source = schema::step_source::graph_launch;
+    };
   } else if (name == "no_steps") {
     s.write_steps = false;
     L.steps = 3;  // too few for the launch sequence to repeat

@@ -14,7 +14,7 @@ std::vector<std::string> planted_scenarios();
 
 // Writes scenario `name` to `path` (replacing it). planted=false writes the
 // same loop with the bottleneck removed. Extra names: "healthy", "odd_names",
-// "nvtx_steps", "graph_replay", "no_steps", "no_gpu", "two_devices",
+// "nvtx_steps", "graph_replay", "graph_steps", "no_steps", "no_gpu", "two_devices",
 // "nccl-overlap" (two GPU ranks whose NCCL kernels compute overlaps 50 % and 100 %).
 void write_scenario(const std::string& name, bool planted, const std::string& path);
 

@@ -123,7 +123,7 @@ void Sim::cuda_memory(bool alloc, int64_t bytes) {
 void Sim::step_begin() { step_start_ = cpu_; }
 
 void Sim::step_end() {
-  if (write_steps) b_.step(step_no_, step_start_, cpu_);
+  if (write_steps) b_.step(step_no_, step_start_, cpu_, step_source);
   ++step_no_;
 }
 

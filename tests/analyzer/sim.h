@@ -116,8 +116,9 @@ class Sim {
   void cuda_memory(bool alloc, int64_t bytes);
 
   void step_begin();
-  void step_end();  // writes a step row (optimizer_step source) unless steps are off
+  void step_end();  // writes a step row (of step_source) unless steps are off
   bool write_steps = true;
+  int64_t step_source = schema::step_source::optimizer_step;
   int64_t device = 0;  // device of the GPU work issued from now on
   int64_t gpu_idle_at() const;  // when every stream is drained
 

@@ -215,6 +215,15 @@ TEST(Steps, RangesWinOverAStepTableThatMissesMostSteps) {
       << a.summary.step_source_detail;
 }
 
+// A loop whose whole step became one CUDA graph replay after its warm-up: the
+// collector's graph_launch steps go on where the plugin's optimizer steps end.
+TEST(Steps, GraphReplayStepsContinueThePluginsSteps) {
+  auto a = analyze_scenario("graph_steps");
+  EXPECT_EQ(a.summary.step_source, StepSource::kGraphLaunch);
+  EXPECT_EQ(a.summary.steps_recorded, 12);
+  EXPECT_EQ(a.summary.step_source_detail, "step table (optimizer steps, then one CUDA graph replay per step)");
+}
+
 TEST(Steps, WholeRecordingWhenNothingRepeats) {
   auto a = analyze_scenario("no_steps");
   EXPECT_EQ(a.summary.step_source, StepSource::kWholeRecording);

@@ -37,7 +37,7 @@ namespace gpuscope::schema {
   X(T, nvtx, 1) X(T, torch_user, 2) X(T, dataloader, 3) X(T, optimizer, 4)                      \
   X(T, profiler_step, 5) X(T, torch_other, 6) X(T, sampling_window, 7) X(T, untraced_drained, 8) \
   X(T, tracer_overhead, 9)
-#define GPUSCOPE_ENUM_STEP_SOURCE(X, T) X(T, profiler_step, 1) X(T, optimizer_step, 2) X(T, nvtx, 3)
+#define GPUSCOPE_ENUM_STEP_SOURCE(X, T) X(T, profiler_step, 1) X(T, optimizer_step, 2) X(T, nvtx, 3) X(T, graph_launch, 4)
 #define GPUSCOPE_ENUM_SEVERITY(X, T) X(T, info, 1) X(T, warning, 2) X(T, error, 3)
 
 // E(type, list) for every enum, in the order of the `enum` table.

@@ -204,7 +204,7 @@ constexpr std::array kStep{
     Column{"number", I, "Step number, from 0 (or as ProfilerStep#N says)."},
     Column{"start", TS, "Start, ns since origin."},
     Column{"end", TS, "End, ns since origin."},
-    Column{"source", I, "How the boundary was found (enum `step_source`)."},
+    Column{"source", I, "How the boundary was found (enum `step_source`; `graph_launch`: the collector's, in a loop whose whole step is one CUDA graph replay, each launch of that graph closing a step, numbered on from the plugin's last)."},
 };
 constexpr std::array kCounter{
     Column{"id", I, "Row key."},
