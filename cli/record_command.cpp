@@ -42,6 +42,7 @@ struct RecordOptions {
   std::string sample;  // "ON,OFF" seconds: GPU and ops traced ON s out of every ON+OFF s
   std::string steps;   // "A-B" or "A-": torch steps A to B traced, the others not
   bool full = false;   // no control stretch: every step traced
+  bool on_demand = false;  // dormant until `gpuscope trigger` (docs/on-demand.md)
   bool help_env = false;
   std::vector<std::string> command;
 };
@@ -140,9 +141,19 @@ void create_database(const std::string& path, const RecordOptions& opt, int64_t 
   w.commit();
 }
 
+// --on-demand writes no file of its own: each capture is one (`gpuscope trigger -o`).
+void validate_on_demand(const RecordOptions& opt) {
+  if (!opt.output.empty())
+    throw Error("record: --on-demand writes one file per capture: name it with gpuscope trigger -o, not record -o");
+  if (!opt.sample.empty() || !opt.steps.empty() || opt.delay_s > 0 || opt.duration_s > 0 || opt.full)
+    throw Error("record: --on-demand cannot be combined with --sample, --steps, --delay, --duration or --full");
+  if (traces(opt.trace, "nvml")) throw Error("record: --on-demand does not sample nvml (record polls it, not the job)");
+}
+
 int run_record(RecordOptions& opt) {
   if (opt.command.empty()) throw Error("record: no command given (usage: gpuscope record [options] -- command args...)");
   validate_trace_list(opt.trace);
+  if (opt.on_demand) validate_on_demand(opt);
   if (opt.delay_s < 0 || opt.duration_s < 0) throw Error("record: --delay and --duration must be >= 0");
   const std::string sample = opt.sample.empty() ? "" : sample_ms(opt.sample);
   if (!opt.steps.empty()) validate_steps(opt);
@@ -153,7 +164,9 @@ int run_record(RecordOptions& opt) {
   // Held (and locked) until this process ends, so that no other run takes the file meanwhile.
   std::string output;
   [[maybe_unused]] int claimed = -1;
-  if (opt.output.empty()) {
+  if (opt.on_demand) {
+    // No file: each capture makes its own.
+  } else if (opt.output.empty()) {
     std::tie(output, claimed) = claim_default_output();
   } else {
     output = std::filesystem::absolute(expand_output_name(opt.output, getpid())).lexically_normal().string();
@@ -162,7 +175,7 @@ int run_record(RecordOptions& opt) {
 
   int64_t origin = monotonic_ns();
   try {
-    create_database(output, opt, origin);
+    if (!opt.on_demand) create_database(output, opt, origin);
   } catch (...) {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(output + suffix);
     throw;
@@ -187,6 +200,10 @@ int run_record(RecordOptions& opt) {
   if (!settings::is_set(Id::kTorchExternalIds)) env.emplace_back(settings::name(Id::kTorchExternalIds), "0");
   if (!sample.empty()) env.emplace_back(settings::name(Id::kSampleMs), sample);
   if (!opt.steps.empty()) env.emplace_back(settings::name(Id::kTraceSteps), opt.steps);
+  if (opt.on_demand) {
+    env.emplace_back(settings::name(Id::kTraceSteps), kOnDemandSteps);
+    std::erase_if(env, [](const auto& kv) { return kv.first == settings::name(Id::kOutput); });
+  }
   // Ops in some steps (the plugin's "auto": when the job's CUDA calls are
   // traced); finalize_and_report gives the other steps' kernels their ops by
   // position (store/place_ops.h).
@@ -222,6 +239,11 @@ int run_record(RecordOptions& opt) {
     _exit(127);
   }
   g_child_pid = child;
+  if (opt.on_demand)
+    std::fprintf(stderr,
+                 "gpuscope: job %d runs on demand, untraced: `gpuscope trigger %d` captures its next steps "
+                 "(`gpuscope ps` lists its processes; `gpuscope trigger --job %d` every rank of a launcher)\n",
+                 static_cast<int>(child), static_cast<int>(child), static_cast<int>(child));
   NvmlPoller nvml;
   if (traces(opt.trace, "nvml")) {
     int64_t start = origin + static_cast<int64_t>(opt.delay_s * 1e9);
@@ -237,13 +259,16 @@ int run_record(RecordOptions& opt) {
   nvml.stop();
 
   // How the job ended, for `info` and `analyze` (meta job_exit); before finalize, which leaves the file in rollback mode.
-  try {
-    store::write_job_end(output, store::job_exit_text(status), job_wall_ns);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpuscope: warning: could not store how the job ended in %s: %s\n",
-                 terminal_safe(output).c_str(), terminal_safe(e.what()).c_str());
+  // On demand there is no file of record's own: each capture was finalized as it ended.
+  if (!opt.on_demand) {
+    try {
+      store::write_job_end(output, store::job_exit_text(status), job_wall_ns);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpuscope: warning: could not store how the job ended in %s: %s\n",
+                   terminal_safe(output).c_str(), terminal_safe(e.what()).c_str());
+    }
+    finalize_and_report(output);
   }
-  finalize_and_report(output);
 
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
@@ -294,6 +319,9 @@ static void add_record_command(CLI::App& app) {
                 "`analyze` knows the job's step time without tracing and judges every finding against it), and torch "
                 "ops and allocator memory recorded in every traced step (by default ops in 2 steps of every 50, the other "
                 "steps' kernels given their ops by position after the job)");
+  cmd->add_flag("--on-demand", opt.on_demand,
+                "Run the job untraced, the collector dormant (no CUPTI, no op callbacks; steps counted), until "
+                "`gpuscope trigger PID` captures its next steps into a recording of their own (docs/on-demand.md)");
   cmd->add_flag("--help-env", opt.help_env, "Print every GPUSCOPE_* environment variable with its default and meaning");
   // Everything from the first non-option argument (or after --) is the job's command line, verbatim.
   cmd->prefix_command();

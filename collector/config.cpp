@@ -67,11 +67,14 @@ Config load_config() {
     }
   }
   if (const char* steps = settings::raw(Id::kTraceSteps)) {
-    if (!parse_steps_window(steps, c.steps_first, c.steps_last))
-      std::fprintf(stderr, "gpuscope: %s=%s is not A-B or A- (A <= B): every step traced\n",
-                   settings::name(Id::kTraceSteps), steps);
-    else
+    if (std::string(steps) == kOnDemandSteps) {
+      c.on_demand = true;
+    } else if (!parse_steps_window(steps, c.steps_first, c.steps_last)) {
+      std::fprintf(stderr, "gpuscope: %s=%s is not A-B, A- or %s (A <= B): every step traced\n",
+                   settings::name(Id::kTraceSteps), steps, kOnDemandSteps);
+    } else {
       c.steps_window = true;
+    }
   }
   if (!c.torch) c.control_steps = 0;  // steps come from the torch plugin
   // Tearing CUPTI down while untraced is what makes the untraced stretches

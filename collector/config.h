@@ -45,12 +45,22 @@ struct Config {
   // not; without torch steps nothing is traced.
   bool steps_window = false;
   uint64_t steps_first = 0, steps_last = UINT64_MAX;
+  // On demand (GPUSCOPE_TRACE_STEPS=on-demand, `record --on-demand`): the
+  // collector stays dormant (no writer, no CUPTI, no op callback; step
+  // boundaries counted) until a capture is asked for (collector/ondemand.h);
+  // each capture is its own recording. The control stretch's STEPS and MS
+  // (control_steps, control_min_ms) precede each capture's traced steps.
+  bool on_demand = false;
+  // Meta rows the writer sets when it opens the file (a capture's: what
+  // started it, and what the plugin said while the job was dormant).
+  std::vector<std::pair<std::string, std::string>> meta;
   bool duty_cycle() const { return sample_on_ms > 0 && sample_off_ms > 0; }
   bool window() const { return window_end_ns != 0 || window_start_ns > origin_ns; }
-  bool control() const { return control_steps > 0 && !duty_cycle() && !window() && !steps_window; }
+  bool control() const { return control_steps > 0 && !duty_cycle() && !window() && !steps_window && !on_demand; }
   // Whether tracing switches on and off during the job (a duty cycle, a time
-  // window, the control stretch or a steps window): the schedule runs only then.
-  bool switches() const { return duty_cycle() || window() || control() || steps_window; }
+  // window, the control stretch, a steps window or captures on demand): the
+  // schedule runs only then.
+  bool switches() const { return duty_cycle() || window() || control() || steps_window || on_demand; }
   // Whether the step numbered `step` (from 0) is inside the steps window (all are without one).
   bool step_in_window(uint64_t step) const { return !steps_window || (step >= steps_first && step <= steps_last); }
   // cuptiFinalize while tracing is off (at step boundaries, CUDA driver 12.6 or

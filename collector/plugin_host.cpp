@@ -23,6 +23,7 @@
 #include "collector/cupti_locate.h"
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
+#include "collector/ondemand.h"
 #include "collector/graph_steps.h"
 #include "collector/schedule.h"
 #include "common/plugin_cache.h"
@@ -47,7 +48,9 @@ PluginSpec g_plugins[] = {
 
 std::mutex g_load_mutex;
 
-int host_enabled() { return enabled() ? 1 : 0; }
+// On demand the plugin keeps reporting steps while nothing is recorded: the
+// collector counts them (and its emitters drop the rest at one relaxed load).
+int host_enabled() { return enabled() || ondemand::counting() ? 1 : 0; }
 uint64_t host_now() { return now_ns(); }
 
 int host_trace_enabled(const char* source) {
@@ -99,7 +102,10 @@ void host_emit_message(uint32_t severity, const char* text) {
   emit_message(now_ns(), severity, text ? text : "");
 }
 
-void host_set_meta(const char* key, const char* value) { emit_meta(key ? key : "", value ? value : ""); }
+void host_set_meta(const char* key, const char* value) {
+  emit_meta(key ? key : "", value ? value : "");
+  if (config().on_demand) ondemand::remember_meta(key ? key : "", value ? value : "");
+}
 
 void host_push_external_id(uint64_t id) {
   // Ops pushed on any thread, their stacks kept by CUPTI: a teardown on the

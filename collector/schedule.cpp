@@ -1,5 +1,6 @@
 #include "collector/schedule.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <mutex>
@@ -22,11 +23,26 @@ uint64_t g_open_start = 0;  // start of the traced stretch now open; 0 = untrace
 std::vector<Window> g_done;
 std::vector<Window> g_untraced;  // measured untraced stretches, not yet written
 void (*g_plugin_hook)(int) = nullptr;  // under g_mutex
+void (*g_cupti_starter)() = nullptr;
 // The control stretch (Config::control), under g_mutex: steps ended so far, and
 // the stretch's state, start and untraced steps ended in it.
 enum class Control { kBefore, kIn, kDone };
 Control g_control = Control::kBefore;
 uint64_t g_steps_ended = 0, g_control_start_ns = 0, g_control_steps = 0;
+
+// Captures on demand (schedule.h), under g_mutex except the phase's loads.
+std::atomic<Phase> g_phase{Phase::idle};
+CapturePlan g_plan;
+uint64_t g_traced_first = 1, g_traced_last = 0, g_traced_start_ns = 0;
+std::atomic<uint64_t> g_capture_start_ns{0};
+Rule g_rule;
+uint64_t g_rule_since_ns = 0, g_last_fire_ns = 0;
+std::string g_fired;
+void (*g_attention)() = nullptr;
+// Durations of the last idle steps, for the slow-step rule's median.
+constexpr size_t kHistory = 64, kMinHistory = 8;
+uint64_t g_durations[kHistory] = {};
+size_t g_durations_n = 0;
 
 // Holds g_mutex. `may_wait`: false on the writer thread, which must not wait
 // for a teardown under way on a job thread (it waits for the writer to
@@ -34,6 +50,7 @@ uint64_t g_steps_ended = 0, g_control_start_ns = 0, g_control_steps = 0;
 // the caller, given `now`, began (see the stretch's end below).
 void switch_to(bool on, bool may_wait, uint64_t now, uint64_t entered) {
   if (on == g_traced.load(std::memory_order_relaxed)) return;
+  if (on && g_cupti_starter) g_cupti_starter();
   std::string why;
   const cupti_source::Switched done = cupti_source::set_tracing(on, may_wait, why);
   if (done == cupti_source::Switched::busy) return;
@@ -76,6 +93,13 @@ void switch_to(bool on, bool may_wait, uint64_t now, uint64_t entered) {
 }
 
 bool wanted(const Config& config, uint64_t now) {
+  if (config.on_demand) {
+    if (!g_epoch_ns) {
+      g_epoch_ns = now;
+      g_traced.store(false, std::memory_order_relaxed);
+    }
+    return g_phase.load(std::memory_order_relaxed) == Phase::traced;
+  }
   // The next step is numbered g_steps_ended (from 0).
   if (!g_epoch_ns) {  // the first call: traced from here unless a window starts later
     g_epoch_ns = now;
@@ -98,7 +122,182 @@ void count_control_step(const Config& config, uint64_t now) {
   }
 }
 
+void attention() {
+  if (g_attention) g_attention();
+}
+
+void enter_traced(uint64_t now) {
+  g_phase.store(Phase::traced, std::memory_order_relaxed);
+  g_traced_first = g_steps_ended;
+  g_traced_start_ns = now;
+}
+
+// Holds g_mutex: recording stops with tracing (switched off by the caller).
+void enter_done() {
+  g_phase.store(Phase::done, std::memory_order_relaxed);
+  g_traced_last = g_steps_ended > 0 ? g_steps_ended - 1 : 0;
+  g_enabled.store(false, std::memory_order_relaxed);
+  attention();
+}
+
+uint64_t median_duration() {
+  uint64_t copy[kHistory];
+  const size_t n = std::min(g_durations_n, kHistory);
+  std::copy(g_durations, g_durations + n, copy);
+  std::nth_element(copy, copy + n / 2, copy + n);
+  return copy[n / 2];
+}
+
+// Holds g_mutex. An idle job's step of `duration` ns (0: unknown) ended at `now`.
+void check_rule(uint64_t now, uint64_t duration) {
+  const bool cooled = !g_last_fire_ns || now - g_last_fire_ns >= g_rule.cooldown_ns;
+  if (g_rule.slow_factor > 0 && duration && g_durations_n >= kMinHistory && cooled) {
+    const uint64_t median = median_duration();
+    if (static_cast<double>(duration) > g_rule.slow_factor * static_cast<double>(median)) {
+      char why[160];
+      std::snprintf(why, sizeof why, "slow-step: step %llu took %.1f ms, %.1fx the median %.1f ms of the last %zu",
+                    static_cast<unsigned long long>(g_steps_ended - 1), duration / 1e6,
+                    static_cast<double>(duration) / static_cast<double>(median), median / 1e6,
+                    std::min(g_durations_n, kHistory));
+      g_fired = why;
+    }
+  }
+  if (g_fired.empty() && g_rule.every_ns && cooled && now - std::max(g_rule_since_ns, g_last_fire_ns) >= g_rule.every_ns)
+    g_fired = "every: " + std::to_string(g_rule.every_ns / 1000000000ull) + " s since the last capture";
+  if (!g_fired.empty()) {
+    g_last_fire_ns = now;
+    g_plan = g_rule.plan;
+    g_plan.start_step = 0;
+    g_traced_first = 1;
+    g_traced_last = 0;
+    g_phase.store(Phase::waiting, std::memory_order_relaxed);
+    attention();
+  }
+}
+
+// Holds g_mutex: a capture's phases at the end of a step (counted by the caller).
+void capture_step(uint64_t now, uint64_t duration) {
+  switch (g_phase.load(std::memory_order_relaxed)) {
+    case Phase::idle:
+      if (g_rule.slow_factor > 0 || g_rule.every_ns) check_rule(now, duration);
+      // The median is of dormant steps only, kept whether a rule is armed or not.
+      if (duration) g_durations[g_durations_n++ % kHistory] = duration;
+      if (g_phase.load(std::memory_order_relaxed) != Phase::waiting) break;
+      [[fallthrough]];  // a rule fired: its capture begins at this boundary
+    case Phase::waiting:
+      if (g_steps_ended < g_plan.start_step) break;
+      g_enabled.store(true, std::memory_order_release);
+      g_phase.store(Phase::control, std::memory_order_relaxed);
+      g_capture_start_ns = now;
+      g_control_start_ns = now;
+      g_control_steps = 0;
+      if (g_plan.control_steps == 0 && g_plan.control_min_ns == 0) enter_traced(now);
+      break;
+    case Phase::control:
+      if (++g_control_steps >= g_plan.control_steps && now - g_control_start_ns >= g_plan.control_min_ns)
+        enter_traced(now);
+      break;
+    case Phase::traced:
+      if ((g_plan.steps && g_steps_ended - g_traced_first >= g_plan.steps) ||
+          (g_plan.seconds_ns && now - g_traced_start_ns >= g_plan.seconds_ns))
+        enter_done();
+      break;
+    case Phase::done:
+      break;
+  }
+}
+
+// Holds g_mutex; the writer thread, without steps from a plugin: a capture
+// runs by time, traced from its first tick, no control stretch.
+void capture_tick(uint64_t now, uint64_t entered) {
+  const Phase phase = g_phase.load(std::memory_order_relaxed);
+  if (phase == Phase::waiting) {
+    g_enabled.store(true, std::memory_order_release);
+    g_capture_start_ns = now;
+    enter_traced(now);
+    switch_to(true, false, now, entered);
+  } else if (phase == Phase::traced && g_plan.seconds_ns && now - g_traced_start_ns >= g_plan.seconds_ns) {
+    switch_to(false, false, now, entered);
+    if (!g_traced.load(std::memory_order_relaxed)) enter_done();
+  }
+}
+
 }  // namespace
+
+bool capture_begin(const CapturePlan& plan, std::string& why) {
+  std::lock_guard lock(g_mutex);
+  if (g_phase.load(std::memory_order_relaxed) != Phase::idle) {
+    why = "a capture is already under way in this process";
+    return false;
+  }
+  if (plan.start_step && plan.start_step < g_steps_ended) {
+    why = "step " + std::to_string(plan.start_step) + " has passed (the job is at step " +
+          std::to_string(g_steps_ended) + ")";
+    return false;
+  }
+  g_plan = plan;
+  g_traced_first = 1;
+  g_traced_last = 0;
+  g_capture_start_ns = 0;
+  g_phase.store(Phase::waiting, std::memory_order_relaxed);
+  return true;
+}
+
+uint64_t capture_start_ns() { return g_capture_start_ns.load(); }
+
+void capture_end_now(uint64_t now) {
+  std::lock_guard lock(g_mutex);
+  const Phase phase = g_phase.load(std::memory_order_relaxed);
+  if (phase == Phase::idle || phase == Phase::done) return;
+  if (phase == Phase::traced) switch_to(false, true, now, now);
+  if (phase != Phase::traced) g_traced_first = g_steps_ended + 1;  // none traced
+  enter_done();
+}
+
+void capture_reset() {
+  std::lock_guard lock(g_mutex);
+  g_capture_start_ns = 0;
+  g_enabled.store(false, std::memory_order_relaxed);
+  g_phase.store(Phase::idle, std::memory_order_relaxed);
+}
+
+Phase capture_phase() { return g_phase.load(std::memory_order_relaxed); }
+
+uint64_t steps_ended() {
+  std::lock_guard lock(g_mutex);
+  return g_steps_ended;
+}
+
+void captured_steps(uint64_t& first, uint64_t& last) {
+  std::lock_guard lock(g_mutex);
+  first = g_traced_first;
+  last = g_traced_last;
+}
+
+void set_rule(const Rule& rule, uint64_t now) {
+  std::lock_guard lock(g_mutex);
+  g_rule = rule;
+  g_rule_since_ns = now;
+  g_last_fire_ns = 0;
+  g_fired.clear();
+}
+
+std::string take_rule_fired() {
+  std::lock_guard lock(g_mutex);
+  std::string out;
+  out.swap(g_fired);
+  return out;
+}
+
+void set_cupti_starter(void (*start)()) {
+  std::lock_guard lock(g_mutex);
+  g_cupti_starter = start;
+}
+
+void set_attention_hook(void (*hook)()) {
+  std::lock_guard lock(g_mutex);
+  g_attention = hook;
+}
 
 bool scheduled(const Config& config) { return config.switches(); }
 
@@ -111,10 +310,11 @@ void begin(const Config& config, uint64_t now) {
 bool on_step_boundary(const Config& config, uint64_t now) {
   if (!scheduled(config)) return true;
   const uint64_t entered = now_ns();
-  g_last_step_ns.store(now, std::memory_order_relaxed);
+  const uint64_t previous = g_last_step_ns.exchange(now, std::memory_order_relaxed);
   std::lock_guard lock(g_mutex);
   ++g_steps_ended;
   if (config.control()) count_control_step(config, now);
+  if (config.on_demand) capture_step(now, previous && now > previous ? now - previous : 0);
   switch_to(wanted(config, now), true, now, entered);
   return g_traced.load(std::memory_order_relaxed);
 }
@@ -132,6 +332,10 @@ void on_tick(const Config& config, uint64_t now) {
   // CUDA may have started while a switch was under way: CUPTI follows.
   std::string why;
   cupti_source::set_tracing(g_traced.load(std::memory_order_relaxed), false, why);
+  if (config.on_demand) {
+    if (!g_expect_steps.load(std::memory_order_relaxed)) capture_tick(now, entered);
+    return;
+  }
   // The control stretch and a steps window count steps only: without steps the
   // first traces everything, the second nothing (or from step 0 on).
   if (config.control() || config.steps_window) return;

@@ -37,12 +37,16 @@ int g_done[2] = {-1, -1};
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_finished{false};
 std::atomic<bool> g_signal_stop{false};
+std::atomic<int> g_opened{0};  // 0 opening, 1 open, 2 could not open
+std::mutex g_lifecycle;        // start() and stop(): the exit hook and ondemand.cpp's thread may both stop
 // decode_cupti_now(): requests counted up by the asking thread, served by the writer.
 std::atomic<uint64_t> g_decode_wanted{0};
 std::atomic<uint64_t> g_decode_served{0};
 std::mutex g_decode_mutex;
 std::condition_variable g_decode_cv;
 void (*on_first_tick)() = [] {};
+struct State;
+State* g_state = nullptr;
 
 struct State {
   Config config;
@@ -206,6 +210,7 @@ bool open_database(State& s) {
     s.writer->meta_default("host", s.process.row.host);
     s.writer->meta_default("source", "gpuscope collector");
     if (!s.process.job_key.empty()) s.writer->meta_default("job_key", s.process.job_key);
+    for (const auto& [key, value] : s.config.meta) s.writer->set_meta(key, value);
     s.writer->commit();
     s.sink = std::make_unique<RowSink>(*s.writer);
     s.sink->pid = s.process.row.pid;
@@ -284,9 +289,11 @@ void stop_for_write_error(State& s, const char* what) {
 void run(State* s) {
   if (!open_database(*s)) {
     g_enabled.store(false, std::memory_order_relaxed);
+    g_opened.store(2);
     g_finished.store(true);
     return;
   }
+  g_opened.store(1);
   try {
     bool first = true, stopped = false;
     FreeSpaceGuard space(s->config.min_free_bytes);
@@ -335,16 +342,38 @@ void run(State* s) {
 }  // namespace
 
 void start(const Config& config, void (*first_tick)()) {
+  std::lock_guard lock(g_lifecycle);
+  if (g_thread.joinable()) return;  // one writer at a time
   on_first_tick = first_tick;
-  if (pipe2(g_wake, O_NONBLOCK | O_CLOEXEC) != 0 || pipe2(g_done, O_CLOEXEC) != 0) return;
-  set_wake_hook([] {
-    char byte = 1;
-    [[maybe_unused]] auto n = write(g_wake[1], &byte, 1);  // non-blocking: a full pipe already wakes
-  });
-  auto* s = new State;  // lives to process exit: the writer may outlive static destructors
-  s->config = config;
-  s->process = read_process_info();
-  g_thread = std::thread(run, s);
+  if (g_wake[0] < 0) {
+    if (pipe2(g_wake, O_NONBLOCK | O_CLOEXEC) != 0 || pipe2(g_done, O_NONBLOCK | O_CLOEXEC) != 0) return;
+    set_wake_hook([] {
+      char byte = 1;
+      [[maybe_unused]] auto n = write(g_wake[1], &byte, 1);  // non-blocking: a full pipe already wakes
+    });
+  }
+  // Again after an earlier writer (captures on demand, collector/ondemand.cpp):
+  // its end-of-run byte would end the next stop() at once.
+  char stale[64];
+  while (read(g_done[0], stale, sizeof stale) > 0) {
+  }
+  g_stop.store(false);
+  g_signal_stop.store(false);
+  g_finished.store(false);
+  g_opened.store(0);
+  // Lives to process exit, or until stop() has joined the thread: the writer
+  // may outlive static destructors.
+  g_state = new State;
+  g_state->config = config;
+  g_state->process = read_process_info();
+  g_thread = std::thread(run, g_state);
+}
+
+bool running() { return g_thread.joinable() && !g_finished.load(); }
+
+bool wait_open(int timeout_ms) {
+  for (int waited = 0; g_opened.load() == 0 && waited < timeout_ms; ++waited) usleep(1000);
+  return g_opened.load() == 1;
 }
 
 bool decode_cupti_now(int timeout_ms) {
@@ -358,6 +387,7 @@ bool decode_cupti_now(int timeout_ms) {
 }
 
 bool stop(int timeout_ms) {
+  std::lock_guard lock(g_lifecycle);
   if (!g_thread.joinable()) return true;
   g_stop.store(true);
   char byte = 1;
@@ -366,9 +396,12 @@ bool stop(int timeout_ms) {
   pollfd p{g_done[0], POLLIN, 0};
   if (!g_finished.load() && poll(&p, 1, timeout_ms) <= 0 && !g_finished.load()) {
     g_thread.detach();
+    g_state = nullptr;  // the thread still uses it
     return false;
   }
   g_thread.join();
+  delete g_state;
+  g_state = nullptr;
   return true;
 }
 

@@ -6,8 +6,14 @@
 
 namespace gpuscope::collector::writer_thread {
 
-// first_tick runs on the writer thread after its first commit.
+// first_tick runs on the writer thread after its first commit. Once stop()
+// has returned true, start() may run again (one file per capture on demand).
 void start(const Config& config, void (*first_tick)());
+// A writer runs and has not finished.
+bool running();
+// Waits until the writer started last has opened its file: false when it
+// could not (it said why on stderr) or took longer than timeout_ms.
+bool wait_open(int timeout_ms);
 // Final drain and close; returns true once the database is complete, false when
 // the writer did not finish within timeout_ms (it is then left behind). Idempotent.
 bool stop(int timeout_ms);

@@ -23,7 +23,8 @@ namespace gpuscope::settings {
     "sources, comma-separated, from cuda,nvtx,torch,memory,nvml,overhead (record --trace sets it)")                 \
   X(kSampleMs, "GPUSCOPE_SAMPLE_MS", "off", "ON,OFF: trace ON ms out of every ON+OFF ms (record --sample sets it)") \
   X(kTraceSteps, "GPUSCOPE_TRACE_STEPS", "all",                                                                     \
-    "A-B or A-: trace torch steps A to B only (numbered from 0, as analyze --steps takes them; record --steps)")   \
+    "A-B or A-: trace torch steps A to B only (numbered from 0, as analyze --steps takes them; record --steps); "  \
+    "on-demand: dormant until gpuscope trigger asks (record --on-demand)")                                          \
   X(kControlSteps, "GPUSCOPE_CONTROL_STEPS", "3,8,200",                                                             \
     "W,N[,MS]: after W torch steps leave N steps, at least MS ms, untraced to time the job without gpuscope; "     \
     "0 off (record --full sets it)")                                                                               \

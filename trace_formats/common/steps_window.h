@@ -8,6 +8,10 @@
 
 namespace gpuscope {
 
+// GPUSCOPE_TRACE_STEPS=on-demand (`record --on-demand`): no step is traced
+// until `gpuscope trigger` (or gpuscope_capture_start) asks for some.
+inline constexpr const char* kOnDemandSteps = "on-demand";
+
 // "A-B" or "A-" (to the end), decimal, A <= B. False, with first and last
 // untouched, for anything else.
 inline bool parse_steps_window(const std::string& text, uint64_t& first, uint64_t& last) {

@@ -1,0 +1,400 @@
+// `gpuscope trigger PID`: a capture of the next steps of a job started with
+// `gpuscope record --on-demand` (docs/on-demand.md), or of every rank of a
+// job in the same step window (--job, --all), into one recording; or, with
+// --when/--every, captures the job starts by itself while this command waits
+// (each its own file, %n numbered). The collector writes; this command creates
+// the file, waits, and finalizes it as `record` does.
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/control_client.h"
+#include "cli/record_support.h"
+#include "common/error.h"
+#include "common/output_name.h"
+#include "common/text.h"
+#include "store/writer.h"
+
+namespace gpuscope::cli {
+namespace {
+
+struct TriggerOptions {
+  long pid = 0;
+  long long steps = 0;  // 0: the default (20) unless --duration
+  double duration_s = 0;
+  long long control = -1;
+  std::string output;
+  bool force = false;
+  bool job = false, all = false;
+  std::string when, every, cooldown = "600";
+};
+
+constexpr long long kDefaultSteps = 20;
+
+int64_t clock_ns(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string read_environ(long pid, const std::string& name) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/environ").c_str(), "rb");
+  if (!f) return {};
+  std::string all;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) all.append(buf, n);
+  std::fclose(f);
+  const std::string key = name + "=";
+  for (size_t at = 0; at < all.size();) {
+    const size_t end = all.find('\0', at);
+    const std::string entry = all.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (entry.rfind(key, 0) == 0) return entry.substr(key.size());
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return {};
+}
+
+// "90", "90s", "30m", "2h" -> seconds; throws Error naming the option.
+double seconds_of(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  const std::string unit = end ? end : "";
+  if (unit == "m" || unit == "min") v *= 60;
+  else if (unit == "h") v *= 3600;
+  else if (!unit.empty() && unit != "s") v = -1;
+  if (text.empty() || end == text.c_str() || !std::isfinite(v) || v <= 0 || v > 1e7)
+    throw Error("trigger: " + option + " " + text + ": expected a duration such as 90s, 30m or 2h");
+  return v;
+}
+
+// --when slow-step=2x -> 2.
+double slow_factor(const std::string& when) {
+  const std::string prefix = "slow-step=";
+  if (when.rfind(prefix, 0) != 0) {
+    if (when.rfind("data-wait", 0) == 0)
+      throw Error("trigger: --when " + when + ": data-wait rules are not supported yet (slow-step=FACTORx is)");
+    throw Error("trigger: --when " + when + ": expected slow-step=FACTORx, e.g. slow-step=2x");
+  }
+  std::string v = when.substr(prefix.size());
+  if (!v.empty() && (v.back() == 'x' || v.back() == 'X')) v.pop_back();
+  char* end = nullptr;
+  const double f = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end || !std::isfinite(f) || f <= 1 || f > 1000)
+    throw Error("trigger: --when " + when + ": the factor must be a number above 1, e.g. slow-step=2x");
+  return f;
+}
+
+// The first gpuscope_<tag>_N.db in the working folder that does not exist.
+std::string default_output(const std::string& tag) {
+  for (int n = 1;; ++n) {
+    const auto p = std::filesystem::absolute("gpuscope_" + tag + "_" + std::to_string(n) + ".db");
+    if (!std::filesystem::exists(p)) return p.string();
+  }
+}
+
+void create_capture_database(const std::string& path, long pid, int64_t origin, const std::string& request) {
+  store::Writer w(path);
+  w.begin();
+  w.set_meta("origin_ns", std::to_string(origin));
+  w.set_meta("origin_utc_ns", std::to_string(clock_ns(CLOCK_REALTIME)));
+  w.set_meta("gpuscope_version", GPUSCOPE_VERSION);
+  w.set_meta("source", "gpuscope trigger");
+  const std::string trace = read_environ(pid, "GPUSCOPE_TRACE");
+  w.set_meta("trace", trace.empty() ? "cuda,nvtx,torch" : trace);
+  w.set_meta("command", process_command(pid));
+  w.set_meta("capture_request", request);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  w.set_meta("host", host);
+  w.commit();
+}
+
+// The processes --job PID (PID and its descendants) or --all names: those
+// with a rank when any has one (the ranks, not torchrun's own process), else
+// those that have ended steps, else all.
+std::vector<long> job_processes(const TriggerOptions& opt) {
+  std::vector<std::pair<long, control::Message>> found;
+  for (long pid : listening_pids()) {
+    if (opt.job) {
+      bool in_job = false;
+      for (long p = pid, hops = 0; p > 1 && hops < 64; p = parent_pid(p), ++hops)
+        if (p == opt.pid) in_job = true;
+      if (!in_job) continue;
+    }
+    try {
+      found.emplace_back(pid, process_status(pid, "trigger"));
+    } catch (const Error&) {
+      // another user's process, or one that ended meanwhile
+    }
+  }
+  const auto keep = [&](auto pred) {
+    std::vector<long> out;
+    for (const auto& [pid, s] : found)
+      if (pred(s)) out.push_back(pid);
+    return out;
+  };
+  std::vector<long> pids = keep([](const control::Message& s) { return s.get("rank", "-") != "-"; });
+  if (pids.empty()) pids = keep([](const control::Message& s) { return s.get("steps", "0") != "0"; });
+  if (pids.empty()) pids = keep([](const control::Message&) { return true; });
+  if (pids.empty())
+    throw Error(opt.job ? "trigger: --job " + std::to_string(opt.pid) +
+                              ": no process of that job runs gpuscope on demand (gpuscope ps lists those that do)"
+                        : std::string("trigger: --all: no process of yours runs gpuscope on demand"));
+  return pids;
+}
+
+struct Started {
+  long pid;
+  std::unique_ptr<ControlConnection> connection;
+};
+
+// Asks every process for the capture; an empty vector and `passed` when a
+// process was past the common start step (the caller tries a later one).
+std::vector<Started> start_all(const std::vector<long>& pids, const TriggerOptions& opt, const std::string& path,
+                               uint64_t start_step, bool& passed) {
+  std::vector<Started> started;
+  passed = false;
+  for (long pid : pids) {
+    auto c = std::make_unique<ControlConnection>(pid, "trigger");
+    control::Message req{"capture", {{"file", path}, {"create", "0"}}};
+    if (opt.steps) req.fields["steps"] = std::to_string(opt.steps);
+    if (opt.duration_s > 0) req.fields["seconds"] = std::to_string(opt.duration_s);
+    if (opt.control >= 0) req.fields["control"] = std::to_string(opt.control);
+    if (start_step) req.fields["start_step"] = std::to_string(start_step);
+    c->send(req);
+    control::Message answer;
+    const bool got = c->receive(answer);
+    if (got && answer.verb == "started") {
+      started.push_back({pid, std::move(c)});
+      continue;
+    }
+    const std::string why = got ? answer.get("why", "refused") : "it closed the control channel";
+    // Those already started end now; their stretch in the file is dropped with it.
+    for (auto& s : started) {
+      ControlConnection cancel(s.pid, "trigger");
+      cancel.ask({"cancel", {}});
+      control::Message done;
+      while (s.connection->receive(done, 30000) && done.verb != "done") {
+      }
+    }
+    if (why.find("has passed") != std::string::npos && start_step) {
+      passed = true;
+      return {};
+    }
+    throw Error("trigger: process " + std::to_string(pid) + ": " + why);
+  }
+  return started;
+}
+
+int run_capture(const TriggerOptions& opt, const std::vector<long>& pids, const std::string& tag) {
+  // Each process first: one clear line, and no file, for one that cannot be captured.
+  uint64_t most_steps = 0;
+  for (long pid : pids) {
+    const control::Message s = process_status(pid, "trigger");
+    if (s.get("state") != "dormant")
+      throw Error("trigger: process " + std::to_string(pid) + " is capturing already (into " +
+                  terminal_safe(s.get("file", "?")) + ")");
+    most_steps = std::max<uint64_t>(most_steps, std::strtoull(s.get("steps", "0").c_str(), nullptr, 10));
+  }
+  const std::string path =
+      opt.output.empty() ? default_output(tag)
+                         : std::filesystem::absolute(expand_output_name(opt.output, pids.front())).lexically_normal().string();
+  std::string request = opt.duration_s > 0 ? "seconds=" + format_fixed(opt.duration_s, 3)
+                                           : "steps=" + std::to_string(opt.steps);
+  if (opt.control >= 0) request += " control=" + std::to_string(opt.control);
+  // The ranks of a job begin at one step number, a few steps ahead of the
+  // furthest: the requests reach them within milliseconds.
+  uint64_t margin = 3;
+  std::vector<Started> started;
+  int claimed = -1;
+  for (int attempt = 0;; ++attempt) {
+    claimed = claim_output(path, opt.force);
+    try {
+      create_capture_database(path, pids.front(), clock_ns(CLOCK_MONOTONIC), request);
+      bool passed = false;
+      const uint64_t start_step = pids.size() > 1 ? most_steps + margin : 0;
+      started = start_all(pids, opt, path, start_step, passed);
+      if (!passed) break;
+      if (attempt == 3) throw Error("trigger: the job's ranks kept passing the common start step; try again");
+    } catch (...) {
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+      close(claimed);
+      throw;
+    }
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+    close(claimed);
+    margin *= 4;
+    for (long pid : pids)
+      most_steps = std::max<uint64_t>(
+          most_steps, std::strtoull(process_status(pid, "trigger").get("steps", "0").c_str(), nullptr, 10));
+  }
+  const std::string what = opt.duration_s > 0 ? "the steps of " + format_fixed(opt.duration_s, 1) + " s"
+                                              : "the next " + std::to_string(opt.steps) + " steps";
+  std::fprintf(stderr, "gpuscope: capturing %s of %zu process(es) into %s (after %s untraced control steps)\n",
+               what.c_str(), started.size(), terminal_safe(path).c_str(),
+               opt.control >= 0 ? std::to_string(opt.control).c_str() : "the job's");
+  std::set<std::string> windows;
+  bool ended_early = false;
+  for (auto& s : started) {
+    control::Message done;
+    bool got = false;
+    while ((got = s.connection->receive(done, -1)) && done.verb != "done") {
+    }
+    if (!got) {
+      ended_early = true;
+      std::fprintf(stderr, "gpuscope: process %ld ended during the capture; %s holds what it recorded until then\n",
+                   s.pid, terminal_safe(path).c_str());
+      continue;
+    }
+    windows.insert(done.fields.count("first_step") ? done.get("first_step") + "-" + done.get("last_step")
+                                                   : std::string("none"));
+  }
+  finalize_and_report(path);
+  close(claimed);
+  if (windows.size() == 1 && *windows.begin() != "none")
+    std::fprintf(stderr, "gpuscope: captured steps %s (counted from the job's start) of %zu process(es) into %s\n",
+                 windows.begin()->c_str(), started.size(), terminal_safe(path).c_str());
+  else if (!windows.empty())
+    std::fprintf(stderr, "gpuscope: warning: the processes' traced steps differ or are missing (%s)\n",
+                 [&] {
+                   std::string all;
+                   for (const auto& w : windows) all += (all.empty() ? "" : ", ") + w;
+                   return all;
+                 }()
+                     .c_str());
+  (void)ended_early;
+  return 0;
+}
+
+// --when / --every: the job captures by itself; this command waits, finalizes
+// each capture and ends when the job does (or on Ctrl-C, which disarms the rule).
+int run_watch(const TriggerOptions& opt) {
+  const double factor = opt.when.empty() ? 0 : slow_factor(opt.when);
+  const double every = opt.every.empty() ? 0 : seconds_of("--every", opt.every);
+  const double cooldown = seconds_of("--cooldown", opt.cooldown);
+  std::string pattern = opt.output.empty() ? "gpuscope_" + std::to_string(opt.pid) + "_capture_%n.db" : opt.output;
+  if (pattern.find("%n") == std::string::npos) {
+    const auto dot = pattern.rfind('.');
+    pattern.insert(dot == std::string::npos || dot < pattern.rfind('/') + 1 ? pattern.size() : dot, "_%n");
+  }
+  pattern = std::filesystem::absolute(pattern).lexically_normal().string();
+  const control::Message s = process_status(opt.pid, "trigger");
+  (void)s;
+  ControlConnection c(opt.pid, "trigger");
+  std::string rule = opt.when.empty() ? "" : opt.when;
+  if (every > 0) rule += (rule.empty() ? "" : ",") + std::string("every=") + opt.every;
+  rule += ",cooldown=" + opt.cooldown;
+  control::Message req{"watch", {{"file", pattern}, {"cooldown", std::to_string(cooldown)}, {"rule", rule}}};
+  if (factor > 0) req.fields["slow"] = std::to_string(factor);
+  if (every > 0) req.fields["every"] = std::to_string(every);
+  req.fields["steps"] = std::to_string(opt.duration_s > 0 ? 0 : opt.steps);
+  if (opt.duration_s > 0) req.fields["seconds"] = std::to_string(opt.duration_s);
+  if (opt.control >= 0) req.fields["control"] = std::to_string(opt.control);
+  c.ask(req);
+  std::fprintf(stderr, "gpuscope: watching process %ld (%s): each capture into %s; Ctrl-C ends the watch\n", opt.pid,
+               terminal_safe(rule).c_str(), terminal_safe(pattern).c_str());
+  control::Message m;
+  while (c.receive(m, -1)) {
+    if (m.verb == "started") {
+      std::fprintf(stderr, "gpuscope: %s: capturing into %s\n", terminal_safe(m.get("trigger")).c_str(),
+                   terminal_safe(m.get("file")).c_str());
+    } else if (m.verb == "skipped") {
+      std::fprintf(stderr, "gpuscope: %s: no capture: %s\n", terminal_safe(m.get("trigger")).c_str(),
+                   terminal_safe(m.get("why")).c_str());
+    } else if (m.verb == "done") {
+      finalize_and_report(m.get("file"));
+      if (m.fields.count("first_step"))
+        std::fprintf(stderr, "gpuscope: captured steps %s-%s into %s\n", m.get("first_step").c_str(),
+                     m.get("last_step").c_str(), terminal_safe(m.get("file")).c_str());
+    }
+  }
+  std::fprintf(stderr, "gpuscope: process %ld ended; the watch is over\n", opt.pid);
+  return 0;
+}
+
+int run_trigger(TriggerOptions& opt) {
+  if (opt.all && (opt.job || opt.pid))
+    throw Error("trigger: --all takes no PID and no --job (it captures every process of yours that runs on demand)");
+  if (!opt.all && opt.pid <= 0) throw Error("trigger: no PID given (usage: gpuscope trigger PID [--steps N | --duration S] [-o FILE]; gpuscope ps lists them)");
+  if (opt.steps && opt.duration_s > 0) throw Error("trigger: --steps and --duration exclude each other");
+  if (!opt.steps && opt.duration_s <= 0) opt.steps = kDefaultSteps;
+  if (!opt.when.empty() || !opt.every.empty()) {
+    if (opt.job || opt.all) throw Error("trigger: --when and --every watch one process (not --job or --all)");
+    return run_watch(opt);
+  }
+  if (opt.job || opt.all) return run_capture(opt, job_processes(opt), opt.all ? "all" : "job" + std::to_string(opt.pid));
+  return run_capture(opt, {opt.pid}, std::to_string(opt.pid));
+}
+
+}  // namespace
+
+static void add_trigger_command(CLI::App& app) {
+  static TriggerOptions opt;
+  auto* cmd = app.add_subcommand(
+      "trigger", "Capture the next steps of a job started with `gpuscope record --on-demand`, into a recording");
+  cmd->add_option("pid", opt.pid, "The job's process (gpuscope ps lists them); with --job, its launcher (torchrun)")
+      ->check(whole_number(1, 1LL << 30));
+  cmd->add_option("--steps", opt.steps, "Steps to trace (default 20), after the job's untraced control stretch")
+      ->check(whole_number(1, 1000000));
+  cmd->add_option("--duration", opt.duration_s, "Seconds to trace instead (ended at a step boundary)")
+      ->check(number_in(0.001, 86400));
+  cmd->add_option("--control", opt.control,
+                  "Untraced steps before the traced ones, which time the job without tracing (default: the job's, 8 "
+                  "and at least 0.2 s; 0: none)")
+      ->check(whole_number(0, 100000));
+  cmd->add_option("-o,--output", opt.output,
+                  "Output recording (default gpuscope_PID_N.db); %p pid, %h host; with --when/--every %n numbers the "
+                  "captures");
+  cmd->add_flag("-f,--force", opt.force, "Overwrite an existing output file");
+  cmd->add_flag("--job", opt.job, "PID is a launcher (torchrun): capture every rank of the job in the same steps, one file");
+  cmd->add_flag("--all", opt.all, "Capture every process of yours that runs on demand, in the same steps, one file");
+  cmd->add_option("--when", opt.when,
+                  "slow-step=FACTORx: the job captures by itself when a step takes FACTOR times the median of the "
+                  "last steps; this command waits and finalizes each capture");
+  cmd->add_option("--every", opt.every, "DURATION (90s, 30m, 2h): the job captures by itself periodically");
+  cmd->add_option("--cooldown", opt.cooldown, "At most one capture per this DURATION with --when/--every (default 600 s)")
+      ->capture_default_str();
+  cmd->footer("Examples: gpuscope trigger 4242 --steps 20 -o slow.db\n"
+              "          gpuscope trigger --job $(pgrep -f torch.distributed.run) -o job.db\n"
+              "          gpuscope trigger 4242 --when slow-step=2x --cooldown 10m -o slow_%n.db");
+  cmd->callback([] { exit_code = run_trigger(opt); });
+}
+
+static void add_ps_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("ps", "List the processes of yours that run gpuscope on demand (gpuscope trigger PID)");
+  cmd->callback([] {
+    std::vector<control::Message> rows;
+    for (long pid : listening_pids()) {
+      try {
+        rows.push_back(process_status(pid, "ps"));
+      } catch (const Error&) {
+        // another user's process, or one that ended meanwhile
+      }
+    }
+    if (rows.empty()) {
+      std::fprintf(stderr, "gpuscope: no process of yours runs gpuscope on demand (gpuscope record --on-demand -- ...)\n");
+      return;
+    }
+    std::printf("%-8s %-5s %-8s %-10s %-8s %s\n", "PID", "RANK", "STEPS", "STATE", "CAPTURES", "COMMAND");
+    for (const auto& r : rows)
+      std::printf("%-8s %-5s %-8s %-10s %-8s %s\n", r.get("pid").c_str(), r.get("rank", "-").c_str(),
+                  r.get("steps").c_str(), r.get("state").c_str(), r.get("captures", "0").c_str(),
+                  terminal_safe(r.get("cmd")).c_str());
+  });
+}
+
+namespace {
+CommandRegistrar trigger_registrar(12, add_trigger_command);
+CommandRegistrar ps_registrar(13, add_ps_command);
+}  // namespace
+
+}  // namespace gpuscope::cli

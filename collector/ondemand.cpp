@@ -1,0 +1,547 @@
+// Captures on demand: the control thread (its abstract socket, admitting the
+// job's own user only), each capture's lifecycle (file, writer, schedule
+// phases, CUPTI teardown, close) and the C API of ondemand_api.h.
+#include "collector/ondemand.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "collector/clock.h"
+#include "collector/cupti_source.h"
+#include "collector/ondemand_api.h"
+#include "collector/schedule.h"
+#include "collector/writer_thread.h"
+#include "common/control_channel.h"
+#include "common/output_name.h"
+#include "common/settings.h"
+#include "store/finalize.h"
+
+namespace gpuscope::collector::ondemand {
+namespace {
+
+std::atomic<bool> g_counting{false};
+std::atomic<bool> g_cuda{false};
+int g_listen = -1;
+int g_wake[2] = {-1, -1};
+Config g_config;
+void (*g_first_tick)() = nullptr;
+
+// The capture's lifecycle (begin, finish) and what the API waits on.
+std::mutex g_mutex;
+std::condition_variable g_idle;
+struct Current {
+  bool active = false;
+  Request request;
+  int waiter = -1;  // the `gpuscope trigger` connection that waits for it (control thread only)
+  bool for_watcher = false;
+};
+Current g_current;
+std::vector<std::pair<std::string, std::string>> g_meta;
+uint64_t g_captures = 0;
+
+// Control thread only: the connection of `gpuscope trigger --when/--every`
+// that armed the rule (closing it disarms), and its capture template.
+int g_watcher = -1;
+Request g_watch;
+std::string g_watch_rule;
+uint64_t g_watch_count = 0;
+
+void wake() {
+  char b = 1;
+  [[maybe_unused]] auto n = write(g_wake[1], &b, 1);
+}
+
+const char* phase_name(schedule::Phase p) {
+  switch (p) {
+    case schedule::Phase::idle: return "dormant";
+    case schedule::Phase::waiting: return "waiting";
+    case schedule::Phase::control: return "control";
+    case schedule::Phase::traced: return "tracing";
+    case schedule::Phase::done: return "finishing";
+  }
+  return "?";
+}
+
+std::string own_cmdline() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  while (!cmd.empty() && cmd.back() == '\0') cmd.pop_back();
+  for (char& c : cmd)
+    if (c == '\0') c = ' ';
+  return cmd;
+}
+
+std::string or_dash(const char* v) { return v && *v ? v : "-"; }
+
+// A CUDA driver call on this thread, so that a teardown CUPTI armed for the
+// next API exit happens now even when the job makes no more CUDA calls (a
+// job waiting in Python, or the API's caller itself).
+void poke_cuda() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) return;
+  using GetCurrent = int (*)(void**);
+  if (auto f = reinterpret_cast<GetCurrent>(dlsym(lib, "cuCtxGetCurrent"))) {
+    void* ctx = nullptr;
+    f(&ctx);
+  }
+  dlclose(lib);
+}
+
+// The capture reached done: CUPTI torn down (its last records decoded by the
+// still running writer), the writer stopped, the file finalized when no
+// `gpuscope trigger` will, and the job dormant again.
+std::string finish() {
+  Request request;
+  {
+    std::lock_guard lock(g_mutex);
+    request = g_current.request;
+  }
+  for (int i = 0; i < 300 && cupti_source::teardown_pending(); ++i) {
+    if (i == 10) poke_cuda();
+    usleep(10000);
+  }
+  cupti_source::flush(true);
+  writer_thread::stop(10000);
+  uint64_t first = 0, last = 0;
+  schedule::captured_steps(first, last);
+  std::string finalize_error;
+  if (request.finalize_here) {
+    try {
+      store::finalize_recording(request.path);
+    } catch (const std::exception& e) {
+      finalize_error = e.what();
+      std::fprintf(stderr, "gpuscope: capture %s not finalized: %s\n", request.path.c_str(), e.what());
+    }
+  }
+  schedule::capture_reset();
+  control::Message done{"done", {{"file", request.path}, {"trigger", request.trigger}}};
+  if (first <= last) {
+    done.fields["first_step"] = std::to_string(first);
+    done.fields["last_step"] = std::to_string(last);
+  }
+  if (request.finalize_here) done.fields["finalized"] = finalize_error.empty() ? "1" : "0";
+  {
+    std::lock_guard lock(g_mutex);
+    g_current.active = false;
+    ++g_captures;
+  }
+  g_idle.notify_all();
+  return control::format(done);
+}
+
+bool send_line(int fd, const std::string& line) {
+  size_t off = 0;
+  while (off < line.size()) {
+    const ssize_t n = send(fd, line.data() + off, line.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void reply_error(int fd, const std::string& why) {
+  send_line(fd, control::format({"error", {{"why", why}}}));
+  close(fd);
+}
+
+// One request line, read within two seconds.
+bool read_line(int fd, std::string& line) {
+  line.clear();
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 2000) <= 0) return false;
+    char c[256];
+    const ssize_t n = recv(fd, c, sizeof c, 0);
+    if (n <= 0) return false;
+    line.append(c, static_cast<size_t>(n));
+    const size_t nl = line.find('\n');
+    if (nl != std::string::npos) {
+      line.resize(nl);
+      return true;
+    }
+    if (line.size() > 8192) return false;
+  }
+}
+
+long long number(const control::Message& m, const char* key, long long fallback) {
+  const std::string v = m.get(key);
+  if (v.empty()) return fallback;
+  char* end = nullptr;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  return *end ? fallback : x;
+}
+
+double real(const control::Message& m, const char* key) {
+  const std::string v = m.get(key);
+  return v.empty() ? 0 : std::strtod(v.c_str(), nullptr);
+}
+
+Request request_from(const control::Message& m) {
+  Request r;
+  r.path = m.get("file");
+  r.create = m.get("create") == "1";
+  r.finalize_here = false;
+  r.steps = number(m, "steps", 0);
+  r.control = number(m, "control", -1);
+  r.start_step = number(m, "start_step", 0);
+  r.seconds = real(m, "seconds");
+  r.trigger = m.get("trigger", "gpuscope trigger");
+  return r;
+}
+
+control::Message status() {
+  control::Message m{"ok", {}};
+  m.fields["pid"] = std::to_string(getpid());
+  m.fields["uid"] = std::to_string(geteuid());
+  m.fields["rank"] = or_dash(std::getenv("RANK"));
+  m.fields["local_rank"] = or_dash(std::getenv("LOCAL_RANK"));
+  m.fields["world_size"] = or_dash(std::getenv("WORLD_SIZE"));
+  m.fields["steps"] = std::to_string(schedule::steps_ended());
+  m.fields["state"] = phase_name(schedule::capture_phase());
+  m.fields["cuda"] = g_cuda.load() ? "1" : "0";
+  std::lock_guard lock(g_mutex);
+  m.fields["captures"] = std::to_string(g_captures);
+  if (g_current.active) m.fields["file"] = g_current.request.path;
+  if (!g_watch_rule.empty()) m.fields["rule"] = g_watch_rule;
+  std::string cmd = own_cmdline();
+  if (cmd.size() > 300) cmd = cmd.substr(0, 300) + "...";
+  m.fields["cmd"] = cmd;
+  return m;
+}
+
+// %n in a rule's template: the capture's number from 1.
+std::string capture_path(const std::string& pattern, uint64_t n) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'n') {
+      out += std::to_string(n);
+      ++i;
+    } else if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == '%') {
+      out += "%%";
+      ++i;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return expand_output_name(out, getpid());
+}
+
+schedule::CapturePlan plan_of(const Request& request) {
+  schedule::CapturePlan plan;
+  plan.start_step = request.start_step > 0 ? static_cast<uint64_t>(request.start_step) : 0;
+  plan.steps = request.steps > 0 ? static_cast<uint64_t>(request.steps) : 0;
+  plan.seconds_ns = request.seconds > 0 ? static_cast<uint64_t>(request.seconds * 1e9) : 0;
+  if (request.control < 0) {
+    plan.control_steps = g_config.control_steps;
+    plan.control_min_ns = g_config.control_steps ? g_config.control_min_ms * 1000000ull : 0;
+  } else {
+    plan.control_steps = static_cast<uint64_t>(request.control);
+  }
+  return plan;
+}
+
+// The capture's schedule first (`begun`: a rule began it at a step boundary
+// already), then its file and writer: the job records into its rings from the
+// boundary on, and the writer drains them once the file is open.
+int open_capture(const Request& request, std::string& why, bool begun) {
+  if (!g_counting.load()) {
+    why = "the collector is not on demand in this process (start it with gpuscope record --on-demand)";
+    return -1;
+  }
+  std::lock_guard lock(g_mutex);
+  const auto abandon = [&] {
+    if (!begun) return;
+    schedule::capture_end_now(now_ns());
+    schedule::capture_reset();
+  };
+  if (g_current.active || (!begun && schedule::capture_phase() != schedule::Phase::idle)) {
+    why = "a capture is already under way in this process (into " + g_current.request.path + ")";
+    return -1;
+  }
+  if (request.path.empty()) {
+    why = "no file given for the capture";
+    abandon();
+    return -1;
+  }
+  std::error_code ec;
+  const std::string path = std::filesystem::absolute(request.path, ec).lexically_normal().string();
+  if (request.create) {
+    const int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      why = "cannot create " + path + ": " + std::strerror(errno);
+      abandon();
+      return -1;
+    }
+    close(fd);
+  } else if (access(path.c_str(), W_OK) != 0) {
+    why = "cannot write " + path + ": " + std::strerror(errno);
+    return -1;
+  }
+  const uint64_t began = begun ? schedule::capture_start_ns() : 0;
+  if (!begun && !schedule::capture_begin(plan_of(request), why)) {
+    if (request.create) std::filesystem::remove(path, ec);
+    return -1;
+  }
+  Config c = g_config;
+  c.output = path;
+  // The file's clock origin (unless `gpuscope trigger` stored one): before
+  // anything the capture records.
+  c.origin_ns = began ? began : now_ns();
+  c.meta = g_meta;
+  c.meta.emplace_back("capture_trigger", request.trigger);
+  if (request.create) {
+    c.meta.emplace_back("source", "gpuscope capture");
+    c.meta.emplace_back("command", own_cmdline());
+    const char* trace = settings::raw(settings::Id::kTrace);
+    c.meta.emplace_back("trace", trace ? trace : "cuda,nvtx,torch");
+  }
+  writer_thread::start(c, g_first_tick);
+  if (!writer_thread::wait_open(5000)) {
+    writer_thread::stop(2000);
+    schedule::capture_end_now(now_ns());
+    schedule::capture_reset();
+    if (request.create) std::filesystem::remove(path, ec);
+    why = "cannot record to " + path + " (see the job's stderr)";
+    return -1;
+  }
+  g_current = Current{};
+  g_current.active = true;
+  g_current.request = request;
+  g_current.request.path = path;
+  wake();
+  return 0;
+}
+
+void handle_client(int fd) {
+  // The request is read before the peer is judged: closing a connection with
+  // unread data would reset it, and the refusal would never reach its reader.
+  std::string line;
+  if (!read_line(fd, line)) {
+    close(fd);
+    return;
+  }
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid()) {
+    reply_error(fd, "permission denied: process " + std::to_string(getpid()) + " belongs to uid " +
+                        std::to_string(geteuid()) + "; only its own user may control it");
+    return;
+  }
+  const control::Message m = control::parse(line);
+  if (m.verb == "status") {
+    send_line(fd, control::format(status()));
+    close(fd);
+  } else if (m.verb == "capture") {
+    std::string why;
+    const Request r = request_from(m);
+    if (begin_capture(r, why) != 0) return reply_error(fd, why);
+    send_line(fd, control::format({"started",
+                                   {{"file", r.path}, {"steps_ended", std::to_string(schedule::steps_ended())}}}));
+    std::lock_guard lock(g_mutex);
+    g_current.waiter = fd;
+  } else if (m.verb == "watch") {
+    if (g_watcher >= 0) return reply_error(fd, "a rule is armed already (by another gpuscope trigger --when/--every)");
+    schedule::Rule rule;
+    rule.slow_factor = real(m, "slow");
+    rule.every_ns = static_cast<uint64_t>(real(m, "every") * 1e9);
+    rule.cooldown_ns = static_cast<uint64_t>(real(m, "cooldown") * 1e9);
+    if (rule.slow_factor <= 1 && rule.every_ns == 0) return reply_error(fd, "watch: no rule (slow=X with X > 1, or every=S)");
+    g_watch = request_from(m);
+    g_watch.create = true;
+    g_watch_count = 0;
+    g_watch_rule = m.get("rule", "armed");
+    rule.plan = plan_of(g_watch);
+    schedule::set_rule(rule, now_ns());
+    send_line(fd, control::format({"ok", {}}));
+    g_watcher = fd;
+  } else if (m.verb == "cancel") {
+    schedule::capture_end_now(now_ns());
+    send_line(fd, control::format({"ok", {}}));
+    close(fd);
+  } else {
+    reply_error(fd, "unknown request '" + m.verb + "'");
+  }
+}
+
+// The waiter or watcher hung up (or sent something): true when it is gone.
+bool hung_up(int fd) {
+  char buf[64];
+  const ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+void serve() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the job's signals are the job's threads'
+  for (;;) {
+    int waiter = -1;
+    bool active = false;
+    {
+      std::lock_guard lock(g_mutex);
+      waiter = g_current.waiter;
+      active = g_current.active;
+    }
+    std::vector<pollfd> fds = {{g_listen, POLLIN, 0}, {g_wake[0], POLLIN, 0}};
+    if (waiter >= 0) fds.push_back({waiter, POLLIN, 0});
+    if (g_watcher >= 0) fds.push_back({g_watcher, POLLIN, 0});
+    // While a capture runs, its phases are checked every 100 ms too (a
+    // capture ended by the API or at exit, a timed one).
+    if (poll(fds.data(), fds.size(), active ? 100 : 1000) < 0 && errno != EINTR) usleep(100000);
+    if (fds[1].revents) {
+      char buf[64];
+      while (read(g_wake[0], buf, sizeof buf) > 0) {
+      }
+    }
+    if (!g_counting.load()) continue;
+    if (fds[0].revents & POLLIN) {
+      const int fd = accept4(g_listen, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) handle_client(fd);
+    }
+    for (size_t i = 2; i < fds.size(); ++i) {
+      if (!fds[i].revents || !hung_up(fds[i].fd)) continue;
+      close(fds[i].fd);
+      std::lock_guard lock(g_mutex);
+      if (fds[i].fd == g_watcher) {
+        g_watcher = -1;
+        g_watch_rule.clear();
+        schedule::set_rule({}, now_ns());
+        if (g_current.active && g_current.for_watcher) g_current.request.finalize_here = true;
+      }
+      if (fds[i].fd == g_current.waiter) {
+        // Nobody waits for the file any more: it is finalized here.
+        g_current.waiter = -1;
+        g_current.request.finalize_here = true;
+      }
+    }
+    if (active && schedule::capture_phase() == schedule::Phase::done) {
+      bool for_watcher = false;
+      {
+        std::lock_guard lock(g_mutex);
+        waiter = g_current.waiter;
+        for_watcher = g_current.for_watcher;
+        g_current.waiter = -1;
+      }
+      const std::string done = finish();
+      if (waiter >= 0) {
+        send_line(waiter, done);
+        close(waiter);
+      }
+      if (for_watcher && g_watcher >= 0) send_line(g_watcher, done);
+    }
+    // A rule fired: its capture began at that step boundary; its file now.
+    const std::string fired = schedule::take_rule_fired();
+    if (!fired.empty()) {
+      Request r = g_watch;
+      r.path = capture_path(g_watch.path, ++g_watch_count);
+      r.trigger = fired;
+      r.finalize_here = g_watcher < 0;  // its `gpuscope trigger` left meanwhile
+      std::string why;
+      if (open_capture(r, why, true) != 0) {
+        if (g_watcher >= 0) send_line(g_watcher, control::format({"skipped", {{"why", why}, {"trigger", fired}}}));
+      } else {
+        if (g_watcher >= 0) send_line(g_watcher, control::format({"started", {{"file", r.path}, {"trigger", fired}}}));
+        std::lock_guard lock(g_mutex);
+        g_current.for_watcher = true;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void start(const Config& config, void (*first_tick)()) {
+  g_config = config;
+  g_first_tick = first_tick;
+  if (pipe2(g_wake, O_NONBLOCK | O_CLOEXEC) != 0) return;
+  g_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string name = control::socket_name(getpid());
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());  // abstract: sun_path[0] is NUL
+  const socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  if (g_listen < 0 || bind(g_listen, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(g_listen, 16) != 0) {
+    std::fprintf(stderr, "gpuscope: on-demand control channel not opened (%s): this process cannot be triggered\n",
+                 std::strerror(errno));
+    if (g_listen >= 0) close(g_listen);
+    g_listen = -1;
+    return;
+  }
+  schedule::set_attention_hook(wake);
+  g_counting.store(true);
+  std::thread(serve).detach();
+}
+
+bool counting() { return g_counting.load(std::memory_order_relaxed); }
+void note_cuda_initialized() { g_cuda.store(true); }
+bool cuda_initialized() { return g_cuda.load(); }
+
+void forget_in_child() {
+  g_counting.store(false);
+  if (g_listen >= 0) close(g_listen);
+  g_listen = -1;
+}
+
+void end_at_exit() {
+  if (!g_counting.exchange(false)) return;
+  schedule::capture_end_now(now_ns());
+}
+
+void remember_meta(const std::string& key, const std::string& value) {
+  std::lock_guard lock(g_mutex);
+  for (auto& [k, v] : g_meta)
+    if (k == key) {
+      v = value;
+      return;
+    }
+  g_meta.emplace_back(key, value);
+}
+
+int begin_capture(const Request& request, std::string& why) { return open_capture(request, why, false); }
+
+int end_capture(int timeout_ms, std::string& why) {
+  if (!g_counting.load()) {
+    why = "the collector is not on demand in this process";
+    return -1;
+  }
+  std::unique_lock lock(g_mutex);
+  if (!g_current.active) {
+    if (g_captures > 0) return 0;  // it ended by itself and its file is closed
+    why = "no capture under way";
+    return -1;
+  }
+  schedule::capture_end_now(now_ns());
+  wake();
+  if (!g_idle.wait_for(lock, std::chrono::milliseconds(timeout_ms), [] { return !g_current.active; })) {
+    why = "the capture's file was not closed within " + std::to_string(timeout_ms / 1000) + " s";
+    return -1;
+  }
+  return 0;
+}
+
+int state() {
+  if (!g_counting.load()) return GPUSCOPE_CAPTURE_UNAVAILABLE;
+  return static_cast<int>(schedule::capture_phase());
+}
+
+}  // namespace gpuscope::collector::ondemand
