@@ -36,6 +36,10 @@ tar -xzf "$archive" -C "$WORK/user"
 top=$(ls "$WORK/user")
 G=$WORK/user/$top/bin/gpuscope
 check "the archive holds one folder gpuscope-X.Y.Z with bin/gpuscope" test "$top" = "$(basename "$archive" -linux-x86_64.tar.gz)" -a -x "$G"
+# The README's links to the manuals resolve inside the archive.
+doc=$WORK/user/$top/share/doc/gpuscope
+missing_docs=$(grep -o '](docs/[^)#]*' "$doc/README.md" | cut -c3- | sort -u | while read -r d; do [ -f "$doc/$d" ] || echo "$d"; done)
+check "the README's links to docs/ resolve in share/doc/gpuscope (missing: ${missing_docs:-none})" test -z "$missing_docs" -a -f "$doc/docs/rules.md"
 
 # The job: the torch sample, copied out of the source tree.
 cp "$SRC/samples/torch/train_mlp.py" "$SRC/samples/torch/sample_common.py" "$WORK/job/"
