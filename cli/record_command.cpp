@@ -283,7 +283,7 @@ int run_record(RecordOptions& opt) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-// --help-env: the settings table (common/settings.h), as README.md shows it.
+// --help-env: the settings table (common/settings.h), as docs/settings.md shows it.
 void print_settings() {
   std::printf("Environment variables gpuscope reads (record sets those it has options for):\n");
   for (const settings::Setting& s : settings::kSettings)

@@ -14,7 +14,7 @@ Every entry is guarded: a failure goes to "errors", an entry that the --seconds
 budget (counted from process start) cannot reach goes to "skipped"; the JSON is
 rewritten (atomically) after every entry and on SIGTERM.  --device cpu --quick
 runs the whole script on the CPU with tiny sizes (CUDA-only entries skipped): a
-smoke test of the code, not a calibration.  See README.md.
+smoke test of the code, not a calibration.  See bench/whatif/README.md.
 """
 import time
 

@@ -2,7 +2,7 @@
 // meaning (CONVENTIONS.md item 13). The collector, the CLI, the analyzer and
 // the torch plugin read them only through here; header-only because the
 // plugin is built on its own, against libtorch. `gpuscope record --help-env`
-// prints the table, README.md lists it, and tests/trace_formats/common/settings_test.cpp
+// prints the table, docs/settings.md lists it, and tests/trace_formats/common/settings_test.cpp
 // fails on a GPUSCOPE_ variable read anywhere else. Benchmark and test
 // switches of bench/ and tests/ (GPUSCOPE_CALIBRATE, GPUSCOPE_KEEP_TMP, ...)
 // stay there.

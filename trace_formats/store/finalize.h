@@ -1,5 +1,5 @@
 // What `gpuscope record` does to a recording once the job has ended
-// (docs/ARCHITECTURE.md, "Several processes"). The collector writes while the
+// (docs/internals.md, "Several processes"). The collector writes while the
 // job runs and cannot afford these joins on the job's threads; here they run
 // once, over the whole file.
 #pragma once

@@ -36,7 +36,7 @@ RecordingSummary summarize(Reader& r) {
   if (!stretches.stretches.empty()) {
     int64_t ns = 0;
     for (const auto& [start, end] : stretches.stretches) ns += end - start;
-    // Between stretches CUPTI is torn down where it safely can be (docs/ARCHITECTURE.md).
+    // Between stretches CUPTI is torn down where it safely can be (docs/internals.md, "Collector").
     auto teardowns = r.query("SELECT coalesce(sum(value), 0) FROM collector_stat WHERE key = 'cupti_finalizes'");
     s.traced = RecordingSummary::Traced{static_cast<int64_t>(stretches.stretches.size()), ns, r.meta("sample", ""),
                                         teardowns.step() ? teardowns.int64(0) : 0, stretches.closed_by_reader};
