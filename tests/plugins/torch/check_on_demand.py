@@ -327,5 +327,37 @@ def on_demand_job():
     check(job.stop(timeout=120) == 0, "the torchrun job exits 0")
 
 
+@case
+def on_demand_api():
+    """collector/ondemand_api.h through ctypes (on_demand_api.py judges nothing; this does)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "on_demand_api.py")
+    r = subprocess.run([args.gpuscope, "record", "--on-demand", "--", args.python, script, TMP], capture_output=True,
+                       text=True, timeout=120, cwd=TMP)
+    check(r.returncode == 0, "the job exits 0: %s" % r.stderr.strip()[-400:])
+    line = next((l for l in r.stdout.splitlines() if l.startswith("ON_DEMAND_API ")), None)
+    check(line is not None, "the job printed its results")
+    if not line:
+        return
+    res = __import__("json").loads(line[len("ON_DEMAND_API "):])
+    check(res["state_before"] == 0, "dormant before any capture (state %s)" % res["state_before"])
+    check(res["start_a"] == 0 and res["start_busy"] == -1 and "already under way" in res["errors"]["busy"],
+          "a capture starts; a second one at once is refused with its reason: %r" % res["errors"]["busy"])
+    states = res["states"]
+    check(states[:1] == [1] and 2 in states and 3 in states and states[-1] == 0,
+          "it waits for the boundary, runs its control stretch, traces, and the job is dormant again: %s" % states)
+    check(res["start_b"] == 0 and res["stop_b"] == 0 and res["state_after_b"] == 0,
+          "a capture until stop: started, stopped (waits for its file), dormant again")
+    check(res["stop_none"] == 0, "stop after the capture ended returns 0")
+    check(res["start_exists"] == -1 and "File exists" in res["errors"]["exists"],
+          "an existing file is refused: %r" % res["errors"]["exists"])
+    a, b = os.path.join(TMP, "api_a.db"), os.path.join(TMP, "api_b.db")
+    check_capture(a, q1(a, "SELECT pid FROM process"), 5, None, "api capture a")
+    traced, untraced = traced_steps(b, q1(b, "SELECT pid FROM process"))
+    check(untraced == [] and 8 <= len(traced) <= 11, "api capture b: no control stretch, traced until stop (%s)" % traced)
+    for db in (a, b):
+        check(q1(db, "SELECT value FROM meta WHERE key = 'capture_trigger'") == "gpuscope_capture_start" and
+              not os.path.exists(db + "-wal"), "%s: made by the API, finalized (no -wal left)" % os.path.basename(db))
+
+
 if __name__ == "__main__":
     run()
