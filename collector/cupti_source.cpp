@@ -483,6 +483,16 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
   return Switched::yes;
 }
 
+void restart_untraced_span() {
+  std::lock_guard lock(g_control);
+  if (!g_active || !g_finalized.load() || !g_drained_ns || g_tracing) return;
+  if (g_api.synchronize_devices && !g_api.synchronize_devices()) {
+    g_drained_ns = 0;  // not drained: no span measured for this stretch
+    return;
+  }
+  g_drained_ns = now_ns();
+}
+
 bool take_untraced_span(uint64_t& start, uint64_t& end) {
   std::lock_guard lock(g_control);
   if (!g_span_end) return false;

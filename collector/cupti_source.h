@@ -44,6 +44,11 @@ bool stop_for_good();
 // CUPTI was torn down to the drain when tracing resumed (collector clock).
 // False when none was measured since the last call.
 bool take_untraced_span(uint64_t& start, uint64_t& end);
+// Captures on demand: the untraced stretch of the next resume counts from
+// here, not from the last teardown (the end of the previous capture): a drain
+// now, on a job thread at the step boundary where a capture's control stretch
+// begins. Nothing while CUPTI is not torn down (or never started).
+void restart_untraced_span();
 // gpuscope's own stall of the job where tracing switches: CPU time on the
 // thread that switched, with the GPU drained and nothing to run. The teardown
 // from the end of its drain (flush, decode, cuptiFinalize), the resume from

@@ -186,6 +186,9 @@ void capture_step(uint64_t now, uint64_t duration) {
       [[fallthrough]];  // a rule fired: its capture begins at this boundary
     case Phase::waiting:
       if (g_steps_ended < g_plan.start_step) break;
+      // The control stretch's GPU work is measured from here (a drain), not
+      // from the teardown that ended the previous capture.
+      cupti_source::restart_untraced_span();
       g_enabled.store(true, std::memory_order_release);
       g_phase.store(Phase::control, std::memory_order_relaxed);
       g_capture_start_ns = now;

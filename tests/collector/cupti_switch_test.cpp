@@ -192,6 +192,31 @@ TEST(CuptiSwitch, UntracedStretchCountsFromThePauseLessTheTeardown) {
   }
 }
 
+// On demand, CUPTI is torn down when a capture ends and the job runs dormant
+// until the next capture's control stretch: the untraced stretch that capture
+// measures starts at the drain where its control stretch begins, not at the
+// previous capture's teardown.
+TEST(CuptiSwitch, OnDemandTheUntracedStretchRestartsAtTheControlStretch) {
+  using std::chrono::milliseconds;
+  start_fake(true, true);
+  cupti_source::restart_untraced_span();  // tracing: nothing to restart
+  EXPECT_EQ(count(calls(), "cuCtxSynchronize"), 0);
+  ASSERT_TRUE(off(true));  // the capture ends
+  launch_exit();           // torn down
+  ASSERT_EQ(count(calls(), "cuCtxSynchronize"), 1);
+  std::this_thread::sleep_for(milliseconds(60));  // dormant
+  const uint64_t control = now_ns();
+  cupti_source::restart_untraced_span();  // the next capture's control stretch begins: a drain
+  EXPECT_EQ(count(calls(), "cuCtxSynchronize"), 2);
+  std::this_thread::sleep_for(milliseconds(10));  // the control steps
+  ASSERT_TRUE(on());
+  uint64_t a = 0, b = 0;
+  ASSERT_TRUE(cupti_source::take_untraced_span(a, b));
+  EXPECT_GE(a, control);  // not the 60 ms dormant
+  EXPECT_GE(b - a, 10 * kMs);
+  EXPECT_LT(b - a, 50 * kMs);
+}
+
 // What the switches cost the job beyond the drains (the GPU has nothing to
 // run then) is recorded as gpuscope's own overhead on the switching thread:
 // the teardown's flush, decode and cuptiFinalize, the resume's subscription
