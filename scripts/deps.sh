@@ -4,6 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git ca-certificates python3 sqlite3 python3-distributed
+  python3-venv python3-pip
   libsqlite3-dev libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   libprotobuf-dev protobuf-compiler zlib1g-dev libzstd-dev zstd
   libtorch-dev python3-torch
