@@ -249,38 +249,32 @@ void attribute_steps(const IdleInputs& in, uint32_t first, uint32_t last, IdleAc
   }
 }
 
-}  // namespace
+// The category interval sets of the breakdown (phase 1), consumed by the sweep.
+struct CategorySets {
+  IntervalSet compute, comm, memcpy, memset, runtime;
+};
 
-Context build_context(const Model& m, const StepPlan& plan, int64_t device, const std::function<void()>& alongside) {
-  PhaseTimer timer;
-  Context c(m, plan);
-  c.device = device;
-  c.steps = plan.analysed;
-  std::vector<Interval> sv;
-  for (const auto& s : c.steps) {
-    sv.push_back({s.start, s.end});
-    c.step_ns += s.duration();
-  }
-  c.step_set = IntervalSet::from(sv);
-  c.n_steps = std::max<double>(1.0, static_cast<double>(c.steps.size()));
-
+// Each kernel name's class, once per name.
+void classify_kernels(Context& c, const Model& m) {
   const size_t nstr = m.strings ? m.strings->size() : 0;
   c.kclass.resize(nstr);
-  {
-    std::vector<bool> classified(nstr, false);
-    for (const auto& k : m.kernels) {
-      if (k.name < nstr && !classified[k.name]) {
-        c.kclass[k.name] = classify_kernel(m.str(k.name));
-        classified[k.name] = true;
-      }
+  std::vector<bool> classified(nstr, false);
+  for (const auto& k : m.kernels) {
+    if (k.name < nstr && !classified[k.name]) {
+      c.kclass[k.name] = classify_kernel(m.str(k.name));
+      classified[k.name] = true;
     }
   }
+}
+
+// Phase 1, in parallel: the caller's task (linking ops), the selections, and the
+// category interval sets. Kernels, copies, API calls and ops are sorted by start.
+CategorySets select_and_build_sets(Context& c, const Model& m, int64_t device, const std::function<void()>& alongside) {
+  const size_t nstr = m.strings ? m.strings->size() : 0;
+  CategorySets sets;
   const auto dev = static_cast<uint16_t>(std::max<int64_t>(device, 0));
   const bool has_device = device >= 0;
 
-  // Phase 1, in parallel: the caller's task (linking ops), the selections, and the
-  // category interval sets. Kernels, copies, API calls and ops are sorted by start.
-  IntervalSet compute, comm, memcpy, memset, runtime;
   std::vector<std::function<void()>> tasks = {
       [&] {
         if (alongside) alongside();
@@ -305,8 +299,8 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
             return k.device == dev && c.kc(k.name).has(kCommunication) == communication ? Interval{k.start, k.end()} : Interval{};
           }, false);
         };
-        compute = kernel_set(false);
-        comm = kernel_set(true);
+        sets.compute = kernel_set(false);
+        sets.comm = kernel_set(true);
         auto copy_set = [&](bool is_memset) {
           return IntervalSet::from_sorted_fn(m.copies.size(), [&](size_t i) {
             const CopyRec& x = m.copies[i];
@@ -314,11 +308,11 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
             return x.device == dev && x.memset == is_memset && !scalar_read ? Interval{x.start, x.end()} : Interval{};
           }, false);
         };
-        memcpy = copy_set(false);
-        memset = copy_set(true);
+        sets.memcpy = copy_set(false);
+        sets.memset = copy_set(true);
       },
       [&] {
-        runtime = IntervalSet::from_sorted_fn(
+        sets.runtime = IntervalSet::from_sorted_fn(
             m.apis.size(), [&](size_t i) { return Interval{m.apis[i].start, m.apis[i].end()}; }, false);
       },
       [&] {
@@ -350,13 +344,17 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
       int8_t& k = c.step_ops[static_cast<size_t>(step)];
       k = std::max<int8_t>(k, m.ops[i].ext >= store::kPlacedOpIdBase ? 1 : 2);
     }
-  timer.mark("  selections and sets");
+  return sets;
+}
 
-  // Phase 2: priority sweep, step by step. The covered time of the union of the
-  // first k categories, minus that of the first k-1, is what category k adds.
-  // Unions are built per step from the clipped sets, so no whole-run union of
-  // kernels and API calls (millions of intervals) is ever materialized.
-  const IntervalSet* order[Breakdown::kCategories - 1] = {&compute, &memcpy, &memset, &comm, &runtime, &c.dataloader, &c.op_busy};
+// Phase 2: priority sweep, step by step. The covered time of the union of the
+// first k categories, minus that of the first k-1, is what category k adds.
+// Unions are built per step from the clipped sets, so no whole-run union of
+// kernels and API calls (millions of intervals) is ever materialized. Leaves
+// the sets empty.
+void sweep_priorities(Context& c, CategorySets& sets) {
+  const IntervalSet* order[Breakdown::kCategories - 1] = {&sets.compute, &sets.memcpy, &sets.memset, &sets.comm, &sets.runtime,
+                                                          &c.dataloader, &c.op_busy};
   std::array<std::vector<int64_t>, Breakdown::kCategories - 1> cov;
   for (auto& v : cov) v.assign(c.steps.size(), 0);
   {
@@ -387,8 +385,8 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
       }
     }
   }
-  c.gpu_busy = compute.unite(memcpy, false).unite(memset, false).unite(comm, false);
-  compute = memcpy = memset = comm = runtime = {};
+  c.gpu_busy = sets.compute.unite(sets.memcpy, false).unite(sets.memset, false).unite(sets.comm, false);
+  sets = {};
   c.step_breakdown.resize(c.steps.size());
   for (size_t i = 0; i < c.steps.size(); ++i) {
     Breakdown& b = c.step_breakdown[i];
@@ -400,11 +398,10 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
     b.idle = c.steps[i].duration() - prev;
     for (int k = 0; k < Breakdown::kCategories; ++k) c.breakdown.at(k) += b.get(k);
   }
-  timer.mark("  priority sweep");
-  c.step_idle.assign(c.steps.size(), {});
-  if (!has_device) return c;
+}
 
-  // Phase 3: idle attribution, the steps in two halves.
+// Phase 3: idle attribution, the steps in two halves.
+void attribute_idle(Context& c, const Model& m) {
   IdleInputs in{c, {}, {}, {}, {}, {}};
   for (const auto& s : m.syncs) {
     if (s.type == schema::sync_type::stream_wait_event) continue;  // the GPU waits, not the host
@@ -462,6 +459,30 @@ Context build_context(const Model& m, const StepPlan& plan, int64_t device, cons
     c.unseen_compile_steps = std::count(steps_with.begin(), steps_with.end(), uint8_t{1});
     c.compiling = c.compiling.unite(unseen_set);
   }
+}
+
+}  // namespace
+
+Context build_context(const Model& m, const StepPlan& plan, int64_t device, const std::function<void()>& alongside) {
+  PhaseTimer timer;
+  Context c(m, plan);
+  c.device = device;
+  c.steps = plan.analysed;
+  std::vector<Interval> sv;
+  for (const auto& s : c.steps) {
+    sv.push_back({s.start, s.end});
+    c.step_ns += s.duration();
+  }
+  c.step_set = IntervalSet::from(sv);
+  c.n_steps = std::max<double>(1.0, static_cast<double>(c.steps.size()));
+  classify_kernels(c, m);
+  CategorySets sets = select_and_build_sets(c, m, device, alongside);
+  timer.mark("  selections and sets");
+  sweep_priorities(c, sets);
+  timer.mark("  priority sweep");
+  c.step_idle.assign(c.steps.size(), {});
+  if (device < 0) return c;
+  attribute_idle(c, m);
   timer.mark("  idle attribution");
   return c;
 }
