@@ -21,6 +21,7 @@
 #include "common/error.h"
 #include "common/output_name.h"
 #include "common/text.h"
+#include "store/capture_end.h"
 #include "store/writer.h"
 
 namespace gpuscope::cli {
@@ -243,16 +244,19 @@ int run_capture(const TriggerOptions& opt, const std::vector<long>& pids, const 
                what.c_str(), started.size(), terminal_safe(path).c_str(),
                opt.control >= 0 ? std::to_string(opt.control).c_str() : "the job's");
   std::set<std::string> windows;
-  bool ended_early = false;
   for (auto& s : started) {
     control::Message done;
     bool got = false;
     while ((got = s.connection->receive(done, -1)) && done.verb != "done") {
     }
     if (!got) {
-      ended_early = true;
       std::fprintf(stderr, "gpuscope: process %ld ended during the capture; %s holds what it recorded until then\n",
                    s.pid, terminal_safe(path).c_str());
+      try {
+        store::close_cut_capture(path, s.pid);  // its traced stretch never got its end
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "gpuscope: warning: %s\n", terminal_safe(e.what()).c_str());
+      }
       continue;
     }
     windows.insert(done.fields.count("first_step") ? done.get("first_step") + "-" + done.get("last_step")
@@ -271,7 +275,6 @@ int run_capture(const TriggerOptions& opt, const std::vector<long>& pids, const 
                    return all;
                  }()
                      .c_str());
-  (void)ended_early;
   return 0;
 }
 

@@ -300,10 +300,12 @@ def on_demand_sigkill():
     info = gpuscope("info", db)
     check(info.returncode == 0, "gpuscope info opens the file of a job killed mid-capture: %s" %
           info.stderr.strip()[-300:])
-    # The traced stretch never ended, so the file has no sampling window: its steps and ops are there.
-    steps = q1(db, "SELECT count(*) FROM step WHERE pid = ?", job.pid)
-    ops = q1(db, "SELECT count(*) FROM op WHERE pid = ?", job.pid)
-    check(steps >= 5 and ops > 0, "it holds the steps and ops recorded before the kill (%d steps, %d ops)" % (steps, ops))
+    # The collector never ended its traced stretch; trigger closed it from the file.
+    traced, untraced = traced_steps(db, job.pid)
+    check(len(traced) >= 5 and untraced == [min(traced) - 1],
+          "its traced steps, after its one control step, are marked traced (%d traced, control %s)" %
+          (len(traced), untraced))
+    check(q1(db, "SELECT value FROM meta WHERE key = 'capture_ended_early'") == "1", "meta capture_ended_early says so")
     analyze = gpuscope("analyze", db)
     check(analyze.returncode == 0, "gpuscope analyze reads it: %s" % analyze.stderr.strip()[-300:])
 
