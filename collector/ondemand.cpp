@@ -27,6 +27,7 @@
 
 #include "collector/clock.h"
 #include "collector/cupti_source.h"
+#include "collector/device_query.h"
 #include "collector/ondemand_api.h"
 #include "collector/schedule.h"
 #include "collector/writer_thread.h"
@@ -315,6 +316,7 @@ int open_capture(const Request& request, std::string& why, bool begun) {
     const char* trace = settings::raw(settings::Id::kTrace);
     c.meta.emplace_back("trace", trace ? trace : "cuda,nvtx,torch");
   }
+  if (g_cuda.load()) writer_thread::set_devices_at_open(query_devices());
   writer_thread::start(c, g_first_tick);
   if (!writer_thread::wait_open(5000)) {
     writer_thread::stop(2000);

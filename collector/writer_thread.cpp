@@ -58,7 +58,9 @@ struct State {
   std::unordered_map<uint32_t, bool> named_threads;
   ProcessInfo process;
   int64_t flushes = 0;
+  std::vector<store::DeviceRow> devices;  // put when the file opens
 };
+std::vector<store::DeviceRow> g_devices_at_open;  // under g_lifecycle
 
 void decode_cupti(uint8_t* buffer, size_t valid, uint32_t session, void* ctx) {
   auto* s = static_cast<State*>(ctx);
@@ -211,6 +213,7 @@ bool open_database(State& s) {
     s.writer->meta_default("source", "gpuscope collector");
     if (!s.process.job_key.empty()) s.writer->meta_default("job_key", s.process.job_key);
     for (const auto& [key, value] : s.config.meta) s.writer->set_meta(key, value);
+    for (const store::DeviceRow& d : s.devices) s.writer->put(d);
     s.writer->commit();
     s.sink = std::make_unique<RowSink>(*s.writer);
     s.sink->pid = s.process.row.pid;
@@ -366,7 +369,13 @@ void start(const Config& config, void (*first_tick)()) {
   g_state = new State;
   g_state->config = config;
   g_state->process = read_process_info();
+  g_state->devices.swap(g_devices_at_open);
   g_thread = std::thread(run, g_state);
+}
+
+void set_devices_at_open(std::vector<store::DeviceRow> rows) {
+  std::lock_guard lock(g_lifecycle);
+  g_devices_at_open = std::move(rows);
 }
 
 bool running() { return g_thread.joinable() && !g_finished.load(); }

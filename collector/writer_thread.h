@@ -2,13 +2,19 @@
 // buffers, drains the per-thread rings, samples NVML, and commits.
 #pragma once
 
+#include <vector>
+
 #include "collector/config.h"
+#include "store/rows.h"
 
 namespace gpuscope::collector::writer_thread {
 
 // first_tick runs on the writer thread after its first commit. Once stop()
 // has returned true, start() may run again (one file per capture on demand).
 void start(const Config& config, void (*first_tick)());
+// Device rows the next writer puts into its file when it opens it (a capture
+// on demand: collector/device_query.h).
+void set_devices_at_open(std::vector<store::DeviceRow> rows);
 // A writer runs and has not finished.
 bool running();
 // Waits until the writer started last has opened its file: false when it

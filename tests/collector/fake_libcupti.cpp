@@ -22,6 +22,27 @@ FAKE const char* fake_cuda_calls() { return g_log.c_str(); }
 FAKE CUresult cuDriverGetVersion(int* v) { *v = 13000; return CUDA_SUCCESS; }
 FAKE CUresult cuDeviceGetCount(int* n) { *n = 1; return CUDA_SUCCESS; }
 FAKE CUresult cuDeviceGet(CUdevice* d, int i) { *d = i; return CUDA_SUCCESS; }
+// An H100 SXM as its driver describes it (collector/device_query.cpp's test).
+FAKE CUresult cuDeviceGetName(char* name, int len, CUdevice) {
+  std::strncpy(name, "NVIDIA H100 80GB HBM3", static_cast<size_t>(len));
+  return CUDA_SUCCESS;
+}
+FAKE CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
+  switch (a) {
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = 1980000; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 2619000; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 5120; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+FAKE CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice) { *bytes = 85029158912ull; return CUDA_SUCCESS; }
+FAKE CUresult cuDeviceGetUuid_v2(CUuuid* u, CUdevice) {
+  for (int i = 0; i < 16; ++i) u->bytes[i] = static_cast<char>(i * 17);
+  return CUDA_SUCCESS;
+}
 FAKE CUresult cuDevicePrimaryCtxGetState(CUdevice, unsigned* flags, int* active) {
   *flags = 0;
   *active = 1;
