@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 
-from recording_checks import TMP, args, case, check, q, q1, run, ops_begun_outside
+from recording_checks import TMP, analyze_json, args, case, check, q, q1, run, ops_begun_outside
 
 LOOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "on_demand_loop.py")
 
@@ -162,6 +162,10 @@ def on_demand_trigger():
     check(control[0] >= 8 and control[1] >= 200e6,
           "second capture: the job's default control stretch, 8 steps and at least 200 ms, untraced (%d steps, %.0f ms)"
           % (control[0], (control[1] or 0) / 1e6))
+    untraced = analyze_json(db2).get("summary", {}).get("untraced", {})
+    check(untraced.get("method") == "cpu_steps" and (untraced.get("step_ms") or 0) > 0,
+          "analyze takes the job's untraced step from the capture's control stretch: %s ms (%s)" %
+          (untraced.get("step_ms"), untraced.get("method")))
     check(t1 and t2 and t2[0] > t1[-1], "the second capture's steps come after the first's (%s, %s)" %
           (t1[:1], t2[:1]))
     row = ps_rows().get(job.pid, {})
