@@ -13,13 +13,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-double round_to(double v, int decimals) {
-  if (!std::isfinite(v)) return 0;
-  const double s = std::pow(10.0, decimals);
-  const double r = std::round(v * s) / s;
-  return r == 0 ? 0.0 : r;
-}
-
 double ms(double v) { return round_to(v, 6); }
 double frac(double v) { return round_to(v, 6); }
 double pct(double fraction) { return round_to(fraction * 100, 4); }

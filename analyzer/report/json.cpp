@@ -13,13 +13,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-double round_to(double v, int decimals) {
-  if (!std::isfinite(v)) return 0;
-  const double f = std::pow(10.0, decimals);
-  double r = std::round(v * f) / f;
-  return r == 0 ? 0 : r;  // no -0
-}
-
 double ms(int64_t ns) { return round_to(static_cast<double>(ns) / 1e6, 3); }
 double ms3(double v) { return round_to(v, 3); }
 

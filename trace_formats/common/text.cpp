@@ -224,6 +224,13 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+double round_to(double v, int decimals) {
+  if (!std::isfinite(v)) return 0;
+  const double scale = std::pow(10.0, decimals);
+  const double r = std::round(v * scale) / scale;
+  return r == 0 ? 0.0 : r;
+}
+
 std::string format_fixed(double v, int decimals) {
   if (!std::isfinite(v)) return "n/a";
   char buf[64];

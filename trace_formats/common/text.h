@@ -50,6 +50,9 @@ void append_json_string(std::string& out, std::string_view s);
 
 // ---- numbers and units
 
+// v rounded to `decimals` places, for JSON reports: 0 for a non-finite v, and
+// never -0.
+double round_to(double v, int decimals);
 // "12.346"; "-0.000" never appears; "n/a" when not finite.
 std::string format_fixed(double v, int decimals);
 // 0.1234 -> "12.3 %"; "n/a" when not finite.
