@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "cli/commands.h"
@@ -102,11 +103,17 @@ std::string default_output(const std::string& tag) {
   }
 }
 
-void create_capture_database(const std::string& path, long pid, int64_t origin, const std::string& request) {
+// What trigger says about the capture in its file: before the capture when it
+// creates the file (--job, --all: the ranks share its clock origin), after it
+// when the job created it (one process: no schema to create before the job
+// is asked, which keeps the first traced step close to the trigger).
+void write_capture_meta(const std::string& path, long pid, std::optional<int64_t> origin, const std::string& request) {
   store::Writer w(path);
   w.begin();
-  w.set_meta("origin_ns", std::to_string(origin));
-  w.set_meta("origin_utc_ns", std::to_string(clock_ns(CLOCK_REALTIME)));
+  if (origin) {
+    w.set_meta("origin_ns", std::to_string(*origin));
+    w.set_meta("origin_utc_ns", std::to_string(clock_ns(CLOCK_REALTIME)));
+  }
   w.set_meta("gpuscope_version", GPUSCOPE_VERSION);
   w.set_meta("source", "gpuscope trigger");
   const std::string trace = read_environ(pid, "GPUSCOPE_TRACE");
@@ -161,12 +168,12 @@ struct Started {
 // Asks every process for the capture; an empty vector and `passed` when a
 // process was past the common start step (the caller tries a later one).
 std::vector<Started> start_all(const std::vector<long>& pids, const TriggerOptions& opt, const std::string& path,
-                               uint64_t start_step, bool& passed) {
+                               uint64_t start_step, bool create, bool& passed) {
   std::vector<Started> started;
   passed = false;
   for (long pid : pids) {
     auto c = std::make_unique<ControlConnection>(pid, "trigger");
-    control::Message req{"capture", {{"file", path}, {"create", "0"}}};
+    control::Message req{"capture", {{"file", path}, {"create", create ? "1" : "0"}}};
     if (opt.steps) req.fields["steps"] = std::to_string(opt.steps);
     if (opt.duration_s > 0) req.fields["seconds"] = std::to_string(opt.duration_s);
     if (opt.control >= 0) req.fields["control"] = std::to_string(opt.control);
@@ -217,13 +224,21 @@ int run_capture(const TriggerOptions& opt, const std::vector<long>& pids, const 
   uint64_t margin = 3;
   std::vector<Started> started;
   int claimed = -1;
-  for (int attempt = 0;; ++attempt) {
+  if (pids.size() == 1) {
+    // The job creates the file (O_EXCL) as it begins: nothing to create here first.
+    if (std::filesystem::exists(path)) {
+      if (!opt.force) throw Error(path + ": already exists (use --force to overwrite)");
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+    }
+    bool passed = false;
+    started = start_all(pids, opt, path, 0, true, passed);
+  }
+  for (int attempt = 0; pids.size() > 1; ++attempt) {
     claimed = claim_output(path, opt.force);
     try {
-      create_capture_database(path, pids.front(), clock_ns(CLOCK_MONOTONIC), request);
+      write_capture_meta(path, pids.front(), clock_ns(CLOCK_MONOTONIC), request);
       bool passed = false;
-      const uint64_t start_step = pids.size() > 1 ? most_steps + margin : 0;
-      started = start_all(pids, opt, path, start_step, passed);
+      started = start_all(pids, opt, path, most_steps + margin, false, passed);
       if (!passed) break;
       if (attempt == 3) throw Error("trigger: the job's ranks kept passing the common start step; try again");
     } catch (...) {
@@ -262,8 +277,15 @@ int run_capture(const TriggerOptions& opt, const std::vector<long>& pids, const 
     windows.insert(done.fields.count("first_step") ? done.get("first_step") + "-" + done.get("last_step")
                                                    : std::string("none"));
   }
+  if (pids.size() == 1) {
+    try {
+      write_capture_meta(path, pids.front(), std::nullopt, request);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpuscope: warning: %s\n", terminal_safe(e.what()).c_str());
+    }
+  }
   finalize_and_report(path);
-  close(claimed);
+  if (claimed >= 0) close(claimed);
   if (windows.size() == 1 && *windows.begin() != "none")
     std::fprintf(stderr, "gpuscope: captured steps %s (counted from the job's start) of %zu process(es) into %s\n",
                  windows.begin()->c_str(), started.size(), terminal_safe(path).c_str());
