@@ -69,6 +69,9 @@ check "the recording holds torch ops ($ops)" test "$ops" -gt 0 2>/dev/null
 run "$G" record -o run2.db -- python train_mlp.py --device cpu --steps 4 --warmup 0 --batch 16 > "$WORK/record2.out" 2>&1
 check "a second record reuses the plugin (no build line)" bash -c "! grep -q 'building the torch plugin' '$WORK/record2.out'"
 check "analyze" run "$G" analyze run.db -o report.txt
+if ls "$V"/lib/python3*/site-packages/gpuscope/_native/bin/gpuscope-view > /dev/null 2>&1; then
+  check "view --screenshot runs the wheel's viewer" run env QT_QPA_PLATFORM=offscreen "$G" view run.db --screenshot shot.png
+fi
 
 # No compiler: one clear line, and the job is still recorded (without ops).
 ln -s "$V/bin/python" "$WORK/nocc/python"
