@@ -12,8 +12,8 @@ class GpuscopeError(RuntimeError):
 
 
 def binary():
-    """The bundled `gpuscope` program (GPUSCOPE_BINARY overrides it, for a build tree)."""
-    path = os.environ.get("GPUSCOPE_BINARY") or os.path.join(NATIVE, "bin", "gpuscope")
+    """The bundled `gpuscope` program."""
+    path = os.path.join(NATIVE, "bin", "gpuscope")
     if not os.access(path, os.X_OK):
         raise GpuscopeError("gpuscope: error: %s is missing or not executable (reinstall the gpuscope wheel)" % path)
     return path
