@@ -213,6 +213,8 @@ bool is_copy(const Graph& g, const GpuTask& k) {
   return name.find("copy_kernel") != std::string_view::npos || name.find("CatArrayBatchedCopy") != std::string_view::npos;
 }
 
+bool is_spatial_norm(Kind k) { return k == Kind::kBatchNorm || k == Kind::kGroupNorm; }
+
 bool fusible(Kind k) {
   return k == Kind::kMemoryBound || k == Kind::kBatchNorm || k == Kind::kGroupNorm || k == Kind::kLayerNorm ||
          k == Kind::kTranspose;
@@ -224,7 +226,41 @@ std::string compile_why_not(const Graph&, const JobTraits& t) {
   return "";
 }
 
-void compile_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) {
+// Depthwise (grouped) convolutions: inductor keeps a graph holding them in
+// NCHW (channels-last is measured slower for them).
+bool has_depthwise_convolutions(const Graph& g) {
+  if (!g.names) return false;
+  for (const GpuTask& k : g.gpu)
+    if (!k.removed && (k.kind == Kind::kConv || k.kind == Kind::kConvHalf) && k.name < g.names->size() &&
+        (*g.names)[k.name].find("depthwise") != std::string_view::npos)
+      return true;
+  return false;
+}
+
+// Inductor's layout optimization: a graph of (non-grouped) convolutions is
+// compiled channels-last, so cuDNN's NCHW<->NHWC transposes go and the
+// convolutions run at their NHWC speed, as with the channels-last fix. Its
+// normalizations are its own generated kernels, not cuDNN's or ATen's NHWC
+// ones: batch norm is counted at cuDNN's NHWC speed (both read the tensor
+// twice and write it once), group norm as it ran (ATen's NHWC group norm,
+// slower, is not what runs).
+void compile_layout(Graph& g, const Calibration& cal, Bound b) {
+  for (uint32_t x = 0; x < g.gpu.size(); ++x) {
+    GpuTask& k = g.gpu[x];
+    if (k.removed || k.optimizer) continue;
+    const double t = us(k.dur);
+    switch (k.kind) {
+      case Kind::kConv: k.dur *= cal.ratio("conv_nchw_to_nhwc_fp32", t, b, 0.9); break;
+      case Kind::kConvHalf: k.dur *= cal.ratio("conv_nchw_to_nhwc_bf16", t, b, 0.85); break;
+      case Kind::kTranspose: remove_task(g, x); break;
+      case Kind::kBatchNorm: k.dur *= cal.ratio("batchnorm_nchw_to_nhwc", t, b, 0.8); break;
+      default: break;
+    }
+  }
+}
+
+void compile_apply(Graph& g, const JobTraits& t, const Calibration& cal, Bound b) {
+  if (t.has_convolutions && !t.channels_last && !has_depthwise_convolutions(g)) compile_layout(g, cal, b);
   // Chains of memory-bound kernels between matmuls, per stream, in launch order,
   // outside the optimizer (compiling the model leaves optimizer.step eager).
   std::vector<std::pair<uint32_t, std::vector<uint32_t>>> open;  // stream -> chain
@@ -232,10 +268,15 @@ void compile_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) 
     size_t work = 0;  // kernels in the chain that are not copies
     for (uint32_t x : chain) work += !is_copy(g, g.gpu[x]);
     if (chain.size() >= kMinChain && work >= kMinChainWork) {
-      double total = 0;
-      for (uint32_t x : chain) total += g.gpu[x].dur;
+      // Batch and group norm statistics are reductions across samples or
+      // space that fused code still makes in passes of their own: only the
+      // pointwise kernels around them (ReLU, residual add, their backward)
+      // fold in. LayerNorm reduces within a row, in one pass like a pointwise
+      // kernel's, and fuses with its neighbours.
+      double norms = 0, pointwise = 0;
+      for (uint32_t x : chain) (is_spatial_norm(g.gpu[x].kind) ? norms : pointwise) += g.gpu[x].dur;
       const double r = cal.ratio("chain_fusion", std::min<double>(static_cast<double>(chain.size()), 8), b, 0.5);
-      g.gpu[chain[0]].dur = total * r;
+      g.gpu[chain[0]].dur = norms + pointwise * r;
       g.gpu[chain[0]].kind = Kind::kTriton;
       for (size_t i = 1; i < chain.size(); ++i) remove_task(g, chain[i]);
     }
