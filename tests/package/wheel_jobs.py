@@ -133,6 +133,21 @@ def notebook(folder):
               % (i + 1, analysed))
     check(len(op_counts) == 2 and op_counts[0] == op_counts[1],
           "both captures hold the same ops, 5 identical steps each (%s)" % op_counts)
+    # An existing file is refused in one line; nothing is captured.
+    try:
+        with gpuscope.profile(files[0], steps=5):
+            train(2)
+        check(False, "profile into an existing file raises")
+    except gpuscope.GpuscopeError as e:
+        check("\n" not in str(e) and files[0] in str(e), "profile into an existing file raises in one line: %s" % e)
+    # control=False: no control stretch, the 5 steps are the next 5, inside a short block.
+    short = os.path.join(folder, "cell3.db")
+    with gpuscope.profile(short, steps=5, control=False):
+        train(8)
+    con = sqlite3.connect(short)
+    ops = con.execute("SELECT count(*) FROM op").fetchone()[0]
+    con.close()
+    check(ops == op_counts[0], "control=False captures 5 steps in a block of 8, with their ops (%d)" % ops)
     # The process goes on unharmed: training still runs and gives a number.
     loss = train(5)
     check(loss == loss, "training goes on after both captures (loss %.4f)" % loss)
