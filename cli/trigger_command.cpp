@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -150,7 +152,19 @@ std::vector<long> job_processes(const TriggerOptions& opt) {
       if (pred(s)) out.push_back(pid);
     return out;
   };
-  std::vector<long> pids = keep([](const control::Message& s) { return s.get("rank", "-") != "-"; });
+  // A rank's helpers that inherited its environment (spawned DataLoader
+  // workers) have its RANK but no steps: per rank, the process with the most.
+  std::map<std::string, std::pair<long, uint64_t>> by_rank;
+  for (const auto& [pid, s] : found) {
+    const std::string rank = s.get("rank", "-");
+    const uint64_t steps = std::strtoull(s.get("steps", "0").c_str(), nullptr, 10);
+    if (rank == "-") continue;
+    auto it = by_rank.find(rank);
+    if (it == by_rank.end() || steps > it->second.second) by_rank[rank] = {pid, steps};
+  }
+  std::vector<long> pids;
+  for (const auto& [rank, best] : by_rank) pids.push_back(best.first);
+  std::sort(pids.begin(), pids.end());
   if (pids.empty()) pids = keep([](const control::Message& s) { return s.get("steps", "0") != "0"; });
   if (pids.empty()) pids = keep([](const control::Message&) { return true; });
   if (pids.empty())

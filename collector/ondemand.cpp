@@ -54,6 +54,7 @@ struct Current {
   Request request;
   int waiter = -1;  // the `gpuscope trigger` connection that waits for it (control thread only)
   bool for_watcher = false;
+  bool abandoned = false;  // its trigger left before it began: the file goes too
 };
 Current g_current;
 std::vector<std::pair<std::string, std::string>> g_meta;
@@ -112,9 +113,11 @@ void poke_cuda() {
 // `gpuscope trigger` will, and the job dormant again.
 std::string finish() {
   Request request;
+  bool abandoned = false;
   {
     std::lock_guard lock(g_mutex);
     request = g_current.request;
+    abandoned = g_current.abandoned;
   }
   for (int i = 0; i < 300 && cupti_source::teardown_pending(); ++i) {
     if (i == 10) poke_cuda();
@@ -125,7 +128,10 @@ std::string finish() {
   uint64_t first = 0, last = 0;
   schedule::captured_steps(first, last);
   std::string finalize_error;
-  if (request.finalize_here) {
+  if (abandoned && request.create) {
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(request.path + suffix, ec);
+  } else if (request.finalize_here) {
     try {
       store::finalize_recording(request.path);
     } catch (const std::exception& e) {
@@ -431,9 +437,15 @@ void serve() {
         if (g_current.active && g_current.for_watcher) g_current.request.finalize_here = true;
       }
       if (fds[i].fd == g_current.waiter) {
-        // Nobody waits for the file any more: it is finalized here.
+        // Nobody waits for the file any more: it is finalized here; or, when
+        // the capture has not begun (a process whose steps stopped coming),
+        // it is given up and its empty file removed.
         g_current.waiter = -1;
         g_current.request.finalize_here = true;
+        if (schedule::capture_phase() == schedule::Phase::waiting) {
+          g_current.abandoned = true;
+          schedule::capture_end_now(now_ns());
+        }
       }
     }
     if (active && schedule::capture_phase() == schedule::Phase::done) {

@@ -31,7 +31,9 @@ class Job:
     def __init__(self, name, command, torchrun=False):
         self.stop_file = os.path.join(TMP, name + ".stop")
         self.slow_file = os.path.join(TMP, name + ".slow")
-        loop = [LOOP, "--stop-file", self.stop_file, "--slow-file", self.slow_file] + list(command)
+        self.pause_file = os.path.join(TMP, name + ".pause")
+        loop = [LOOP, "--stop-file", self.stop_file, "--slow-file", self.slow_file, "--pause-file",
+                self.pause_file] + list(command)
         if torchrun:
             # --redirects/--tee 1: Debian's torch 1.13 under Python 3.11 cannot parse the default "0".
             loop = ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--redirects", "1",
@@ -173,6 +175,20 @@ def on_demand_trigger():
     taken = gpuscope("trigger", str(job.pid), "--steps", "2", "-o", "second.db")
     check(taken.returncode == 2 and "second.db" in taken.stderr and len(taken.stderr.strip().splitlines()) == 1,
           "an output that exists is refused in one line, exit 2: %s" % taken.stderr.strip())
+    # A trigger given up (Ctrl-C) before the capture began, while no step ended: the capture is
+    # abandoned, its empty file removed, and the job can be triggered again.
+    open(job.pause_file, "w").close()
+    time.sleep(0.3)
+    waiting = subprocess.Popen([args.gpuscope, "trigger", str(job.pid), "--steps", "3", "-o", "given_up.db"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=TMP)
+    wait_for(lambda: ps_rows().get(job.pid, {}).get("state") == "waiting", "the capture waits for the next step")
+    waiting.send_signal(signal.SIGINT)
+    waiting.wait(timeout=30)
+    wait_for(lambda: ps_rows().get(job.pid, {}).get("state") == "dormant", "dormant again once its trigger left")
+    check(not os.path.exists(os.path.join(TMP, "given_up.db")), "the abandoned capture's file is removed")
+    os.remove(job.pause_file)
+    third = gpuscope("trigger", str(job.pid), "--steps", "2", "--control", "0", "-o", "third.db")
+    check(third.returncode == 0, "the job is triggered again after that: %s" % third.stderr.strip()[-300:])
     code = job.stop()
     check(code == 0, "the job exits 0 (got %d)" % code)
     check("on_demand_loop:" in job.output(), "the job's own output passes through")
@@ -357,12 +373,32 @@ def on_demand_api():
     check(res["start_exists"] == -1 and "File exists" in res["errors"]["exists"],
           "an existing file is refused: %r" % res["errors"]["exists"])
     a, b = os.path.join(TMP, "api_a.db"), os.path.join(TMP, "api_b.db")
-    check_capture(a, q1(a, "SELECT pid FROM process"), 5, None, "api capture a")
+    check_capture(a, q1(a, "SELECT pid FROM process"), 5, 2, "api capture a")
     traced, untraced = traced_steps(b, q1(b, "SELECT pid FROM process"))
     check(untraced == [] and 8 <= len(traced) <= 11, "api capture b: no control stretch, traced until stop (%s)" % traced)
     for db in (a, b):
         check(q1(db, "SELECT value FROM meta WHERE key = 'capture_trigger'") == "gpuscope_capture_start" and
               not os.path.exists(db + "-wal"), "%s: made by the API, finalized (no -wal left)" % os.path.basename(db))
+
+
+@case
+def on_demand_attach():
+    """gpuscope_attach(): the library dlopen'ed by a running python, no LD_PRELOAD, no record."""
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.gpuscope))), "lib",
+                       "libgpuscope_collector.so")
+    db = os.path.join(TMP, "attached.db")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "on_demand_attach.py")
+    r = subprocess.run([args.python, script, lib, db], capture_output=True, text=True, timeout=120, cwd=TMP)
+    check(r.returncode == 0, "the python exits 0: %s" % r.stderr.strip()[-400:])
+    line = next((l for l in r.stdout.splitlines() if l.startswith("ON_DEMAND_ATTACH ")), None)
+    res = __import__("json").loads(line[len("ON_DEMAND_ATTACH "):]) if line else {}
+    check(res.get("state_loaded") == -1, "loaded but not attached: the API says unavailable (%s)" % res.get("state_loaded"))
+    check(res.get("attach") == 0 and res.get("attach_again") == 0 and res.get("state_attached") == 0,
+          "gpuscope_attach() makes it dormant and on demand (again: still 0): %s" % res)
+    check(res.get("start") == 0 and res.get("steps") == 40 and res.get("state_end") == 0,
+          "the torch plugin counts its steps and a capture runs: %s" % res)
+    if os.path.exists(db):
+        check_capture(db, q1(db, "SELECT pid FROM process"), 4, None, "attached capture")
 
 
 if __name__ == "__main__":

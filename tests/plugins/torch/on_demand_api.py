@@ -27,7 +27,8 @@ x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
 result["state_before"] = lib.gpuscope_capture_state()
 for step in range(80):
     if step == 10:
-        result["start_a"] = lib.gpuscope_capture_start((out_dir + "/api_a.db").encode(), 5, 0.0, err, len(err))
+        # 2 control steps: the default control stretch (8 steps, at least 200 ms) can outlast step 30.
+        result["start_a"] = lib.gpuscope_capture_start_ex((out_dir + "/api_a.db").encode(), 5, 0.0, 2, err, len(err))
         result["steps_at_a"] = lib.gpuscope_steps_ended()
         result["start_busy"] = lib.gpuscope_capture_start((out_dir + "/api_x.db").encode(), 5, 0.0, err, len(err))
         result["errors"]["busy"] = err.value.decode()

@@ -3,7 +3,8 @@ MLP trained with SGD, one optimizer step per step, each step padded by a sleep
 so the job runs at a steady pace until --stop-file appears (or --seconds pass).
 Under torchrun (WORLD_SIZE set) it trains with DistributedDataParallel over gloo.
 While --slow-file exists the next step sleeps --slow-ms more, and the file is
-removed: a planted slow step, exactly when the check wants one."""
+removed: a planted slow step, exactly when the check wants one. While
+--pause-file exists no step ends."""
 import argparse
 import os
 import time
@@ -17,6 +18,7 @@ ap.add_argument("--seconds", type=float, default=90)
 ap.add_argument("--stop-file", default="")
 ap.add_argument("--slow-file", default="")
 ap.add_argument("--slow-ms", type=float, default=400)
+ap.add_argument("--pause-file", default="", help="while it exists, no step ends")
 args = ap.parse_args()
 
 torch.manual_seed(0)
@@ -31,6 +33,8 @@ x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
 start = time.time()
 steps = 0
 while True:
+    while args.pause_file and os.path.exists(args.pause_file):
+        time.sleep(0.01)
     optimizer.zero_grad()
     nn.functional.cross_entropy(model(x), y).backward()
     optimizer.step()
