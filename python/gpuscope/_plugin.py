@@ -56,13 +56,27 @@ def torch_version(python):
 
 
 def job_python(command):
-    """The Python a `record` command runs, when it runs one: `python ...`, `python3.11 ...`, a path to one."""
+    """The Python a `record` command runs: `python ...`, `python3.11 ...`, a path
+    to one, or a Python program by its `#!` line (torchrun, accelerate, a
+    `./train.py`); None otherwise."""
     if not command:
         return None
     first = command[0]
-    if not re.fullmatch(r"python[0-9.]*", os.path.basename(first)):
+    path = first if "/" in first else shutil.which(first)
+    if re.fullmatch(r"python[0-9.]*", os.path.basename(first)):
+        return path
+    try:
+        with open(path or "", "rb") as f:
+            line = f.readline(512)
+    except OSError:
         return None
-    return shutil.which(first) if "/" not in first else first
+    m = re.match(rb"#!\s*(\S+)(?:\s+(\S+))?", line)
+    if not m:
+        return None
+    interpreter = os.fsdecode(m.group(1))
+    if os.path.basename(interpreter) == "env" and m.group(2):  # #!/usr/bin/env python3
+        interpreter = shutil.which(os.fsdecode(m.group(2))) or ""
+    return interpreter if re.fullmatch(r"python[0-9.]*", os.path.basename(interpreter)) else None
 
 
 def record_command(args):

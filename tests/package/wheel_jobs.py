@@ -8,6 +8,9 @@ installed (Debian's torch, CPU):
                               the recording of `steps N` holds N-1 steps from
                               ProfilerStep ranges (the last range is never
                               closed), and gpuscope.analyze(DB) analyses them
+  wheel_jobs.py job_pythons DIR
+                              the Python whose torch `record` builds the plugin
+                              for: python, a path, a #! line (torchrun)
   wheel_jobs.py api_errors    gpuscope.analyze of a missing file raises
                               GpuscopeError with the CLI's one line
   wheel_jobs.py no_capture_api DIR
@@ -64,6 +67,27 @@ def check_steps(db, n):
           % summary.get("step_source"))
     check(5 <= summary.get("steps", 0) <= n - 1, "analyze analyses %d of them (record's control stretch runs "
           "some untraced)" % summary.get("steps", 0))
+
+
+def job_pythons(folder):
+    """Which Python's torch `record` builds the plugin for, by the job's command."""
+    from gpuscope._plugin import job_python
+
+    script = os.path.join(folder, "job_with_shebang.py")
+    with open(script, "w") as f:
+        f.write("#!%s\nprint(1)\n" % sys.executable)
+    env_script = os.path.join(folder, "job_with_env.py")
+    with open(env_script, "w") as f:
+        f.write("#!/usr/bin/env python3\nprint(1)\n")
+    import shutil
+    cases = [(["python", "train.py"], shutil.which("python")), ([sys.executable, "x.py"], sys.executable),
+             ([script], sys.executable), ([env_script], shutil.which("python3")),
+             (["/bin/sh", "-c", "python train.py"], None), (["no-such-program"], None)]
+    if os.path.exists("/usr/bin/torchrun"):  # Debian's python3-torch: #!/usr/bin/python3.11
+        cases.append((["/usr/bin/torchrun", "train.py"], "/usr/bin/python3.11"))
+    for command, want in cases:
+        got = job_python(command)
+        check(got == want, "record -- %s builds the plugin for %s (%s)" % (" ".join(command), want, got))
 
 
 def api_errors():
@@ -159,6 +183,8 @@ if __name__ == "__main__":
         steps(int(sys.argv[2]))
     elif mode == "check_steps":
         check_steps(sys.argv[2], int(sys.argv[3]))
+    elif mode == "job_pythons":
+        job_pythons(sys.argv[2])
     elif mode == "api_errors":
         api_errors()
     elif mode == "no_capture_api":

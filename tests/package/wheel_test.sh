@@ -87,6 +87,7 @@ grep 'could not be built' "$WORK/nocc.out" | sed 's/^/     /'
 run "$G" record -o steps.db -- python wheel_jobs.py steps 40 > "$WORK/steps.out" 2>&1
 check "record a loop that marks its steps with gpuscope.step()" test $? = 0
 py_checks run python wheel_jobs.py check_steps steps.db 40
+py_checks run python wheel_jobs.py job_pythons "$WORK/job"
 py_checks run python wheel_jobs.py api_errors
 py_checks run env GPUSCOPE_COLLECTOR="$(readlink -f /lib/x86_64-linux-gnu/libz.so.1)" python wheel_jobs.py no_capture_api "$WORK/job"
 # gpuscope.profile needs the collector's capture API (issue 40, collector/ondemand_api.h).
