@@ -217,15 +217,36 @@ std::vector<Started> start_all(const std::vector<long>& pids, const TriggerOptio
   return started;
 }
 
-int run_capture(const TriggerOptions& opt, const std::vector<long>& pids, const std::string& tag) {
+int run_capture(TriggerOptions opt, const std::vector<long>& pids, const std::string& tag) {
   // Each process first: one clear line, and no file, for one that cannot be captured.
   uint64_t most_steps = 0;
+  double step_ms = 0, control_min_ms = 0;
+  long long control_steps = 0;
   for (long pid : pids) {
     const control::Message s = process_status(pid, "trigger");
     if (s.get("state") != "dormant")
       throw Error("trigger: process " + std::to_string(pid) + " is capturing already (into " +
                   terminal_safe(s.get("file", "?")) + ")");
     most_steps = std::max<uint64_t>(most_steps, std::strtoull(s.get("steps", "0").c_str(), nullptr, 10));
+    step_ms = std::max(step_ms, std::strtod(s.get("step_ms", "0").c_str(), nullptr));
+    control_steps = std::max(control_steps, std::strtoll(s.get("control_steps", "0").c_str(), nullptr, 10));
+    control_min_ms = std::max(control_min_ms, std::strtod(s.get("control_min_ms", "0").c_str(), nullptr));
+  }
+  if (pids.size() > 1) {
+    // Every process must trace the same steps: what each would time by itself
+    // (the control stretch's minimum, --duration) is counted in steps here,
+    // from the slowest process's median step.
+    const auto in_steps = [&](double ms) {
+      return step_ms > 0 ? static_cast<long long>(std::ceil(ms / step_ms)) : 0;
+    };
+    if (opt.control < 0) opt.control = std::max(control_steps, in_steps(control_min_ms));
+    if (opt.duration_s > 0) {
+      opt.steps = std::max(1LL, in_steps(opt.duration_s * 1000));
+      if (step_ms <= 0) opt.steps = kDefaultSteps;
+      std::fprintf(stderr, "gpuscope: --duration %s s is %lld steps of %s ms for every process\n",
+                   format_fixed(opt.duration_s, 3).c_str(), opt.steps, format_fixed(step_ms, 1).c_str());
+      opt.duration_s = 0;
+    }
   }
   const std::string path =
       opt.output.empty() ? default_output(tag)

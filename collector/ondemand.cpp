@@ -226,6 +226,10 @@ control::Message status() {
   m.fields["steps"] = std::to_string(schedule::steps_ended());
   m.fields["state"] = phase_name(schedule::capture_phase());
   m.fields["cuda"] = g_cuda.load() ? "1" : "0";
+  // What a capture of several processes needs to give every one the same steps.
+  m.fields["control_steps"] = std::to_string(g_config.control_steps);
+  m.fields["control_min_ms"] = std::to_string(g_config.control_steps ? g_config.control_min_ms : 0);
+  if (const uint64_t median = schedule::median_step_ns()) m.fields["step_ms"] = std::to_string(median / 1e6);
   std::lock_guard lock(g_mutex);
   m.fields["captures"] = std::to_string(g_captures);
   if (g_current.active) m.fields["file"] = g_current.request.path;

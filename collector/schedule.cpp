@@ -271,6 +271,11 @@ uint64_t steps_ended() {
   return g_steps_ended;
 }
 
+uint64_t median_step_ns() {
+  std::lock_guard lock(g_mutex);
+  return g_durations_n >= kMinHistory ? median_duration() : 0;
+}
+
 void captured_steps(uint64_t& first, uint64_t& last) {
   std::lock_guard lock(g_mutex);
   first = g_traced_first;

@@ -82,6 +82,8 @@ void capture_reset();
 Phase capture_phase();
 // Steps ended so far (the job's step boundaries, counted from the start).
 uint64_t steps_ended();
+// The median of the last (up to 64) dormant steps, ns; 0 before 8 of them.
+uint64_t median_step_ns();
 // The traced steps of the last capture, numbered as steps_ended() counts
 // (first > last when none was traced).
 void captured_steps(uint64_t& first, uint64_t& last);

@@ -346,6 +346,16 @@ def on_demand_job():
     per_rank = [check_capture(db, pid, 5, 2, "rank %d" % rank) for pid, rank in procs]
     check(len(per_rank) == 2 and per_rank[0] == per_rank[1] and per_rank[0],
           "both ranks traced the same step numbers: %s" % per_rank)
+    # The job's own control stretch and --duration, which each rank would time by itself, are
+    # counted in steps by trigger so that the ranks still trace the same steps.
+    r = gpuscope("trigger", "--job", str(job.pid), "--duration", "0.3", "-o", "job_timed.db")
+    check(r.returncode == 0 and "steps of" in r.stderr, "trigger --job --duration exits 0: %s" %
+          r.stderr.strip()[-400:])
+    db = os.path.join(TMP, "job_timed.db")
+    if os.path.exists(db):
+        by_rank = [traced_steps(db, pid) for pid, _ in q(db, "SELECT pid, rank FROM process WHERE rank IS NOT NULL")]
+        check(len(by_rank) == 2 and by_rank[0] == by_rank[1] and by_rank[0][0] and len(by_rank[0][1]) >= 8,
+              "both ranks: the same traced steps after the same control steps (>= 8): %s" % by_rank)
     check(job.stop(timeout=120) == 0, "the torchrun job exits 0")
 
 
