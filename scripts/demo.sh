@@ -5,10 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/configure.sh
-# A PyTorch training loop recorded on an H200 (samples/advisor/amp.py): fp32
-# matmuls on CUDA cores, which the analyzer should name first, with the fix.
-demo=tests/data/advisor_amp.db
-if [ ! -f "$demo" ]; then demo=$(ls tests/data/*.db | head -n 1); fi
+# timm's ResNet-50, fp32, recorded on an H200 with `record`'s default (a
+# control stretch runs untraced, so the report knows the job's step without
+# gpuscope): the what-if plan ranks its fixes (torch.compile, channels_last).
+mkdir -p build/demo
+demo=build/demo/resnet50.db
+zstd -dqf tests/data/models_resnet50.db.zst -o "$demo"
 build/bin/gpuscope info "$demo"
 if build/bin/gpuscope analyze --help >/dev/null 2>&1; then
   build/bin/gpuscope analyze "$demo"
