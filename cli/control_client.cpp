@@ -98,6 +98,16 @@ ControlConnection::ControlConnection(long pid, const std::string& who) : pid_(pi
                 (err == ECONNREFUSED ? "" : std::string(" (") + std::strerror(err) + ")") +
                 ": start the job with gpuscope record --on-demand -- ...");
   }
+  // The name is predictable: another process (another user's) may hold it.
+  // Only the process itself (its collector listens) and our own user are trusted.
+  ucred cred{};
+  socklen_t len_cred = sizeof cred;
+  if (getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &cred, &len_cred) != 0 || cred.pid != pid) {
+    close(fd_);
+    fd_ = -1;
+    throw Error(who + ": the control channel of process " + std::to_string(pid) + " is held by process " +
+                std::to_string(cred.pid) + " (uid " + std::to_string(cred.uid) + "), not by it: refused");
+  }
 }
 
 ControlConnection::~ControlConnection() {

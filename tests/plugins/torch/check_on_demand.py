@@ -219,6 +219,15 @@ def on_demand_refusals():
         print("skip another user's trigger (needs root to run as nobody)")
     sleeper = subprocess.Popen(["sleep", "30"])
     refused("a process without the collector", ["trigger", str(sleeper.pid)], "has no on-demand gpuscope collector")
+    # Another process holding the sleeper's channel name (the name is predictable) is not believed.
+    squatter = subprocess.Popen([sys.executable, "-c", "import socket, sys, time; s = socket.socket(socket.AF_UNIX); "
+                                 "s.bind('\\0gpuscope/ctl/%d'); s.listen(1); print('ready', flush=True); time.sleep(30)"
+                                 % sleeper.pid], stdout=subprocess.PIPE, text=True)
+    squatter.stdout.readline()
+    refused("a channel name held by another process", ["trigger", str(sleeper.pid)],
+            "held by process %d" % squatter.pid)
+    squatter.kill()
+    squatter.wait()
     sleeper.kill()
     sleeper.wait()
     refused("a dead pid", ["trigger", str(sleeper.pid)], "no process %d" % sleeper.pid)
