@@ -35,8 +35,6 @@ bool g_started = false;
 std::atomic<bool> g_forked_child{false};
 pid_t g_owner_pid = 0;
 Config g_config;
-std::mutex g_status_mutex;
-std::string g_cupti_status = "not used: the process did not initialize CUDA";
 
 // gpuscope_attach(): the library was dlopen'ed into a running process, which
 // is then on demand whatever its environment says.
@@ -156,16 +154,6 @@ bool nvtx_wanted() {
   if (g_forked_child.load()) return false;
   const char* trace = settings::raw(settings::Id::kTrace);
   return !trace || std::strstr(trace, "nvtx") != nullptr;
-}
-
-void set_cupti_status(const std::string& status) {
-  std::lock_guard lock(g_status_mutex);
-  g_cupti_status = status;
-}
-
-std::string cupti_status() {
-  std::lock_guard lock(g_status_mutex);
-  return g_cupti_status;
 }
 
 void ensure_started() {

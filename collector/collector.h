@@ -6,6 +6,7 @@
 #include <string>
 
 #include "collector/config.h"
+#include "collector/process_info.h"  // set_cupti_status, for the entry points
 
 namespace gpuscope::collector {
 
@@ -14,8 +15,5 @@ namespace gpuscope::collector {
 void ensure_started();
 bool nvtx_wanted();
 const Config& config();
-// Why CUPTI is (not) recording, stored in process.cupti_status.
-void set_cupti_status(const std::string& status);
-std::string cupti_status();
 
 }  // namespace gpuscope::collector

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 
 #include "collector/clock.h"
 
@@ -65,6 +66,21 @@ ProcessInfo read_process_info() {
   r.world_size = env_int("WORLD_SIZE");
   info.job_key = job_key_from_environment();
   return info;
+}
+
+namespace {
+std::mutex g_status_mutex;
+std::string g_cupti_status = "not used: the process did not initialize CUDA";
+}  // namespace
+
+void set_cupti_status(const std::string& status) {
+  std::lock_guard lock(g_status_mutex);
+  g_cupti_status = status;
+}
+
+std::string cupti_status() {
+  std::lock_guard lock(g_status_mutex);
+  return g_cupti_status;
 }
 
 }  // namespace gpuscope::collector

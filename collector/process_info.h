@@ -19,4 +19,9 @@ struct ProcessInfo {
 // pid, parent, host, executable, command line, UTC start, ranks and job key from the environment.
 ProcessInfo read_process_info();
 
+// Why CUPTI is (not) recording, stored in process.cupti_status: set by the
+// collector's init, read by the writer when it writes the process row.
+void set_cupti_status(const std::string& status);
+std::string cupti_status();
+
 }  // namespace gpuscope::collector

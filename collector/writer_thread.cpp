@@ -15,7 +15,7 @@
 #include <unordered_map>
 
 #include "collector/clock.h"
-#include "collector/collector.h"
+#include "collector/process_info.h"
 #include "collector/cpu_decode.h"
 #include "collector/cupti_decode.h"
 #include "collector/cupti_source.h"

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""scripts/check_includes.py on planted trees: passes on a clean one, names a
+lower file that includes its folder's entry point, and lets the outer layer
+(the sources of gpuscope_collector) include it."""
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+SCRIPT = pathlib.Path(sys.argv[1]) / "scripts" / "check_includes.py"
+failed = 0
+
+
+def check(ok, what):
+    global failed
+    print(("ok   " if ok else "FAIL ") + what)
+    failed |= not ok
+
+
+def tree(files):
+    root = pathlib.Path(tempfile.mkdtemp(prefix="check_includes_"))
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def run(root):
+    return subprocess.run([sys.executable, str(SCRIPT), str(root)], capture_output=True, text=True)
+
+
+cmake = "add_library(gs_collector_core STATIC core.cpp)\nadd_library(gpuscope_collector SHARED collector.cpp hook.cpp)\n"
+base = {
+    "collector/CMakeLists.txt": cmake,
+    "collector/collector.h": "#pragma once\n",
+    "collector/collector.cpp": '#include "collector/collector.h"\n',
+    "collector/hook.cpp": '#include "collector/collector.h"\n',
+    "collector/core.cpp": '#include "collector/core.h"\n',
+    "collector/core.h": "#pragma once\n",
+}
+r = run(tree(base))
+check(r.returncode == 0 and "ok" in r.stdout, f"a clean tree passes, the outer layer may include the entry point ({r.stdout.strip()})")
+bad = dict(base, **{"collector/core.cpp": '#include "collector/core.h"\n  #  include "collector/collector.h"\n'})
+r = run(tree(bad))
+check(r.returncode == 1 and "collector/core.cpp:2:" in r.stdout, f"a lower file including the entry point is named with its line ({r.stdout.strip()})")
+bad = dict(base, **{"collector/core.h": '#pragma once\n#include "collector/collector.h"\n'})
+r = run(tree(bad))
+check(r.returncode == 1 and "collector/core.h:2:" in r.stdout, "a lower header too")
+bad = dict(base, **{"collector/CMakeLists.txt": "add_library(other SHARED x.cpp)\n"})
+r = run(tree(bad))
+check(r.returncode == 1 and "no add_library(gpuscope_collector" in r.stdout, "a CMakeLists without the target is an error, not a pass")
+sys.exit(1 if failed else 0)
