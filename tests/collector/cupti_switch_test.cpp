@@ -20,9 +20,6 @@
 #include "collector/writer_thread.h"
 
 namespace gpuscope::collector {
-// collector.cpp (the entry points, not linked here) says what CUPTI is doing.
-std::string cupti_status() { return "test"; }
-
 namespace {
 
 // Each test runs in its own process (gtest_discover_tests): cupti_source is process-wide.
