@@ -1,6 +1,7 @@
 // analyze(): load, find steps, build the context, then summary, hotspots,
 // idle attribution, memory and the rules' findings.
 #include "analyzer/analysis.h"
+#include "analyzer/rule_docs.h"
 
 #include <algorithm>
 #include <cctype>

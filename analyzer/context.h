@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/analysis.h"
+#include "analyzer/result.h"
 #include "analyzer/intervals.h"
 #include "analyzer/model.h"
 #include "analyzer/names.h"

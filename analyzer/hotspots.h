@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "analyzer/analysis.h"
+#include "analyzer/result.h"
 #include "analyzer/context.h"
 
 namespace gpuscope::analyzer {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "analyzer/analysis.h"
+#include "analyzer/result.h"
 
 namespace gpuscope::analyzer {
 

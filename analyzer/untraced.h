@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyzer/analysis.h"
+#include "analyzer/result.h"
 #include "analyzer/context.h"
 #include "analyzer/steps.h"
 

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "analyzer/analysis.h"
+#include "analyzer/report/report.h"
+#include "analyzer/rule_docs.h"
 #include "cli/commands.h"
 #include "cli/live_recording.h"
 #include "common/atomic_file.h"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analyzer/analysis.h"
+#include "analyzer/report/report.h"
 #include "cli/commands.h"
 #include "cluster/cluster.h"
 #include "common/atomic_file.h"

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "analyzer/rule_docs.h"
 #include "common/error.h"
 #include "regress/diff.h"
 #include "regress/text_format.h"

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyzer/analysis.h"
+#include "analyzer/result.h"
 #include "common/text.h"
 
 namespace gpuscope::analyzer::report {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyzer/analysis.h"
+#include "analyzer/report/report.h"
 #include "analyzer/report/format.h"
 #include "analyzer/report/svg.h"
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analyzer/analysis.h"
+#include "analyzer/report/report.h"
 #include "analyzer/job_end.h"
 #include "analyzer/report/format.h"
 

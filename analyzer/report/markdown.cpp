@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "analyzer/analysis.h"
+#include "analyzer/report/report.h"
+#include "analyzer/rule_docs.h"
 #include "analyzer/job_end.h"
 #include "analyzer/report/format.h"
 

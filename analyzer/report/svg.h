@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/analysis.h"
+#include "analyzer/result.h"
 
 namespace gpuscope::analyzer::report {
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "analyzer/analysis.h"
+#include "analyzer/report/report.h"
 #include "analyzer/job_end.h"
 #include "analyzer/report/format.h"
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <string_view>
 
-#include "analyzer/analysis.h"
+#include "analyzer/result.h"
 #include "analyzer/context.h"
 
 namespace gpuscope::analyzer {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/analysis.h"
+#include "analyzer/result.h"
 #include "analyzer/context.h"
 #include "analyzer/whatif/calibration.h"
 #include "analyzer/whatif/fixes.h"

@@ -10,6 +10,7 @@
 
 #include "tests/analyzer/test_util.h"
 #include "tests/support/files.h"
+#include "analyzer/rule_docs.h"
 
 namespace gpuscope::testing {
 namespace {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analyzer/analysis.h"
+#include "analyzer/report/report.h"
 #include "store/reader.h"
 #include "tests/analyzer/scenarios.h"
 

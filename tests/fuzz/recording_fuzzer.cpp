@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "analyzer/analysis.h"
+#include "analyzer/report/report.h"
 #include "common/error.h"
 #include "export/exporters.h"
 #include "regress/diff.h"

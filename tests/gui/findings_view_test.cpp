@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "analyzer/analysis.h"
+#include "analyzer/report/report.h"
 #include "analyzer/report/format.h"
 #include "common/text.h"
 #include "store/reader.h"
