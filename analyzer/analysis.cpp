@@ -23,8 +23,9 @@
 #include "analyzer/untraced.h"
 #include "analyzer/whatif/advise.h"
 #include "analyzer/whatif/fixes.h"
-#include "common/error.h"
-#include "store/reader.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::analyzer {
 
@@ -137,11 +138,12 @@ std::string join(const std::vector<int64_t>& v) {
 
 int64_t pid_of_rank(store::Reader& reader, int64_t rank) {
   std::string list;
-  auto st = reader.query("SELECT pid, rank FROM process WHERE rank IS NOT NULL ORDER BY rank, pid");
+  using P = store::rec::Process;
+  store::Cursor<P> p(reader.db(), {P::kPid, P::kRank}, "WHERE rank IS NOT NULL ORDER BY rank, pid");
   std::optional<int64_t> pid;
-  while (st.step()) {
-    if (st.int64(1) == rank && !pid) pid = st.int64(0);
-    list += (list.empty() ? "" : ", ") + std::to_string(st.int64(1));
+  while (p.next()) {
+    if (p->rank == rank && !pid) pid = p->pid;
+    list += (list.empty() ? "" : ", ") + std::to_string(p->rank);
   }
   if (!pid)
     throw Error(reader.db().path() + ": no process with rank " + std::to_string(rank) +

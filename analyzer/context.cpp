@@ -4,8 +4,8 @@
 
 #include "analyzer/parallel.h"
 #include "analyzer/timing.h"
-#include "schema/enums.h"
-#include "store/place_ops.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/place_ops.h"
 
 #include <algorithm>
 #include <iterator>

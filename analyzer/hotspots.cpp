@@ -6,7 +6,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::analyzer {
 namespace {

@@ -1,6 +1,6 @@
 #include "analyzer/job_end.h"
 
-#include "common/text.h"
+#include "trace_formats/common/text.h"
 
 namespace gpuscope::analyzer {
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "analyzer/names.h"
-#include "common/time_math.h"
-#include "schema/enums.h"
-#include "store/job_end.h"
+#include "trace_formats/common/time_math.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/job_end.h"
 
 namespace gpuscope::store {
 class Reader;

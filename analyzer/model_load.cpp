@@ -18,20 +18,21 @@
 #include "analyzer/model_scan.h"
 #include "analyzer/parallel.h"
 #include "analyzer/timing.h"
-#include "common/error.h"
-#include "schema/enums.h"
-#include "store/place_ops.h"
-#include "store/job_end.h"
-#include "store/reader.h"
-#include "store/rows.h"
-#include "store/stretches.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/place_ops.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/job_end.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/store/rows.h"
+#include "trace_formats/store/stretches.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::analyzer {
 namespace {
 
-uint32_t id32(const store::Statement& st, int col) {
-  return st.is_null(col) ? kNone : static_cast<uint32_t>(st.int64(col));
-}
+using scan::id32;
+using scan::or_zero;
 
 std::string base_name(const std::string& path) {
   size_t p = path.find_last_of('/');
@@ -43,10 +44,12 @@ bool table_has_rows(store::Connection& db, const char* table) {
   return db.query_int(std::string("SELECT 1 FROM \"") + table + "\" LIMIT 1").has_value();
 }
 
+// (pid, total) for each row of a `SELECT pid, ... AS total` query.
 std::vector<std::pair<int64_t, int64_t>> pid_totals(store::Connection& db, const std::string& sql) {
   std::vector<std::pair<int64_t, int64_t>> out;
   auto st = db.prepare(sql);
-  while (st.step()) out.emplace_back(st.int64(0), st.int64(1));
+  const int pid = st.column("pid"), total = st.column("total");
+  while (st.step()) out.emplace_back(st.int64(pid), st.int64(total));
   return out;
 }
 
@@ -59,16 +62,16 @@ int64_t choose_pid(store::Connection& db, const std::vector<int64_t>& pids, cons
 
 PidChoice choose_default_pid(store::Connection& db, const std::vector<int64_t>& pids, std::optional<int64_t> device) {
   std::vector<std::string> tiers = {
-      "SELECT pid, value FROM collector_stat WHERE key='records_kernel' AND value > 0",
-      "SELECT pid, sum(\"end\" - start) FROM kernel GROUP BY pid",
-      "SELECT pid, count(*) FROM step GROUP BY pid",
-      "SELECT pid, count(*) FROM range GROUP BY pid",
-      "SELECT pid, count(*) FROM op GROUP BY pid",
-      "SELECT pid, count(*) FROM api_call GROUP BY pid",
+      "SELECT pid, value AS total FROM collector_stat WHERE key='records_kernel' AND value > 0",
+      "SELECT pid, sum(\"end\" - start) AS total FROM kernel GROUP BY pid",
+      "SELECT pid, count(*) AS total FROM step GROUP BY pid",
+      "SELECT pid, count(*) AS total FROM range GROUP BY pid",
+      "SELECT pid, count(*) AS total FROM op GROUP BY pid",
+      "SELECT pid, count(*) AS total FROM api_call GROUP BY pid",
   };
   if (device)
-    tiers.insert(tiers.begin(),
-                 "SELECT pid, sum(\"end\" - start) FROM kernel WHERE device=" + std::to_string(*device) + " GROUP BY pid");
+    tiers.insert(tiers.begin(), "SELECT pid, sum(\"end\" - start) AS total FROM kernel WHERE device=" +
+                                    std::to_string(*device) + " GROUP BY pid");
   const int first_tier = device ? 0 : 1;
   for (size_t i = 0; i < tiers.size(); ++i) {
     const auto t = pid_totals(db, tiers[i]);
@@ -164,8 +167,8 @@ namespace {
 // True when the recording holds one process, so scans need no pid filter.
 // (Writers add a process row for every process that wrote anything.)
 bool single_process(store::Connection& db, int64_t pid) {
-  auto st = db.prepare("SELECT count(*), min(pid) FROM process");
-  return st.step() && st.int64(0) == 1 && st.int64(1) == pid;
+  auto st = db.prepare("SELECT count(*) AS processes, min(pid) AS pid FROM process");
+  return st.step() && st.int64("processes") == 1 && st.int64("pid") == pid;
 }
 
 }  // namespace
@@ -198,14 +201,14 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
   auto& db = reader.db();
   m.path = db.path();
   m.file_name = base_name(m.path);
-  m.imported = reader.meta("source") == "torch.profiler import";
-  m.recording_stopped = reader.meta("recording_stopped");
+  m.imported = reader.meta(meta_key::kSource) == "torch.profiler import";
+  m.recording_stopped = reader.meta(meta_key::kRecordingStopped);
   m.job = store::read_job_end(reader);
-  if (std::string steps = reader.meta("torch_op_steps"); !steps.empty() && steps != "0") {
+  if (std::string steps = reader.meta(meta_key::kTorchOpSteps); !steps.empty() && steps != "0") {
     m.op_steps = steps;
-    m.ops_placed_steps = std::atoll(reader.meta("ops_placed_steps").c_str());
-    m.ops_unplaced_steps = std::atoll(reader.meta("ops_unplaced_steps").c_str());
-    m.ops_placed_steps_with_extra_calls = std::atoll(reader.meta("ops_placed_steps_with_extra_calls").c_str());
+    m.ops_placed_steps = std::atoll(reader.meta(meta_key::kOpsPlacedSteps).c_str());
+    m.ops_unplaced_steps = std::atoll(reader.meta(meta_key::kOpsUnplacedSteps).c_str());
+    m.ops_placed_steps_with_extra_calls = std::atoll(reader.meta(meta_key::kOpsPlacedStepsWithExtraCalls).c_str());
   }
 
   static const char* kEventTables[] = {"kernel", "memcpy", "memset", "api_call", "range", "op", "step", "sync"};
@@ -215,10 +218,11 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
   std::vector<int64_t> pids;
   std::unordered_map<int64_t, std::string> status;
   {
-    auto st = reader.query("SELECT pid, cupti_status FROM process ORDER BY pid");
-    while (st.step()) {
-      pids.push_back(st.int64(0));
-      status[st.int64(0)] = std::string(st.text(1));
+    using P = store::rec::Process;
+    store::Cursor<P> p(db, {P::kPid, P::kCuptiStatus}, "ORDER BY pid");
+    while (p.next()) {
+      pids.push_back(p->pid);
+      status[p->pid] = std::string(p->cupti_status);
     }
   }
   m.processes = static_cast<int64_t>(pids.size());
@@ -232,8 +236,9 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     for (const char* t : kEventTables) {
       if (!table_has_rows(db, t)) continue;
       auto st = reader.query(std::string("SELECT DISTINCT pid FROM \"") + t + "\"");
+      const int pid = st.column("pid");
       while (st.step())
-        if (std::find(pids.begin(), pids.end(), st.int64(0)) == pids.end()) pids.push_back(st.int64(0));
+        if (std::find(pids.begin(), pids.end(), st.int64(pid)) == pids.end()) pids.push_back(st.int64(pid));
     }
     std::sort(pids.begin(), pids.end());
   }
@@ -251,23 +256,27 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
   m.cupti_status = status.count(m.pid) ? status[m.pid] : "";
 
   {
-    auto st = reader.query("SELECT id, name, sm_count, total_memory FROM device ORDER BY id");
-    while (st.step()) m.devices.push_back({st.int64(0), std::string(st.text(1)), st.int64(2), st.int64(3)});
+    using D = store::rec::Device;
+    store::Cursor<D> d(db, {D::kId, D::kName, D::kSmCount, D::kTotalMemory}, "ORDER BY id");
+    while (d.next())
+      m.devices.push_back({d->id, std::string(d->name), or_zero(d->sm_count), or_zero(d->total_memory)});
   }
   m.strings = &reader.strings();
   {
     std::unordered_map<int64_t, uint32_t> threads;
-    auto st = reader.query("SELECT tid, source, name_id, start, \"end\", depth FROM range WHERE pid=? AND \"end\" IS NOT NULL");
-    st.bind(1, m.pid);
-    while (st.step()) {
+    using R = store::rec::Range;
+    store::Cursor<R> range(db, {R::kTid, R::kSource, R::kNameId, R::kStart, R::kEnd, R::kDepth},
+                           "WHERE pid=?1 AND \"end\" IS NOT NULL");
+    range.bind(1, m.pid);
+    while (range.next()) {
       RangeRec r;
-      r.thread = threads.emplace(st.int64(0), static_cast<uint32_t>(threads.size())).first->second;
-      r.source = static_cast<uint8_t>(st.int64(1));
-      r.name = id32(st, 2);
-      r.start = st.int64(3);
-      r.end = st.int64(4);
+      r.thread = threads.emplace(or_zero(range->tid), static_cast<uint32_t>(threads.size())).first->second;
+      r.source = static_cast<uint8_t>(range->source);  // NULL (kNull) narrows to 0
+      r.name = id32(range->name_id);
+      r.start = or_zero(range->start);
+      r.end = range->end;
       if (!sane_times(r.start, r.end)) continue;
-      r.depth = st.is_null(5) ? -1 : static_cast<int32_t>(st.int64(5));
+      r.depth = range->null(R::kDepth) ? -1 : static_cast<int32_t>(range->depth);
       if (r.source == schema::range_source::sampling_window)
         m.sampling_windows.emplace_back(r.start, r.end);
       else if (r.source == schema::range_source::untraced_drained)
@@ -305,19 +314,23 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     m.torch_compile = m.torch_compile || !ids.empty();
     if (!ids.empty()) {
       auto st = reader.query(
-          "SELECT name_id, min(start), min(CASE WHEN external_id IS NULL OR external_id < ? THEN start END) FROM op "
+          "SELECT name_id, min(start) AS first_run, "
+          "min(CASE WHEN external_id IS NULL OR external_id < ? THEN start END) AS first_recorded_run FROM op "
           "WHERE pid=? AND name_id IN (" + ids + ") GROUP BY name_id");
       st.bind(1, store::kPlacedOpIdBase);
       st.bind(2, m.pid);
       while (st.step())
-        if (!st.is_null(2) && st.int64(2) == st.int64(1)) m.compiled_region_first_run.emplace(id32(st, 0), st.int64(1));
+        if (!st.is_null("first_recorded_run") && st.int64("first_recorded_run") == st.int64("first_run"))
+          m.compiled_region_first_run.emplace(static_cast<uint32_t>(st.int64("name_id")), st.int64("first_run"));
     }
   }
   {
-    auto st = reader.query("SELECT number, start, \"end\", source FROM step WHERE pid=? AND \"end\" > start");
-    st.bind(1, m.pid);
-    while (st.step())
-      if (sane_times(st.int64(1), st.int64(2))) m.step_rows.push_back({st.int64(0), st.int64(1), st.int64(2), st.int64(3)});
+    using S = store::rec::Step;
+    store::Cursor<S> step(db, {S::kNumber, S::kStart, S::kEnd, S::kSource}, "WHERE pid=?1 AND \"end\" > start");
+    step.bind(1, m.pid);
+    while (step.next())
+      if (sane_times(step->start, step->end))
+        m.step_rows.push_back({or_zero(step->number), step->start, step->end, or_zero(step->source)});
   }
   return m;
 }

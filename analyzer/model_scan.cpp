@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <optional>
 #include <cstdio>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/cursor.h"
 
 namespace gpuscope::analyzer::scan {
 namespace {
@@ -23,19 +25,26 @@ uint32_t sat32(int64_t v) {
   return v > int64_t{UINT32_MAX} ? UINT32_MAX : static_cast<uint32_t>(v);
 }
 
-uint32_t id32(const store::Statement& st, int col) {
-  return st.is_null(col) ? kNone : static_cast<uint32_t>(st.int64(col));
+// grid_x*grid_y*grid_z saturated as sat32 saturates it: a corrupt grid can
+// overflow int64, and a NULL dimension makes no blocks.
+uint32_t blocks(const store::rec::Kernel& k) {
+  using K = store::rec::Kernel;
+  if (k.null(K::kGridX) || k.null(K::kGridY) || k.null(K::kGridZ)) return 0;
+  int64_t xy = 0, xyz = 0;
+  if (__builtin_mul_overflow(k.grid_x, k.grid_y, &xy) || __builtin_mul_overflow(xy, k.grid_z, &xyz))
+    return (k.grid_x < 0) ^ (k.grid_y < 0) ^ (k.grid_z < 0) ? 0 : UINT32_MAX;
+  return sat32(xyz);
 }
 
-// SELECT <columns> FROM <table> WHERE rowid BETWEEN ?1 AND ?2 [AND pid=?3]
-store::Statement select(store::Connection& db, const std::string& columns, const char* table, const Window& w, Chunk c) {
-  std::string sql = "SELECT " + columns + " FROM \"" + table + "\" WHERE rowid BETWEEN ?1 AND ?2";
-  if (!w.single_process) sql += " AND pid=?3";
-  auto st = db.prepare(sql);
-  st.bind(1, c.lo);
-  st.bind(2, c.hi);
-  if (!w.single_process) st.bind(3, w.pid);
-  return st;
+// Cursor over one rowid chunk of a table: w.pid's rows, unless the file holds no other process.
+template <class R>
+store::Cursor<R> chunk_rows(store::Connection& db, std::initializer_list<typename R::Column> columns, const Window& w,
+                            Chunk c) {
+  store::Cursor<R> rows(db, columns,
+                        w.single_process ? "WHERE rowid BETWEEN ?1 AND ?2" : "WHERE rowid BETWEEN ?1 AND ?2 AND pid=?3");
+  rows.bind(1, c.lo).bind(2, c.hi);
+  if (!w.single_process) rows.bind(3, w.pid);
+  return rows;
 }
 
 // Counts rows for the progress line in batches.
@@ -99,32 +108,36 @@ void Progress::finish() {
 
 void kernels(store::Connection& db, const Window& w, Chunk c, Slice<KernelRec>& out, KernelConfigs& configs,
              Progress& p) {
-  auto st = select(db, "start, \"end\", name_id, correlation, stream, device, grid_x*grid_y*grid_z, rowid", "kernel", w, c);
-  // Launch configurations of each name's first kernel, by rowid: a handful of point
-  // lookups instead of six more columns on every row.
-  auto config = db.prepare("SELECT grid_x, grid_y, grid_z, block_x, block_y, block_z FROM kernel WHERE rowid=?");
+  using K = store::rec::Kernel;
+  auto rows = chunk_rows<K>(db, {K::kStart, K::kEnd, K::kNameId, K::kCorrelation, K::kStream, K::kDevice, K::kGridX,
+                                K::kGridY, K::kGridZ, K::kId}, w, c);
+  // Block sizes of each name's first kernel, by id (the rowid): a handful of
+  // point lookups instead of three more columns on every row.
+  store::Cursor<K> config(db, {K::kBlockX, K::kBlockY, K::kBlockZ}, "WHERE id=?1");
   std::vector<char> seen;  // by name id (string ids are small and dense)
   Counter n{p};
-  while (st.step()) {
+  while (rows.next()) {
     n.tick();
     KernelRec k;
-    k.start = st.int64(0);
-    const int64_t end = st.int64(1);
+    k.start = or_zero(rows->start);
+    const int64_t end = or_zero(rows->end);
     if (!w.keep(k.start, end)) continue;
     k.dur = sat32(end - k.start);
-    k.name = id32(st, 2);
-    k.corr = static_cast<uint32_t>(st.int64(3));
-    k.stream = static_cast<uint32_t>(st.int64(4));
-    k.device = static_cast<uint16_t>(st.int64(5));
-    k.blocks = sat32(st.int64(6));
+    k.name = id32(rows->name_id);
+    // A NULL (kNull) narrows to 0, as SQLite reads it.
+    k.corr = static_cast<uint32_t>(rows->correlation);
+    k.stream = static_cast<uint32_t>(rows->stream);
+    k.device = static_cast<uint16_t>(rows->device);
+    k.blocks = blocks(rows.row());
     // String ids are small and dense; a corrupt huge id just gets no launch configuration.
     if (k.name < (1u << 24) && k.name >= seen.size()) seen.resize(std::max<size_t>(k.name + 1, 2 * seen.size()), 0);
     if (k.name < seen.size() && !seen[k.name]) {
       seen[k.name] = 1;
-      config.bind(1, st.int64(7));
+      config.bind(1, rows->id);
       std::array<uint32_t, 6> g{};
-      if (config.step())
-        for (int i = 0; i < 6; ++i) g[static_cast<size_t>(i)] = sat32(config.int64(i));
+      if (config.next())
+        g = {sat32(rows->grid_x),    sat32(rows->grid_y),    sat32(rows->grid_z),
+             sat32(config->block_x), sat32(config->block_y), sat32(config->block_z)};
       config.reset();
       configs.emplace(k.name, g);
     }
@@ -133,19 +146,20 @@ void kernels(store::Connection& db, const Window& w, Chunk c, Slice<KernelRec>& 
 }
 
 void apis(store::Connection& db, const Model& m, const Window& w, Chunk c, Slice<ApiRec>& out, Progress& p) {
+  using A = store::rec::ApiCall;
   std::unordered_map<uint32_t, ApiClass> classes;  // API names are few: classify each once
-  auto st = select(db, "start, \"end\", name_id, correlation, return_code", "api_call", w, c);
+  auto rows = chunk_rows<A>(db, {A::kStart, A::kEnd, A::kNameId, A::kCorrelation, A::kReturnCode}, w, c);
   Counter n{p};
-  while (st.step()) {
+  while (rows.next()) {
     n.tick();
     ApiRec a;
-    a.start = st.int64(0);
-    const int64_t end = st.int64(1);
+    a.start = or_zero(rows->start);
+    const int64_t end = or_zero(rows->end);
     if (!w.keep(a.start, end)) continue;
     a.dur = sat32(end - a.start);
-    a.name = id32(st, 2);
-    a.corr = static_cast<uint32_t>(st.int64(3));
-    a.failed = st.int64(4) != 0;
+    a.name = id32(rows->name_id);
+    a.corr = static_cast<uint32_t>(rows->correlation);
+    a.failed = or_zero(rows->return_code) != 0;
     auto it = classes.find(a.name);
     if (it == classes.end()) it = classes.emplace(a.name, classify_api(m.str(a.name))).first;
     a.cls = it->second;
@@ -154,93 +168,105 @@ void apis(store::Connection& db, const Model& m, const Window& w, Chunk c, Slice
 }
 
 void ops(store::Connection& db, const Window& w, Chunk c, Slice<OpRec>& out, Progress& p) {
-  auto st = select(db, "start, \"end\", tid, name_id, shapes_id, dtypes_id, external_id", "op", w, c);
+  using O = store::rec::Op;
+  auto rows = chunk_rows<O>(db, {O::kStart, O::kEnd, O::kTid, O::kNameId, O::kShapesId, O::kDtypesId, O::kExternalId}, w, c);
   Counter n{p};
-  while (st.step()) {
+  while (rows.next()) {
     n.tick();
     OpRec o;
-    o.start = st.int64(0);
-    o.end = st.int64(1);
+    o.start = or_zero(rows->start);
+    o.end = or_zero(rows->end);
     if (!w.keep(o.start, o.end)) continue;
     // Thread ids stay raw here (chunks load in parallel); load_events numbers them.
-    o.thread = static_cast<uint32_t>(st.int64(2));
-    o.name = id32(st, 3);
-    o.shapes = id32(st, 4);
-    o.dtypes = id32(st, 5);
-    o.ext = st.is_null(6) ? -1 : st.int64(6);
+    o.thread = static_cast<uint32_t>(rows->tid);
+    o.name = id32(rows->name_id);
+    o.shapes = id32(rows->shapes_id);
+    o.dtypes = id32(rows->dtypes_id);
+    o.ext = rows->null(O::kExternalId) ? -1 : rows->external_id;
     out.push(o);
   }
 }
 
 void ext_links(store::Connection& db, const Window& w, Chunk c, Slice<ExtLink>& out, Progress& p) {
-  if (!db.has_table("external_correlation")) return;
-  auto st = select(db, "correlation, external_id", "external_correlation", w, c);
+  using E = store::rec::ExternalCorrelation;
+  if (!db.has_table(E::kTable)) return;
+  auto rows = chunk_rows<E>(db, {E::kCorrelation, E::kExternalId}, w, c);
   Counter n{p};
-  while (st.step()) {
+  while (rows.next()) {
     n.tick();
-    out.push({static_cast<uint32_t>(st.int64(0)), st.int64(1)});
+    out.push({static_cast<uint32_t>(rows->correlation), or_zero(rows->external_id)});
   }
 }
 
 void copies(store::Connection& db, const Window& w, std::vector<CopyRec>& out, Progress& p) {
+  using C = store::rec::Memcpy;
+  using S = store::rec::Memset;
   Counter n{p};
-  auto st = select(db, "start, \"end\", correlation, stream, device, copy_kind, src_kind, dst_kind, bytes", "memcpy", w, {});
-  while (st.step()) {
+  auto cp = chunk_rows<C>(db, {C::kStart, C::kEnd, C::kCorrelation, C::kStream, C::kDevice, C::kCopyKind, C::kSrcKind,
+                               C::kDstKind, C::kBytes}, w, {});
+  while (cp.next()) {
     n.tick();
     CopyRec c;
-    c.start = st.int64(0);
-    if (!w.keep(c.start, st.int64(1))) continue;
-    c.dur = sat32(st.int64(1) - c.start);
-    c.corr = static_cast<uint32_t>(st.int64(2));
-    c.stream = static_cast<uint32_t>(st.int64(3));
-    c.device = static_cast<uint16_t>(st.int64(4));
-    c.copy_kind = static_cast<uint8_t>(st.int64(5));
-    c.src_kind = static_cast<uint8_t>(st.int64(6));
-    c.dst_kind = static_cast<uint8_t>(st.int64(7));
-    c.bytes = st.int64(8);
+    c.start = or_zero(cp->start);
+    const int64_t end = or_zero(cp->end);
+    if (!w.keep(c.start, end)) continue;
+    c.dur = sat32(end - c.start);
+    c.corr = static_cast<uint32_t>(cp->correlation);
+    c.stream = static_cast<uint32_t>(cp->stream);
+    c.device = static_cast<uint16_t>(cp->device);
+    c.copy_kind = static_cast<uint8_t>(cp->copy_kind);
+    c.src_kind = static_cast<uint8_t>(cp->src_kind);
+    c.dst_kind = static_cast<uint8_t>(cp->dst_kind);
+    c.bytes = or_zero(cp->bytes);
     out.push_back(c);
   }
-  auto ms = select(db, "start, \"end\", correlation, stream, device, mem_kind, bytes", "memset", w, {});
-  while (ms.step()) {
+  auto ms = chunk_rows<S>(db, {S::kStart, S::kEnd, S::kCorrelation, S::kStream, S::kDevice, S::kMemKind, S::kBytes}, w, {});
+  while (ms.next()) {
     n.tick();
     CopyRec c;
     c.memset = true;
-    c.start = ms.int64(0);
-    if (!w.keep(c.start, ms.int64(1))) continue;
-    c.dur = sat32(ms.int64(1) - c.start);
-    c.corr = static_cast<uint32_t>(ms.int64(2));
-    c.stream = static_cast<uint32_t>(ms.int64(3));
-    c.device = static_cast<uint16_t>(ms.int64(4));
-    c.dst_kind = static_cast<uint8_t>(ms.int64(5));
-    c.bytes = ms.int64(6);
+    c.start = or_zero(ms->start);
+    const int64_t end = or_zero(ms->end);
+    if (!w.keep(c.start, end)) continue;
+    c.dur = sat32(end - c.start);
+    c.corr = static_cast<uint32_t>(ms->correlation);
+    c.stream = static_cast<uint32_t>(ms->stream);
+    c.device = static_cast<uint16_t>(ms->device);
+    c.dst_kind = static_cast<uint8_t>(ms->mem_kind);
+    c.bytes = or_zero(ms->bytes);
     out.push_back(c);
   }
 }
 
 void syncs(store::Connection& db, const Window& w, std::vector<SyncRec>& out, Progress& p) {
+  using S = store::rec::Sync;
   Counter n{p};
-  auto st = select(db, "start, \"end\", correlation, type", "sync", w, {});
-  while (st.step()) {
+  auto rows = chunk_rows<S>(db, {S::kStart, S::kEnd, S::kCorrelation, S::kType}, w, {});
+  while (rows.next()) {
     n.tick();
-    if (w.keep(st.int64(0), st.int64(1)))
-      out.push_back({st.int64(0), st.int64(1), static_cast<uint32_t>(st.int64(2)), static_cast<uint8_t>(st.int64(3))});
+    const int64_t start = or_zero(rows->start), end = or_zero(rows->end);
+    if (w.keep(start, end))
+      out.push_back({start, end, static_cast<uint32_t>(rows->correlation), static_cast<uint8_t>(rows->type)});
   }
 }
 
 void memory(store::Connection& db, const Window& w, Model& m, Progress& p) {
+  using E = store::rec::MemoryEvent;
   Counter n{p};
-  auto st = select(db, "ts, device, op, source, mem_kind, bytes, total_allocated, total_reserved", "memory_event", w, {});
-  while (st.step()) {
+  auto rows = chunk_rows<E>(db, {E::kTs, E::kDevice, E::kOp, E::kSource, E::kMemKind, E::kBytes, E::kTotalAllocated,
+                                E::kTotalReserved}, w, {});
+  while (rows.next()) {
     n.tick();
-    const int64_t ts = st.int64(0), source = st.int64(3), op = st.int64(2);
+    const int64_t ts = or_zero(rows->ts), source = rows->source;
     if (!sane_times(ts, ts)) continue;
-    const auto device = static_cast<uint16_t>(st.int64(1));
+    const auto device = static_cast<uint16_t>(rows->device);
     if (source == schema::memory_source::torch_allocator) {
-      if (st.is_null(6) && st.is_null(7)) continue;
-      m.torch_mem.push_back({ts, st.is_null(6) ? -1 : st.int64(6), st.is_null(7) ? -1 : st.int64(7), device});
-    } else if (source == schema::memory_source::cuda && st.int64(4) == schema::mem_kind::device) {
-      const int64_t bytes = std::clamp<int64_t>(st.int64(5), 0, int64_t{1} << 44);  // 16 TB: corrupt beyond
-      m.cuda_mem.push_back({ts, op == schema::memory_op::free ? -bytes : bytes, device});
+      const bool no_allocated = rows->null(E::kTotalAllocated), no_reserved = rows->null(E::kTotalReserved);
+      if (no_allocated && no_reserved) continue;
+      m.torch_mem.push_back({ts, no_allocated ? -1 : rows->total_allocated, no_reserved ? -1 : rows->total_reserved, device});
+    } else if (source == schema::memory_source::cuda && rows->mem_kind == schema::mem_kind::device) {
+      const int64_t bytes = std::clamp<int64_t>(rows->bytes, 0, int64_t{1} << 44);  // 16 TB: corrupt beyond; NULL: 0
+      m.cuda_mem.push_back({ts, rows->op == schema::memory_op::free ? -bytes : bytes, device});
     }
   }
   auto by_ts = [](const auto& a, const auto& b) { return a.ts < b.ts; };

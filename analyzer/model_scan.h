@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "analyzer/model.h"
-#include "store/sqlite.h"
+#include "trace_formats/store/sqlite.h"
 
 namespace gpuscope::analyzer::scan {
 
@@ -22,6 +22,11 @@ struct Window {
   bool single_process = false;  // every row belongs to pid: no pid filter needed
   bool keep(int64_t start, int64_t end) const { return end > lo && start < hi && sane_times(start, end); }
 };
+
+// Cursors read NULL as store::kNull; the analysis takes a NULL time, size or
+// code as 0 (as SQLite's own integer read does) and a NULL string id as none.
+inline int64_t or_zero(int64_t v) { return v == store::kNull ? 0 : v; }
+inline uint32_t id32(int64_t v) { return v == store::kNull ? kNone : static_cast<uint32_t>(v); }
 
 struct Chunk {
   int64_t lo = INT64_MIN + 1, hi = INT64_MAX;  // rowids, inclusive

@@ -6,8 +6,9 @@
 #include "analyzer/rules/cross_rank.h"
 #include "analyzer/steps.h"
 #include "analyzer/untraced.h"
-#include "common/error.h"
-#include "store/reader.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::analyzer {
 namespace {
@@ -137,8 +138,9 @@ namespace {
 
 std::vector<RankedProcess> ranked_processes(store::Reader& reader) {
   std::vector<RankedProcess> procs;
-  auto st = reader.query("SELECT pid, rank, host FROM process WHERE rank IS NOT NULL ORDER BY rank, pid");
-  while (st.step()) procs.push_back({st.int64(0), st.int64(1), std::string(st.text(2))});
+  using P = store::rec::Process;
+  store::Cursor<P> p(reader.db(), {P::kPid, P::kRank, P::kHost}, "WHERE rank IS NOT NULL ORDER BY rank, pid");
+  while (p.next()) procs.push_back({p->pid, p->rank, std::string(p->host)});
   return procs;
 }
 
@@ -232,8 +234,8 @@ RankPass rank_pass(store::Reader& reader, const Options& options) {
   }
   std::vector<int64_t> pids;
   {
-    auto st = reader.query("SELECT pid FROM process ORDER BY pid");
-    while (st.step()) pids.push_back(st.int64(0));
+    store::Cursor<store::rec::Process> p(reader.db(), {store::rec::Process::kPid}, "ORDER BY pid");
+    while (p.next()) pids.push_back(p->pid);
   }
   pass.choice = choose_default_pid(reader.db(), pids, std::nullopt);
   const bool ranked = std::any_of(pass.ranks.begin(), pass.ranks.end(),

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "store/job_end.h"
+#include "trace_formats/store/job_end.h"
 
 namespace gpuscope::analyzer {
 

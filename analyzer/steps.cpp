@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <tuple>
 
-#include "common/error.h"
-#include "schema/enums.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::analyzer {
 namespace {

@@ -8,13 +8,13 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/settings.h"
+#include "trace_formats/common/settings.h"
 
 namespace gpuscope::analyzer {
 
 class PhaseTimer {
  public:
-  PhaseTimer() : on_(settings::is_set(settings::Id::kAnalyzeTiming)) {}
+  PhaseTimer() : on_(settings::value<settings::Id::kAnalyzeTiming>()) {}
   // Wall time and this thread's CPU time since the last mark (CPU time does not
   // depend on what else the machine runs).
   void mark(const char* phase) {

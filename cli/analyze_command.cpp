@@ -11,10 +11,10 @@
 #include "analyzer/rule_docs.h"
 #include "cli/commands.h"
 #include "cli/live_recording.h"
-#include "common/atomic_file.h"
-#include "common/error.h"
-#include "import/open_recording.h"
-#include "store/reader.h"
+#include "trace_formats/common/atomic_file.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/import/open_recording.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::cli {
 namespace {

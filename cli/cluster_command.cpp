@@ -17,10 +17,10 @@
 #include "analyzer/report/report.h"
 #include "cli/commands.h"
 #include "cluster/cluster.h"
-#include "common/atomic_file.h"
-#include "common/error.h"
-#include "common/text.h"
-#include "store/reader.h"
+#include "trace_formats/common/atomic_file.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::cli {
 namespace {

@@ -15,8 +15,8 @@
 #include <iterator>
 #include <sstream>
 
-#include "common/error.h"
-#include "common/text.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/common/text.h"
 
 namespace gpuscope::cli {
 namespace {

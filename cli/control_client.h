@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/control_channel.h"
+#include "trace_formats/common/control_channel.h"
 
 namespace gpuscope::cli {
 

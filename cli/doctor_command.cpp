@@ -10,7 +10,7 @@
 #include "cli/doctor/checks.h"
 #include "cli/doctor/probes.h"
 #include "cli/record_support.h"
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope::cli {
 namespace {

@@ -4,8 +4,9 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "common/text.h"
-#include "import/importer.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/import/importer.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -19,7 +20,7 @@ void run_import(const ImportArgs& a) {
   formats::ImportOptions opt;
   opt.force = a.force;
   opt.progress = !a.quiet;
-  opt.meta.emplace_back("gpuscope_version", GPUSCOPE_VERSION);
+  opt.meta.emplace_back(meta_key::kGpuscopeVersion, GPUSCOPE_VERSION);
   formats::ImportResult r = formats::import_trace(a.trace, a.output, opt);
   if (!a.quiet) std::fprintf(stderr, "gpuscope: imported %s -> %s\n", terminal_safe(a.trace).c_str(),
                              terminal_safe(a.output).c_str());

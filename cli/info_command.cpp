@@ -3,10 +3,10 @@
 
 #include "cli/commands.h"
 #include "cli/live_recording.h"
-#include "common/text.h"
-#include "import/open_recording.h"
-#include "store/reader.h"
-#include "store/summary.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/import/open_recording.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/store/summary.h"
 
 namespace gpuscope::cli {
 namespace {

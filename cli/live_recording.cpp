@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "common/text.h"
-#include "store/live.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/store/live.h"
 
 namespace gpuscope::cli {
 

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "common/error.h"
-#include "common/text.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/common/text.h"
 
 namespace {
 

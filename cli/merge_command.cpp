@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "common/text.h"
+#include "trace_formats/common/text.h"
 #include "merge/merge.h"
 
 namespace gpuscope::cli {

@@ -19,14 +19,15 @@
 #include <utility>
 
 #include "cli/commands.h"
-#include "common/text.h"
+#include "trace_formats/common/text.h"
 #include "cli/nvml/nvml_poller.h"
 #include "cli/record_support.h"
-#include "common/output_name.h"
-#include "common/settings.h"
-#include "common/steps_window.h"
-#include "store/job_end.h"
-#include "store/writer.h"
+#include "trace_formats/common/output_name.h"
+#include "trace_formats/common/settings.h"
+#include "trace_formats/common/steps_window.h"
+#include "trace_formats/store/job_end.h"
+#include "trace_formats/store/writer.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -124,20 +125,20 @@ std::pair<std::string, int> claim_default_output() {
 void create_database(const std::string& path, const RecordOptions& opt, int64_t origin_ns) {
   store::Writer w(path);
   w.begin();
-  w.set_meta("origin_ns", std::to_string(origin_ns));
-  w.set_meta("origin_utc_ns", std::to_string(realtime_ns()));
-  w.set_meta("gpuscope_version", GPUSCOPE_VERSION);
-  w.set_meta("source", "gpuscope record");
-  w.set_meta("trace", opt.trace);
-  if (!opt.sample.empty()) w.set_meta("sample", opt.sample);
-  if (!opt.steps.empty()) w.set_meta("trace_steps", opt.steps);
-  if (opt.full) w.set_meta("full", "1");
+  w.set_meta(meta_key::kOriginNs, std::to_string(origin_ns));
+  w.set_meta(meta_key::kOriginUtcNs, std::to_string(realtime_ns()));
+  w.set_meta(meta_key::kGpuscopeVersion, GPUSCOPE_VERSION);
+  w.set_meta(meta_key::kSource, "gpuscope record");
+  w.set_meta(meta_key::kTrace, opt.trace);
+  if (!opt.sample.empty()) w.set_meta(meta_key::kSample, opt.sample);
+  if (!opt.steps.empty()) w.set_meta(meta_key::kTraceSteps, opt.steps);
+  if (opt.full) w.set_meta(meta_key::kFull, "1");
   std::string cmd;
   for (const auto& a : opt.command) cmd += (cmd.empty() ? "" : " ") + a;
-  w.set_meta("command", cmd);
+  w.set_meta(meta_key::kCommand, cmd);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  w.set_meta("host", host);
+  w.set_meta(meta_key::kHost, host);
   w.commit();
 }
 
@@ -195,23 +196,22 @@ int run_record(RecordOptions& opt) {
   env.emplace_back("LD_PRELOAD", preload && *preload ? collector + ":" + preload : collector);
   if (!std::getenv("CUDA_INJECTION64_PATH")) env.emplace_back("CUDA_INJECTION64_PATH", collector);
   if (!std::getenv("NVTX_INJECTION64_PATH")) env.emplace_back("NVTX_INJECTION64_PATH", collector);
-  // Ops are linked to their kernels after the job (store::finalize_recording), not by
-  // CUPTI external correlation around every op.
-  if (!settings::is_set(Id::kTorchExternalIds)) env.emplace_back(settings::name(Id::kTorchExternalIds), "0");
   if (!sample.empty()) env.emplace_back(settings::name(Id::kSampleMs), sample);
   if (!opt.steps.empty()) env.emplace_back(settings::name(Id::kTraceSteps), opt.steps);
   if (opt.on_demand) {
     env.emplace_back(settings::name(Id::kTraceSteps), kOnDemandSteps);
     std::erase_if(env, [](const auto& kv) { return kv.first == settings::name(Id::kOutput); });
   }
-  // Ops in some steps (the plugin's "auto": when the job's CUDA calls are
-  // traced); finalize_and_report gives the other steps' kernels their ops by
-  // position (store/place_ops.h).
-  if (!settings::is_set(Id::kTorchOpSteps)) env.emplace_back(settings::name(Id::kTorchOpSteps), opt.full ? "0" : "auto");
-  if (opt.full) {
-    env.emplace_back(settings::name(Id::kControlSteps), "0");
-    // Everything traced: the allocator's events in every step too, unless the user said otherwise.
-    if (!settings::is_set(Id::kTorchMemorySteps)) env.emplace_back(settings::name(Id::kTorchMemorySteps), "0");
+  // The table's values under record (record, record_full), unless the user set
+  // them: ops linked to their kernels after the job (store::finalize_recording),
+  // not by CUPTI external correlation around every op; ops in some steps (the
+  // plugin's "auto": when the job's CUDA calls are traced), the other steps'
+  // kernels given their ops by position (store/place_ops.h). --full traces
+  // everything: ops and the allocator's events in every step, and no control
+  // stretch, whatever GPUSCOPE_CONTROL_STEPS says.
+  for (const settings::Setting& s : settings::kSettings) {
+    const char* value = opt.full ? s.record_full : s.record;
+    if (value && (!settings::is_set(s.id) || (opt.full && s.id == Id::kControlSteps))) env.emplace_back(s.name, value);
   }
 
   struct sigaction sa {};
@@ -283,11 +283,14 @@ int run_record(RecordOptions& opt) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-// --help-env: the settings table (common/settings.h), as docs/settings.md shows it.
+// --help-env: the settings table (trace_formats/common/settings.h), as docs/settings.md shows it.
 void print_settings() {
   std::printf("Environment variables gpuscope reads (record sets those it has options for):\n");
-  for (const settings::Setting& s : settings::kSettings)
-    std::printf("  %-28s default: %s\n  %-28s %s\n", s.name, s.default_value, "", s.meaning);
+  for (const settings::Setting& s : settings::kSettings) {
+    const std::string note = settings::record_note(s);
+    std::printf("  %-28s %s, default: %s%s\n  %-28s %s\n", s.name, s.type, settings::shown_default(s).c_str(),
+                note.empty() ? "" : (" (" + note + ")").c_str(), "", s.meaning);
+  }
 }
 
 }  // namespace

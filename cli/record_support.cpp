@@ -13,12 +13,12 @@
 #include <sstream>
 #include <string_view>
 
-#include "common/atomic_file.h"
-#include "common/error.h"
-#include "common/settings.h"
-#include "export/progress.h"
-#include "common/text.h"
-#include "store/finalize.h"
+#include "trace_formats/common/atomic_file.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/common/settings.h"
+#include "trace_formats/export/progress.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/store/finalize.h"
 
 namespace gpuscope::cli {
 

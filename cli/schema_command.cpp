@@ -1,7 +1,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "schema/schema.h"
+#include "trace_formats/schema/schema.h"
 
 namespace gpuscope::cli {
 

@@ -14,9 +14,9 @@
 #include "cli/commands.h"
 #include "cli/setup/torch_setup.h"
 #include "cli/support/programs.h"
-#include "common/error.h"
-#include "common/plugin_cache.h"
-#include "common/text.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/common/plugin_cache.h"
+#include "trace_formats/common/text.h"
 #include "plugins/torch/build_info.h"
 
 namespace gpuscope::cli {

@@ -21,11 +21,12 @@
 #include "cli/commands.h"
 #include "cli/control_client.h"
 #include "cli/record_support.h"
-#include "common/error.h"
-#include "common/output_name.h"
-#include "common/text.h"
-#include "store/capture_end.h"
-#include "store/writer.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/common/output_name.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/store/capture_end.h"
+#include "trace_formats/store/writer.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -113,18 +114,18 @@ void write_capture_meta(const std::string& path, long pid, std::optional<int64_t
   store::Writer w(path);
   w.begin();
   if (origin) {
-    w.set_meta("origin_ns", std::to_string(*origin));
-    w.set_meta("origin_utc_ns", std::to_string(clock_ns(CLOCK_REALTIME)));
+    w.set_meta(meta_key::kOriginNs, std::to_string(*origin));
+    w.set_meta(meta_key::kOriginUtcNs, std::to_string(clock_ns(CLOCK_REALTIME)));
   }
-  w.set_meta("gpuscope_version", GPUSCOPE_VERSION);
-  w.set_meta("source", "gpuscope trigger");
+  w.set_meta(meta_key::kGpuscopeVersion, GPUSCOPE_VERSION);
+  w.set_meta(meta_key::kSource, "gpuscope trigger");
   const std::string trace = read_environ(pid, "GPUSCOPE_TRACE");
-  w.set_meta("trace", trace.empty() ? "cuda,nvtx,torch" : trace);
-  w.set_meta("command", process_command(pid));
-  w.set_meta("capture_request", request);
+  w.set_meta(meta_key::kTrace, trace.empty() ? "cuda,nvtx,torch" : trace);
+  w.set_meta(meta_key::kCommand, process_command(pid));
+  w.set_meta(meta_key::kCaptureRequest, request);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  w.set_meta("host", host);
+  w.set_meta(meta_key::kHost, host);
   w.commit();
 }
 

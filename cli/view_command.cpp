@@ -12,7 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/doctor/probes.h"
-#include "common/atomic_file.h"
+#include "trace_formats/common/atomic_file.h"
 
 namespace gpuscope::cli {
 namespace {

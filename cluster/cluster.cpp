@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer/ranks.h"
-#include "common/error.h"
-#include "common/settings.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/common/settings.h"
 
 extern char** environ;
 
@@ -117,9 +117,7 @@ void check_recordings(const std::vector<std::string>& paths) {
 }
 
 std::vector<FileSummary> summarize_on_dask(const std::vector<std::string>& paths, const Options& options) {
-  const char* python = settings::text(settings::Id::kPython);
-  std::vector<std::string> argv = {python ? python : settings::setting(settings::Id::kPython).default_value,
-                                   find_driver(), "--gpuscope", self_path()};
+  std::vector<std::string> argv = {settings::value<settings::Id::kPython>(), find_driver(), "--gpuscope", self_path()};
   if (!options.scheduler.empty()) argv.insert(argv.end(), {"--scheduler", options.scheduler});
   if (options.workers > 0) argv.insert(argv.end(), {"--workers", std::to_string(options.workers)});
   if (!options.steps.empty()) argv.insert(argv.end(), {"--steps", options.steps});

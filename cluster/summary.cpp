@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope::cluster {
 namespace {

@@ -23,9 +23,9 @@
 #include "collector/plugin_host.h"
 #include "collector/schedule.h"
 #include "collector/writer_thread.h"
-#include "common/settings.h"
-#include "common/steps_window.h"
-#include "schema/enums.h"
+#include "trace_formats/common/settings.h"
+#include "trace_formats/common/steps_window.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::collector {
 namespace {

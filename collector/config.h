@@ -1,9 +1,10 @@
 // Recording settings, read once from the environment that `gpuscope record`
-// (or the user) set, through the settings table (common/settings.h, which
-// documents each): output, sources, window, duty cycle, control stretch, and
-// the switches below that take single costs out when measuring overhead
-// (GPUSCOPE_DRIVER_API=0, GPUSCOPE_RUNTIME_API=0). The torch plugin reads its
-// own (GPUSCOPE_TORCH_*) through the same table.
+// (or the user) set, through the typed settings table
+// (trace_formats/common/settings.h, which holds each one's default, parser and
+// meaning): output, sources, window, duty cycle, control stretch, and the
+// switches below that take single costs out when measuring overhead
+// (GPUSCOPE_DRIVER_API=0, GPUSCOPE_RUNTIME_API=0). The defaults below are the
+// table's. The torch plugin reads its own (GPUSCOPE_TORCH_*) through the same table.
 #pragma once
 
 #include <cstdint>
@@ -11,21 +12,32 @@
 #include <utility>
 #include <vector>
 
+#include "trace_formats/common/settings.h"
+
 namespace gpuscope::collector {
+
+// The table's default of setting `id`.
+template <settings::Id id>
+auto table_default() {
+  return settings::Entry<id>::default_value();
+}
 
 struct Config {
   std::string output;  // %p, %h, %q{VAR} expanded
-  bool cuda = true, nvtx = true, memory = false, torch = true, nvml = false;
+  bool cuda = table_default<settings::Id::kTrace>().cuda, nvtx = table_default<settings::Id::kTrace>().nvtx,
+       memory = table_default<settings::Id::kTrace>().memory, torch = table_default<settings::Id::kTrace>().torch,
+       nvml = table_default<settings::Id::kTrace>().nvml;
   // `overhead`: CUPTI's records of its own overhead (buffer flushes,
   // instrumentation, lazy loading, waits for command-buffer space), stored as
   // ranges on the threads they hit (range source tracer_overhead). Opt-in.
-  bool overhead = false;
-  bool driver_api = true;
-  bool runtime_api = true;         // GPUSCOPE_RUNTIME_API=0: no runtime API records
-  bool periodic_flush = true;  // GPUSCOPE_PERIODIC_FLUSH=0: CUPTI hands over only full buffers
+  bool overhead = table_default<settings::Id::kTrace>().overhead;
+  bool driver_api = table_default<settings::Id::kDriverApi>();
+  bool runtime_api = table_default<settings::Id::kRuntimeApi>();  // GPUSCOPE_RUNTIME_API=0: no runtime API records
+  // GPUSCOPE_PERIODIC_FLUSH=0: CUPTI hands over only full buffers
+  bool periodic_flush = table_default<settings::Id::kPeriodicFlush>();
   // GPUSCOPE_MIN_FREE_MB: the recording stops before its file system has less
   // free (a training job's checkpoints and logs need the disk too); 0: never.
-  uint64_t min_free_bytes = 256ull << 20;
+  uint64_t min_free_bytes = table_default<settings::Id::kMinFreeMb>() << 20;
   // GPUSCOPE_CUPTI_ATTRIBUTES: CUPTI activity attributes (number, value) set at subscription.
   std::vector<std::pair<uint32_t, uint64_t>> cupti_attributes;
   uint64_t origin_ns = 0;  // 0: taken from the database or now
@@ -39,7 +51,9 @@ struct Config {
   // MIN_MS, then the rest is traced. Their duration is the job's step time
   // without tracing, which the analyzer judges findings against. "0": off
   // (`gpuscope record --full`).
-  uint64_t control_warmup_steps = 3, control_steps = 8, control_min_ms = 200;
+  uint64_t control_warmup_steps = table_default<settings::Id::kControlSteps>().warmup,
+           control_steps = table_default<settings::Id::kControlSteps>().steps,
+           control_min_ms = table_default<settings::Id::kControlSteps>().min_ms;
   // A window of torch steps (GPUSCOPE_TRACE_STEPS=A-B, `record --steps`): steps
   // A to B traced (numbered from 0 as the recording numbers them), the others
   // not; without torch steps nothing is traced.

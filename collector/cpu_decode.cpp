@@ -3,7 +3,7 @@
 #include <string_view>
 
 #include "gpuscope/plugin.h"
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::collector {
 

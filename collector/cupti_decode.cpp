@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::collector {
 

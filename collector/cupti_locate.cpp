@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <set>
 
-#include "common/settings.h"
+#include "trace_formats/common/settings.h"
 
 namespace gpuscope::collector {
 namespace {

@@ -63,8 +63,22 @@ class IndexStack {
 };
 
 CuptiApi g_api;
-std::atomic<bool> g_active{false};  // set once start() has finished
-std::mutex g_control;               // start(), set_tracing(), flush(), stop(): never on the hot path
+std::mutex g_control;  // start(), set_tracing(), flush(), stop(): never on the hot path
+
+// The lifecycle (cupti_source.h, State): changed only by move_to(), under
+// g_control (forget_in_child excepted: a forked child has one thread); read
+// without the lock where the hot path must (live(), on_callback).
+std::atomic<State> g_state{State::kOff};
+std::atomic<uint64_t> g_illegal{0};
+
+State now_state() { return g_state.load(std::memory_order_relaxed); }
+
+void move_to(State to) {
+  const State from = now_state();
+  if (from == to) return;
+  if (!transition_allowed(from, to)) g_illegal.fetch_add(1, std::memory_order_relaxed);
+  g_state.store(to);
+}
 CUpti_SubscriberHandle g_subscriber = nullptr;
 Buffer g_pool[kBuffers];
 IndexStack g_free, g_done;
@@ -193,10 +207,9 @@ void track_graphs(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpt
   }
 }
 
-// A teardown waits for the next API exit on any thread (armed while untraced,
-// see set_tracing): CUPTI's documented point for cuptiFinalize, where no other
+// A teardown waits for the next API exit on any thread (State::kDraining, see
+// set_tracing): CUPTI's documented point for cuptiFinalize, where no other
 // CUPTI work of that thread is under way.
-std::atomic<bool> g_teardown_armed{false};
 void teardown_at_api_exit();
 // Under g_control: when tracing paused at a step boundary (a job thread; 0
 // from the writer thread), when the untraced stretch counts from after the
@@ -213,7 +226,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   if (info->callbackSite != CUPTI_API_EXIT) return;
   track_graphs(domain, cbid, info);
   // After the capture counts: the exit of a capture's begin must not drain.
-  if (g_teardown_armed.load(std::memory_order_relaxed)) teardown_at_api_exit();
+  if (now_state() == State::kDraining) teardown_at_api_exit();
 }
 
 // Asks CUPTI to call on_callback when a stream capture begins or ends and
@@ -277,9 +290,9 @@ bool subscribe_and_configure(std::string& why) {
 }
 
 std::vector<CUpti_ActivityKind> g_kinds;
-bool g_tracing = false;
-bool g_stopped = false;  // stop_for_good(): no tracing again, under g_control
-std::atomic<bool> g_finalized{false};  // read without the lock by live()
+// stop_for_good(): no tracing again, under g_control. A latch beside the state:
+// the recording stopped (its disk filled), CUPTI may still be in any state.
+bool g_stopped = false;
 std::atomic<uint64_t> g_pauses{0};
 std::atomic<uint64_t> g_finalizes{0};
 
@@ -307,8 +320,8 @@ bool enable_kinds(std::string& why, std::string* failed = nullptr) {
 // Under g_control. Stops the callbacks on every API exit; the capture and
 // graph callbacks stay (cuptiEnableDomain(0) switched them off too).
 void disarm_teardown() {
-  if (!g_teardown_armed.load(std::memory_order_relaxed)) return;
-  g_teardown_armed.store(false, std::memory_order_relaxed);
+  if (now_state() != State::kDraining) return;
+  move_to(State::kSubscribed);
   g_api.enable_domain(0, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
   g_api.enable_domain(0, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   watch_captures();
@@ -336,7 +349,7 @@ thread_local bool t_tearing_down = false;
 void teardown_at_api_exit() {
   if (t_tearing_down) return;
   std::unique_lock lock(g_control, std::try_to_lock);
-  if (!lock.owns_lock() || !g_teardown_armed.load(std::memory_order_relaxed) || g_tracing) return;
+  if (!lock.owns_lock() || now_state() != State::kDraining) return;
   // A capture or replay began since the pause, or the writer found repeated ids.
   if (g_graphs_seen.load(std::memory_order_relaxed) || g_teardown_forbidden.load(std::memory_order_relaxed)) {
     disarm_teardown();
@@ -355,17 +368,19 @@ void teardown_at_api_exit() {
   if (!ok) {
     disarm_teardown();  // CUPTI stays initialized until the next pause
   } else {
-    g_teardown_armed.store(false, std::memory_order_relaxed);
     g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
     g_api.unsubscribe(g_subscriber);
-    g_finalized.store(g_api.finalize() == CUPTI_SUCCESS);
+    // A failed cuptiFinalize leaves CUPTI initialized: untraced, as a pause
+    // without teardown (a resume enables the kinds without subscribing again).
+    const bool finalized = g_api.finalize() == CUPTI_SUCCESS;
+    move_to(finalized ? State::kTornDown : State::kSubscribed);
     // The untraced stretch counts from the pause, where the step began: the
     // job's CPU work before its first CUDA call (a DataLoader batch built in
     // the main process, tens of milliseconds) is part of the step. The
     // teardown's own time (drain, flush, decode, finalize: milliseconds, the
     // GPU idle) is gpuscope's, so the start moves later by it. Paused from
     // the writer thread (not at a step boundary), it counts from here.
-    if (g_finalized.load()) {
+    if (finalized) {
       const uint64_t done = now_ns();
       g_drained_ns = g_paused_ns && g_paused_ns <= begun ? g_paused_ns + (done - begun) : done;
       g_finalizes.fetch_add(1, std::memory_order_relaxed);
@@ -390,14 +405,11 @@ void pause_locked(bool may_wait) {
                         !g_graphs_seen.load(std::memory_order_relaxed) &&
                         !g_teardown_forbidden.load(std::memory_order_relaxed) && g_api.driver_version &&
                         g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices;
-  if (teardown) {
-    g_teardown_armed.store(true, std::memory_order_relaxed);
-    if (g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
-        g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
-      disarm_teardown();  // no callback on every call left behind
-  }
-  if (!g_teardown_armed.load(std::memory_order_relaxed)) g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  g_tracing = false;
+  move_to(teardown ? State::kDraining : State::kSubscribed);
+  if (teardown && (g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
+                   g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS))
+    disarm_teardown();  // no callback on every call left behind
+  if (now_state() != State::kDraining) g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_pauses.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -405,7 +417,7 @@ void pause_locked(bool may_wait) {
 
 bool start(const Config& config, bool tracing, std::string& why) {
   std::lock_guard lock(g_control);
-  if (g_active) return true;
+  if (now_state() != State::kOff) return true;
   if (!load_cupti(g_api, why)) return false;
   g_config = config;
   for (int i = 0; i < kBuffers; ++i) {
@@ -428,8 +440,7 @@ bool start(const Config& config, bool tracing, std::string& why) {
   // untraced stretch (--delay, --sample) left a recording without its device
   // properties on the H200. The kind stays on until a teardown.
   if (!tracing) g_api.activity_enable(CUPTI_ACTIVITY_KIND_DEVICE);
-  g_tracing = tracing;
-  g_active = true;
+  move_to(tracing ? State::kTracing : State::kSubscribed);
   return true;
 }
 
@@ -451,14 +462,16 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
   } else if (!lock.try_lock()) {
     return Switched::busy;
   }
-  if (!g_active || on == g_tracing || (on && g_stopped)) return Switched::yes;
+  const State was = now_state();
+  if (was == State::kOff || was == State::kStopped || on == (was == State::kTracing) || (on && g_stopped))
+    return Switched::yes;
   if (!on) {
     pause_locked(may_wait);
     return Switched::yes;
   }
   disarm_teardown();  // resumed before any API exit came
   uint64_t from = now_ns();
-  if (g_finalized) {
+  if (now_state() == State::kTornDown) {
     // The stretch ran untraced from the pause; draining again here
     // (a job thread at a step boundary: may_wait) measures how long the GPU
     // took for the untraced steps, which the CPU's step ends alone do not
@@ -470,7 +483,7 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
     g_drained_ns = 0;
     from = now_ns();
     if (!subscribe_and_configure(why)) return Switched::no;
-    g_finalized.store(false);
+    move_to(State::kSubscribed);
     const uint64_t subscribed = now_ns();
     note_own(kSubscribeName, from, subscribed);
     from = subscribed;
@@ -478,14 +491,14 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
   std::string failed;
   if (!enable_kinds(why, &failed)) return Switched::no;
   if (!failed.empty()) why = "some activity kinds did not resume: " + failed;
-  g_tracing = true;
+  move_to(State::kTracing);
   note_own(kEnableName, from, now_ns());
   return Switched::yes;
 }
 
 void restart_untraced_span() {
   std::lock_guard lock(g_control);
-  if (!g_active || !g_finalized.load() || !g_drained_ns || g_tracing) return;
+  if (now_state() != State::kTornDown || !g_drained_ns) return;
   if (g_api.synchronize_devices && !g_api.synchronize_devices()) {
     g_drained_ns = 0;  // not drained: no span measured for this stretch
     return;
@@ -507,23 +520,66 @@ std::vector<OwnOverhead> take_own_overhead() {
   return std::exchange(g_own, {});
 }
 
-bool teardown_pending() { return g_teardown_armed.load(std::memory_order_relaxed); }
+bool teardown_pending() { return now_state() == State::kDraining; }
 
 bool stop_for_good() {
   std::unique_lock lock(g_control, std::try_to_lock);
   if (!lock.owns_lock()) return false;
   g_stopped = true;
-  if (!g_active || !g_tracing) return true;
+  if (now_state() != State::kTracing) return true;
   // No decode is waited for here (the writer thread calls this and decodes
   // what CUPTI hands over when the teardown asks: serve_decode_request).
   pause_locked(false);
   return true;
 }
 
-void forget_in_child() { g_teardown_armed.store(false, std::memory_order_relaxed); }
+void forget_in_child() {
+  if (now_state() == State::kDraining) move_to(State::kSubscribed);  // no lock: the child has one thread
+}
 
-bool active() { return g_active; }
-bool live() { return g_active.load(std::memory_order_relaxed) && !g_finalized.load(std::memory_order_relaxed); }
+bool active() { return now_state() != State::kOff; }
+bool live() {
+  const State s = now_state();
+  return s != State::kOff && s != State::kTornDown;
+}
+State state() { return now_state(); }
+uint64_t illegal_transitions() { return g_illegal.load(std::memory_order_relaxed); }
+
+bool transition_allowed(State from, State to) {
+  switch (from) {
+    case State::kOff:  // start()
+      return to == State::kSubscribed || to == State::kTracing;
+    case State::kSubscribed:  // a resume; stop()
+      return to == State::kTracing || to == State::kStopped;
+    case State::kTracing:  // a pause, with or without a teardown to come; stop()
+      return to == State::kSubscribed || to == State::kDraining || to == State::kStopped;
+    case State::kDraining:  // disarmed (a resume, a graph, a failed drain, stop()) or torn down
+      return to == State::kSubscribed || to == State::kTornDown;
+    case State::kTornDown:  // a resume subscribes again
+      return to == State::kSubscribed;
+    case State::kStopped:
+      return false;
+  }
+  return false;
+}
+
+const char* state_name(State s) {
+  switch (s) {
+    case State::kOff:
+      return "off";
+    case State::kSubscribed:
+      return "subscribed";
+    case State::kTracing:
+      return "tracing";
+    case State::kDraining:
+      return "draining";
+    case State::kTornDown:
+      return "torn down";
+    case State::kStopped:
+      return "stopped";
+  }
+  return "?";
+}
 const CuptiApi& api() { return g_api; }
 
 void flush(bool forced) {
@@ -536,7 +592,7 @@ void flush(bool forced) {
   } else if (!lock.try_lock()) {
     return;
   }
-  if (g_active && !g_finalized) g_api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  if (live()) g_api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
 void drain(void (*fn)(uint8_t*, size_t, uint32_t, void*), void* ctx) {
@@ -567,9 +623,10 @@ uint64_t buffers_used() { return g_buffers_used.load(std::memory_order_relaxed);
 
 void stop() {
   std::lock_guard lock(g_control);
-  if (!g_active || g_finalized) return;
+  if (!live() || now_state() == State::kStopped) return;
   disarm_teardown();  // the writer is stopping: nobody would decode before a teardown
   for (CUpti_ActivityKind k : g_kinds) g_api.activity_disable(k);
+  move_to(State::kStopped);
 }
 
 }  // namespace gpuscope::collector::cupti_source

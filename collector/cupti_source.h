@@ -13,6 +13,26 @@
 
 namespace gpuscope::collector::cupti_source {
 
+// CUPTI's lifecycle in this process, one state changed by one transition
+// function (cupti_source.cpp, move_to) and checked against transition_allowed:
+//   off --start--> subscribed (untraced: a sampled, windowed or on-demand
+//                  recording's dormant start; device records only)
+//   off --start--> tracing
+//   tracing --pause--> subscribed, or draining (a teardown armed: the next CUDA
+//                  API exit drains the devices, has the writer decode, then
+//                  unsubscribes and calls cuptiFinalize)
+//   draining --API exit--> torn down (CUPTI costs the job nothing)
+//   draining --resume first / graph seen / drain failed--> subscribed
+//   subscribed --resume--> tracing;  torn down --resume--> subscribed --> tracing
+//   subscribed, tracing --stop() at exit--> stopped (kinds off; flush and drain only)
+// stop_for_good (the disk filled) is a latch beside it: no resume from then on.
+enum class State : uint8_t { kOff, kSubscribed, kTracing, kDraining, kTornDown, kStopped };
+State state();
+const char* state_name(State s);
+bool transition_allowed(State from, State to);
+// Transitions made that transition_allowed refuses (tests: stays 0).
+uint64_t illegal_transitions();
+
 // Loads CUPTI, takes the subscriber slot and, when `tracing`, enables
 // activities. On failure returns false with a one-line reason and leaves the
 // process untouched.

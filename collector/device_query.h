@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "store/rows.h"
+#include "trace_formats/store/rows.h"
 
 namespace gpuscope::collector {
 

@@ -2,7 +2,7 @@
 
 #include "collector/emit.h"
 #include "collector/schedule.h"
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::collector {
 

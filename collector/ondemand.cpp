@@ -31,10 +31,11 @@
 #include "collector/ondemand_api.h"
 #include "collector/schedule.h"
 #include "collector/writer_thread.h"
-#include "common/control_channel.h"
-#include "common/output_name.h"
-#include "common/settings.h"
-#include "store/finalize.h"
+#include "trace_formats/common/control_channel.h"
+#include "trace_formats/common/output_name.h"
+#include "trace_formats/common/settings.h"
+#include "trace_formats/store/finalize.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::collector::ondemand {
 namespace {
@@ -319,12 +320,12 @@ int open_capture(const Request& request, std::string& why, bool begun) {
   // anything the capture records.
   c.origin_ns = began ? began : now_ns();
   c.meta = g_meta;
-  c.meta.emplace_back("capture_trigger", request.trigger);
+  c.meta.emplace_back(meta_key::kCaptureTrigger, request.trigger);
   if (request.create) {
-    c.meta.emplace_back("source", "gpuscope capture");
-    c.meta.emplace_back("command", own_cmdline());
+    c.meta.emplace_back(meta_key::kSource, "gpuscope capture");
+    c.meta.emplace_back(meta_key::kCommand, own_cmdline());
     const char* trace = settings::raw(settings::Id::kTrace);
-    c.meta.emplace_back("trace", trace ? trace : "cuda,nvtx,torch");
+    c.meta.emplace_back(meta_key::kTrace, trace ? trace : "cuda,nvtx,torch");
   }
   if (g_cuda.load()) writer_thread::set_devices_at_open(query_devices());
   writer_thread::start(c, g_first_tick);

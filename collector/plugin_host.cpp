@@ -26,10 +26,10 @@
 #include "collector/ondemand.h"
 #include "collector/graph_steps.h"
 #include "collector/schedule.h"
-#include "common/plugin_cache.h"
-#include "common/settings.h"
+#include "trace_formats/common/plugin_cache.h"
+#include "trace_formats/common/settings.h"
 #include "gpuscope/plugin.h"
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::collector {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "store/rows.h"
+#include "trace_formats/store/rows.h"
 
 namespace gpuscope::collector {
 

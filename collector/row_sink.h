@@ -8,8 +8,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "schema/enums.h"
-#include "store/writer.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/writer.h"
 
 namespace gpuscope::collector {
 

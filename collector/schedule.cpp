@@ -9,7 +9,7 @@
 #include "collector/clock.h"
 #include "collector/cupti_source.h"
 #include "collector/emit.h"
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::collector::schedule {
 namespace {

@@ -24,7 +24,8 @@
 #include "collector/process_info.h"
 #include "collector/schedule.h"
 #include "collector/thread_slots.h"
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::collector::writer_thread {
 namespace {
@@ -207,11 +208,11 @@ bool open_database(State& s) {
     s.writer = std::make_unique<store::Writer>(s.config.output);
     s.writer->begin();
     uint64_t origin = s.config.origin_ns;
-    std::string stored = s.writer->meta_default("origin_ns", std::to_string(origin ? origin : now_ns()));
-    s.writer->meta_default("origin_utc_ns", std::to_string(s.process.row.start_utc_ns));
-    s.writer->meta_default("host", s.process.row.host);
-    s.writer->meta_default("source", "gpuscope collector");
-    if (!s.process.job_key.empty()) s.writer->meta_default("job_key", s.process.job_key);
+    std::string stored = s.writer->meta_default(meta_key::kOriginNs, std::to_string(origin ? origin : now_ns()));
+    s.writer->meta_default(meta_key::kOriginUtcNs, std::to_string(s.process.row.start_utc_ns));
+    s.writer->meta_default(meta_key::kHost, s.process.row.host);
+    s.writer->meta_default(meta_key::kSource, "gpuscope collector");
+    if (!s.process.job_key.empty()) s.writer->meta_default(meta_key::kJobKey, s.process.job_key);
     for (const auto& [key, value] : s.config.meta) s.writer->set_meta(key, value);
     for (const store::DeviceRow& d : s.devices) s.writer->put(d);
     s.writer->commit();
@@ -263,7 +264,7 @@ void stop_for_space(State& s, uint64_t free) {
   cupti_source::flush(true);
   tick(s, true);
   s.writer->begin();
-  s.writer->meta_default("recording_stopped", why);
+  s.writer->meta_default(meta_key::kRecordingStopped, why);
   s.writer->commit();
 }
 
@@ -279,7 +280,7 @@ void stop_for_write_error(State& s, const char* what) {
   try {
     s.writer->rollback();
     s.writer->begin();
-    s.writer->meta_default("recording_stopped", std::string("writing the file failed: ") + what);
+    s.writer->meta_default(meta_key::kRecordingStopped, std::string("writing the file failed: ") + what);
     s.writer->commit();
   } catch (const std::exception&) {
     try {

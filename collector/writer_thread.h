@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "collector/config.h"
-#include "store/rows.h"
+#include "trace_formats/store/rows.h"
 
 namespace gpuscope::collector::writer_thread {
 

@@ -5,10 +5,20 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "store/reader.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::merge {
 namespace {
+
+namespace rec = store::rec;
+
+// An integer of a Cursor row with NULL (a damaged file) as 0, as SQLite's own
+// integer read gives it, where a Cursor holds store::kNull.
+template <class R>
+int64_t or_zero(const R& row, typename R::Column c, int64_t value) {
+  return row.null(c) ? 0 : value;
+}
 
 int64_t median(std::vector<int64_t>& v) {
   const size_t mid = v.size() / 2;
@@ -58,20 +68,42 @@ void read_nccl_kernels(store::Reader& reader,
   if (names.empty()) return;
   const size_t first = events.size();
   std::unordered_map<int64_t, std::unordered_map<int64_t, size_t>> by_correlation;  // pid -> correlation -> event
-  store::Statement st = reader.query("SELECT pid, name_id, start, \"end\", correlation FROM kernel");
-  while (st.step()) {
-    auto it = names.find(st.int64(1));
+  using K = rec::Kernel;
+  store::Cursor<K> kernels(reader.db(), {K::kPid, K::kNameId, K::kStart, K::kEnd, K::kCorrelation});
+  while (kernels.next()) {
+    const K& k = kernels.row();
+    auto it = names.find(or_zero(k, K::kNameId, k.name_id));
     if (it == names.end()) continue;
-    if (!st.is_null(4) && st.int64(4) != 0) by_correlation[st.int64(0)][st.int64(4)] = events.size();
-    events.push_back({st.int64(0), it->second.first, "kernel:" + it->second.second, st.int64(2), st.int64(3)});
+    const int64_t pid = or_zero(k, K::kPid, k.pid);
+    if (!k.null(K::kCorrelation) && k.correlation != 0) by_correlation[pid][k.correlation] = events.size();
+    events.push_back({pid, it->second.first, "kernel:" + it->second.second, or_zero(k, K::kStart, k.start),
+                      or_zero(k, K::kEnd, k.end)});
   }
   if (events.size() == first || by_correlation.empty()) return;
-  store::Statement calls = reader.query("SELECT pid, correlation, start FROM api_call WHERE correlation != 0");
-  while (calls.step()) {
-    auto p = by_correlation.find(calls.int64(0));
+  using A = rec::ApiCall;
+  store::Cursor<A> calls(reader.db(), {A::kPid, A::kCorrelation, A::kStart}, "WHERE correlation != 0");
+  while (calls.next()) {
+    const A& a = calls.row();
+    auto p = by_correlation.find(or_zero(a, A::kPid, a.pid));
     if (p == by_correlation.end()) continue;
-    auto c = p->second.find(calls.int64(1));
-    if (c != p->second.end()) events[c->second].start = calls.int64(2);
+    auto c = p->second.find(a.correlation);  // not NULL: the WHERE
+    if (c != p->second.end()) events[c->second].start = or_zero(a, A::kStart, a.start);
+  }
+}
+
+// The closed ops (R = rec::Op) or ranges (rec::Range) of a collective's name.
+template <class R>
+void read_cpu_collectives(store::Reader& reader,
+                          const std::unordered_map<int64_t, std::pair<Source, std::string>>& names, const char* prefix,
+                          std::vector<CollectiveEvent>& events) {
+  if (names.empty()) return;
+  store::Cursor<R> st(reader.db(), {R::kPid, R::kNameId, R::kStart, R::kEnd}, "WHERE \"end\" IS NOT NULL");
+  while (st.next()) {
+    const R& row = st.row();
+    auto it = names.find(or_zero(row, R::kNameId, row.name_id));
+    if (it == names.end()) continue;
+    events.push_back({or_zero(row, R::kPid, row.pid), it->second.first, prefix + it->second.second,
+                      or_zero(row, R::kStart, row.start), row.end});
   }
 }
 
@@ -126,33 +158,26 @@ FileCollectives read_collectives(store::Reader& reader) {
   // Names by id, classified once.
   std::unordered_map<int64_t, std::pair<Source, std::string>> kernel_names, cpu_names;
   {
-    store::Statement st = reader.query("SELECT id, value FROM \"string\"");
-    while (st.step()) {
-      const std::string_view v = st.text(1);
-      if (auto k = kernel_source(v)) kernel_names.emplace(st.int64(0), std::make_pair(*k, std::string(v)));
-      if (auto c = cpu_source(v)) cpu_names.emplace(st.int64(0), std::make_pair(*c, std::string(v)));
+    store::Cursor<rec::String> st(reader.db(), {rec::String::kId, rec::String::kValue});
+    while (st.next()) {
+      const std::string_view v = st->value;
+      if (auto k = kernel_source(v)) kernel_names.emplace(st->id, std::make_pair(*k, std::string(v)));
+      if (auto c = cpu_source(v)) cpu_names.emplace(st->id, std::make_pair(*c, std::string(v)));
     }
   }
   std::vector<CollectiveEvent> events;
   // An op and a record_function range of one name are kept apart: a torch
   // version may record both for one collective.
-  auto read = [&](const char* table, const auto& names, const char* prefix) {
-    if (names.empty()) return;
-    store::Statement st = reader.query(std::string("SELECT pid, name_id, start, \"end\" FROM \"") + table +
-                                       "\" WHERE \"end\" IS NOT NULL");
-    while (st.step()) {
-      auto it = names.find(st.int64(1));
-      if (it == names.end()) continue;
-      events.push_back({st.int64(0), it->second.first, prefix + it->second.second, st.int64(2), st.int64(3)});
-    }
-  };
-  read("op", cpu_names, "op:");
-  read("range", cpu_names, "range:");
+  read_cpu_collectives<rec::Op>(reader, cpu_names, "op:", events);
+  read_cpu_collectives<rec::Range>(reader, cpu_names, "range:", events);
   read_nccl_kernels(reader, kernel_names, events);
 
   std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> steps;
-  store::Statement st = reader.query("SELECT pid, start, number FROM step ORDER BY pid, start");
-  while (st.step()) steps[st.int64(0)].emplace_back(st.int64(1), st.int64(2));
+  using S = rec::Step;
+  store::Cursor<S> st(reader.db(), {S::kPid, S::kStart, S::kNumber}, "ORDER BY pid, start");
+  while (st.next())
+    steps[or_zero(st.row(), S::kPid, st->pid)].emplace_back(or_zero(st.row(), S::kStart, st->start),
+                                                            or_zero(st.row(), S::kNumber, st->number));
   return key_collectives(std::move(events), steps);
 }
 

@@ -7,7 +7,9 @@
 #include <ctime>
 #include <map>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/schema/meta_keys.h"
+#include "trace_formats/store/cursor.h"
 
 namespace gpuscope::merge {
 namespace {
@@ -51,20 +53,21 @@ Input open_input(const std::string& path) {
   Input in;
   in.path = path;
   in.reader = std::make_unique<store::Reader>(path);
-  in.host = in.reader->meta("host");
-  in.job_key = in.reader->meta("job_key");
-  const int64_t origin_utc = std::atoll(in.reader->meta("origin_utc_ns", "0").c_str());
-  store::Statement st =
-      in.reader->query("SELECT pid, rank, world_size, host, start, \"end\" FROM process ORDER BY pid");
+  in.host = in.reader->meta(meta_key::kHost);
+  in.job_key = in.reader->meta(meta_key::kJobKey);
+  const int64_t origin_utc = std::atoll(in.reader->meta(meta_key::kOriginUtcNs, "0").c_str());
+  using P = store::rec::Process;
+  store::Cursor<P> st(in.reader->db(), {P::kPid, P::kRank, P::kWorldSize, P::kHost, P::kStart, P::kEnd},
+                      "ORDER BY pid");
   int64_t first = INT64_MAX, last = INT64_MIN;
-  while (st.step()) {
+  while (st.next()) {
     InputProcess p;
-    p.pid = st.int64(0);
-    if (!st.is_null(1)) p.rank = st.int64(1);
-    if (!st.is_null(2)) p.world_size = st.int64(2);
-    p.host = std::string(st.text(3));
-    if (!st.is_null(4)) first = std::min(first, st.int64(4));
-    if (!st.is_null(5)) last = std::max(last, st.int64(5));
+    p.pid = st->pid;
+    if (!st->null(P::kRank)) p.rank = st->rank;
+    if (!st->null(P::kWorldSize)) p.world_size = st->world_size;
+    p.host = std::string(st->host);
+    if (!st->null(P::kStart)) first = std::min(first, st->start);
+    if (!st->null(P::kEnd)) last = std::max(last, st->end);
     in.processes.push_back(std::move(p));
   }
   if (origin_utc > 0 && first <= last) {

@@ -8,12 +8,14 @@
 #include <set>
 #include <unordered_map>
 
-#include "common/atomic_file.h"
-#include "common/error.h"
-#include "export/progress.h"
+#include "trace_formats/common/atomic_file.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/export/progress.h"
 #include "merge/inputs.h"
-#include "schema/schema.h"
-#include "store/writer.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/writer.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::merge {
 namespace {
@@ -78,8 +80,8 @@ struct Copier {
   int64_t copy_file(Input& in, int64_t offset) {
     std::unordered_map<int64_t, int64_t> strings;
     {
-      store::Statement st = in.reader->query("SELECT id, value FROM \"string\"");
-      while (st.step()) strings.emplace(st.int64(0), out.intern(st.text(1)));
+      store::Cursor<store::rec::String> st(in.reader->db(), {store::rec::String::kId, store::rec::String::kValue});
+      while (st.next()) strings.emplace(st->id, out.intern(st->value));
     }
     pids.start_file(in.processes);
     int64_t rows = 0;
@@ -144,37 +146,39 @@ int64_t data_rows(Input& in) {
 }
 
 void write_meta(store::Writer& w, Input& reference, const std::vector<Input>& inputs, const Result& r) {
-  store::Statement st = reference.reader->query("SELECT key, value FROM meta");
+  store::Cursor<store::rec::Meta> st(reference.reader->db(), {store::rec::Meta::kKey, store::rec::Meta::kValue});
   // A merged reference's own merge.* keys described its inputs, not these.
-  while (st.step())
-    if (st.text(0) != "schema_version" && !st.text(0).starts_with("merge.")) w.set_meta(st.text(0), st.text(1));
+  while (st.next())
+    if (st->key != meta_key::kSchemaVersion && !st->key.starts_with(meta_key::kMergePrefix))
+      w.set_meta(st->key, st->value);
   std::string hosts;
   std::set<std::string> seen;
   for (const Input& in : inputs)
     if (!in.host.empty() && seen.insert(in.host).second) hosts += (hosts.empty() ? "" : ",") + in.host;
-  w.set_meta("host", hosts);
-  w.set_meta("merge.files", std::to_string(r.files.size()));
+  w.set_meta(meta_key::kHost, hosts);
+  w.set_meta(meta_key::kMergeFiles, std::to_string(r.files.size()));
   for (size_t i = 0; i < r.files.size(); ++i) {
     const FileReport& f = r.files[i];
     const Alignment& a = f.alignment;
-    const std::string k = "merge." + std::to_string(i) + ".";
-    w.set_meta(k + "file", f.path);
-    w.set_meta(k + "host", inputs[i].host);
+    auto key = [n = static_cast<int>(i)](std::string_view p) { return meta_key::merge_input(n, p); };
+    namespace part = meta_key::merge_part;
+    w.set_meta(key(part::kFile), f.path);
+    w.set_meta(key(part::kHost), inputs[i].host);
     std::string ranks;
     for (int64_t x : inputs[i].ranks()) ranks += (ranks.empty() ? "" : ",") + std::to_string(x);
-    w.set_meta(k + "ranks", ranks);
-    w.set_meta(k + "offset_ns", std::to_string(a.offset_ns));
-    w.set_meta(k + "aligned_on", f.reference ? "reference" : source_name(a.source));
+    w.set_meta(key(part::kRanks), ranks);
+    w.set_meta(key(part::kOffsetNs), std::to_string(a.offset_ns));
+    w.set_meta(key(part::kAlignedOn), f.reference ? "reference" : source_name(a.source));
     if (!f.reference) {
-      w.set_meta(k + "residual_ns", std::to_string(a.residual_ns));
-      w.set_meta(k + "max_deviation_ns", std::to_string(a.max_deviation_ns));
-      w.set_meta(k + "collectives", std::to_string(a.collectives));
+      w.set_meta(key(part::kResidualNs), std::to_string(a.residual_ns));
+      w.set_meta(key(part::kMaxDeviationNs), std::to_string(a.max_deviation_ns));
+      w.set_meta(key(part::kCollectives), std::to_string(a.collectives));
     }
     if (!f.renumbered_pids.empty()) {
       std::string m;
       for (const auto& [from, to] : f.renumbered_pids)
         m += (m.empty() ? "" : ",") + std::to_string(from) + ":" + std::to_string(to);
-      w.set_meta(k + "pids", m);
+      w.set_meta(key(part::kPids), m);
     }
   }
 }
@@ -250,7 +254,7 @@ Result merge_recordings(const std::vector<std::string>& paths, const std::string
     }
     progress.done();
     write_meta(w, inputs.front(), inputs, r);
-    if (!options.gpuscope_version.empty()) w.set_meta("merge.gpuscope_version", options.gpuscope_version);
+    if (!options.gpuscope_version.empty()) w.set_meta(meta_key::kMergeGpuscopeVersion, options.gpuscope_version);
     w.commit();
   }
   std::error_code ec;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analyzer/rule_docs.h"
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 #include "regress/diff.h"
 #include "regress/text_format.h"
 

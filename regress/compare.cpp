@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 #include "regress/diff.h"
 #include "regress/text_format.h"
 

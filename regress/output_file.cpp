@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "common/atomic_file.h"
+#include "trace_formats/common/atomic_file.h"
 
 namespace gpuscope::regress {
 

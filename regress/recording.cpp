@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "common/error.h"
-#include "import/open_recording.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/import/open_recording.h"
 #include "regress/diff.h"
-#include "store/reader.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::regress {
 
@@ -60,13 +61,15 @@ std::vector<std::vector<double>> Recording::kernel_step_ms(const std::vector<std
   if (by_id.empty()) return out;
   std::vector<int64_t> starts;
   for (const auto& s : steps) starts.push_back(s.start_ns);
-  auto st = reader.query("SELECT name_id, start, \"end\" FROM kernel WHERE pid=?1 AND device=?2");
-  st.bind(1, analysis_.summary.pid);
-  st.bind(2, analysis_.summary.device);
-  while (st.step()) {
-    auto it = by_id.find(st.int64(0));
+  using K = store::rec::Kernel;
+  store::Cursor<K> k(reader.db(), {K::kNameId, K::kStart, K::kEnd}, "WHERE pid=?1 AND device=?2");
+  k.bind(1, analysis_.summary.pid);
+  k.bind(2, analysis_.summary.device);
+  auto or_zero = [](int64_t v) { return v == store::kNull ? 0 : v; };  // as the analysis reads a NULL
+  while (k.next()) {
+    auto it = by_id.find(or_zero(k->name_id));
     if (it == by_id.end()) continue;
-    const int64_t start = st.int64(1), end = st.int64(2);
+    const int64_t start = or_zero(k->start), end = or_zero(k->end);
     auto pos = std::upper_bound(starts.begin(), starts.end(), start);
     if (pos == starts.begin()) continue;
     const auto step = static_cast<size_t>(pos - starts.begin() - 1);

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "common/text.h"
+#include "trace_formats/common/text.h"
 
 namespace gpuscope::regress::fmt {
 

@@ -1,5 +1,13 @@
 #!/usr/bin/env python3
-"""No include inside a folder points back up to its entry point (issue 42).
+"""Two rules for #include "..." (issue 42).
+
+1. One include root: every quoted include is spelled from the repository root
+   ("trace_formats/store/reader.h", not "store/reader.h" or "reader.h"), so the
+   path says where the file lives. Exempt: generated files (*.pb.h, *.moc),
+   trace_formats/store/records.h (written from the schema), the plugin API header "gpuscope/plugin.h" (plugins/include/, the path a
+   plugin author writes), and plugins/ and python/, which build stand-alone
+   against an installed gpuscope.
+2. No include inside a folder points back up to its entry point.
 
 A folder's entry point is the header that its outermost layer declares (for the
 collector: collector/collector.h, the one init every injection path reaches).
@@ -21,6 +29,32 @@ ENTRY_POINTS = {
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
+SOURCE_SUFFIXES = (".h", ".cpp", ".cc")
+STANDALONE = ("plugins", "python", "build")
+GENERATED = (".pb.h", ".moc")
+GENERATED_FILES = {"trace_formats/store/records.h"}  # trace_formats/schema/records_gen.cpp writes it
+PLUGIN_API = "plugins/include"
+
+
+def include_root_problems(repo):
+    """Quoted includes not spelled from the repository root."""
+    problems = []
+    for path in sorted(repo.rglob("*")):
+        rel = path.relative_to(repo)
+        if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
+            continue
+        if rel.parts[0] in STANDALONE or rel.parts[0].startswith(".") or rel.parts[0].startswith("build"):
+            continue
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            name = m.group(1)
+            if name.endswith(GENERATED) or name in GENERATED_FILES or (repo / name).is_file() or (repo / PLUGIN_API / name).is_file():
+                continue
+            problems.append(f"{rel}:{n}: #include \"{name}\" is not a path from the repository root")
+    return problems
+
 
 def target_sources(cmake_text, target):
     """The .cpp files named in add_library(TARGET ...)."""
@@ -32,7 +66,7 @@ def target_sources(cmake_text, target):
 
 def main():
     repo = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent)
-    problems = []
+    problems = include_root_problems(repo)
     for folder, (entry, target) in ENTRY_POINTS.items():
         cmake = repo / folder / "CMakeLists.txt"
         outer = target_sources(cmake.read_text(), target)

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "analyzer/result.h"
-#include "common/text.h"
+#include "trace_formats/common/text.h"
 
 namespace gpuscope::analyzer::report {
 

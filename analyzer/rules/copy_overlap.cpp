@@ -1,6 +1,6 @@
 // copy-overlap: host<->device copies that run while no kernel runs.
 #include "analyzer/rules/rule_util.h"
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::analyzer {
 namespace {

@@ -1,6 +1,6 @@
 // dataloader-stall: the GPU idles while the training loop waits for the next batch.
 #include "analyzer/rules/rule_util.h"
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::analyzer {
 namespace {

@@ -1,6 +1,6 @@
 // pageable-memcpy: host<->device copies from pageable (not page-locked) memory.
 #include "analyzer/rules/rule_util.h"
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::analyzer {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "analyzer/rules/rule_util.h"
 #include "analyzer/untraced.h"
-#include "common/text.h"
+#include "trace_formats/common/text.h"
 #include "analyzer/whatif/calibration.h"
 #include "analyzer/whatif/fixes.h"
 #include "analyzer/whatif/step_graph.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope::analyzer::whatif {
 

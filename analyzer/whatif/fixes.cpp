@@ -142,7 +142,10 @@ std::string channels_last_why_not(const Graph& g, const JobTraits& t) {
   return "";
 }
 
-void channels_last_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) {
+// The NCHW -> NHWC layout: cuDNN's transposes go, convolutions and batch norm
+// run at their NHWC speed; group norm too when ATen's NHWC kernel runs it
+// (channels_last), not when compiled code does (torch.compile's layout).
+void to_nhwc(Graph& g, const Calibration& cal, Bound b, bool aten_group_norm) {
   for (uint32_t x = 0; x < g.gpu.size(); ++x) {
     GpuTask& k = g.gpu[x];
     if (k.removed) continue;
@@ -152,11 +155,15 @@ void channels_last_apply(Graph& g, const JobTraits&, const Calibration& cal, Bou
       case Kind::kConvHalf: k.dur *= cal.ratio("conv_nchw_to_nhwc_bf16", t, b, 0.85); break;
       case Kind::kTranspose: remove_task(g, x); break;
       case Kind::kBatchNorm: k.dur *= cal.ratio("batchnorm_nchw_to_nhwc", t, b, 0.8); break;
-      case Kind::kGroupNorm: k.dur *= cal.ratio("groupnorm_nchw_to_nhwc", t, b, 1.5); break;
+      case Kind::kGroupNorm:
+        if (aten_group_norm) k.dur *= cal.ratio("groupnorm_nchw_to_nhwc", t, b, 1.5);
+        break;
       default: break;
     }
   }
 }
+
+void channels_last_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) { to_nhwc(g, cal, b, true); }
 
 // -------------------------------------------------------- fused-optimizer
 
@@ -237,30 +244,13 @@ bool has_depthwise_convolutions(const Graph& g) {
   return false;
 }
 
-// Inductor's layout optimization: a graph of (non-grouped) convolutions is
-// compiled channels-last, so cuDNN's NCHW<->NHWC transposes go and the
-// convolutions run at their NHWC speed, as with the channels-last fix. Its
-// normalizations are its own generated kernels, not cuDNN's or ATen's NHWC
-// ones: batch norm is counted at cuDNN's NHWC speed (both read the tensor
-// twice and write it once), group norm as it ran (ATen's NHWC group norm,
-// slower, is not what runs).
-void compile_layout(Graph& g, const Calibration& cal, Bound b) {
-  for (uint32_t x = 0; x < g.gpu.size(); ++x) {
-    GpuTask& k = g.gpu[x];
-    if (k.removed || k.optimizer) continue;
-    const double t = us(k.dur);
-    switch (k.kind) {
-      case Kind::kConv: k.dur *= cal.ratio("conv_nchw_to_nhwc_fp32", t, b, 0.9); break;
-      case Kind::kConvHalf: k.dur *= cal.ratio("conv_nchw_to_nhwc_bf16", t, b, 0.85); break;
-      case Kind::kTranspose: remove_task(g, x); break;
-      case Kind::kBatchNorm: k.dur *= cal.ratio("batchnorm_nchw_to_nhwc", t, b, 0.8); break;
-      default: break;
-    }
-  }
-}
-
 void compile_apply(Graph& g, const JobTraits& t, const Calibration& cal, Bound b) {
-  if (t.has_convolutions && !t.channels_last && !has_depthwise_convolutions(g)) compile_layout(g, cal, b);
+  // Inductor's layout optimization: a graph of (non-grouped) convolutions is
+  // compiled channels-last. Its normalizations are its own generated kernels:
+  // batch norm counted at cuDNN's NHWC speed (both read the tensor twice and
+  // write it once), group norm as it ran (ATen's slower NHWC kernel is not
+  // what runs).
+  if (t.has_convolutions && !t.channels_last && !has_depthwise_convolutions(g)) to_nhwc(g, cal, b, false);
   // Chains of memory-bound kernels between matmuls, per stream, in launch order,
   // outside the optimizer (compiling the model leaves optimizer.step eager).
   std::vector<std::pair<uint32_t, std::vector<uint32_t>>> open;  // stream -> chain

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "tests/analyzer/sim.h"
+#include "trace_formats/schema/meta_keys.h"
 
 using namespace gpuscope;
 using namespace gpuscope::testing;
@@ -46,7 +47,7 @@ void write_rank(const Job& job, int r, const std::string& path, bool append) {
   cfg.host = host_of(job, r);
   cfg.append = append;
   Sim s(path, cfg);
-  s.recording().meta("job_key", "cluster-bench-" + std::to_string(job.ranks)).meta("host", cfg.host);
+  s.recording().meta(meta_key::kJobKey, "cluster-bench-" + std::to_string(job.ranks)).meta(meta_key::kHost, cfg.host);
   const int64_t data = us(300), enqueue = us(50), transfer = us(500), optimizer = us(400);
   const int64_t kernel = us(300), extra = r == job.straggler ? ms(job.straggler_ms) : 0;
   const int64_t slowest = job.straggler >= 0 && job.straggler < job.ranks ? ms(job.straggler_ms) : 0;

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "counting_buffers.h"
+#include "bench/collector/counting_buffers.h"
 
 namespace {
 

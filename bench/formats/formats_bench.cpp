@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <string>
 
-#include "common/error.h"
-#include "export/exporters.h"
-#include "import/torch_import.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/export/exporters.h"
+#include "trace_formats/import/torch_import.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
 #include "tests/support/recording_builder.h"
 
 namespace gpuscope::bench {

@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "bench/gui/gen_recording.h"
-#include "model/search.h"
-#include "view/main_window.h"
-#include "view/timeline_view.h"
+#include "gui/model/search.h"
+#include "gui/view/main_window.h"
+#include "gui/view/timeline_view.h"
 
 using namespace gpuscope;
 using namespace gpuscope::gui;

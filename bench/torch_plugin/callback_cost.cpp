@@ -30,10 +30,10 @@
 #include <thread>
 #include <vector>
 
-#include "common/settings.h"
+#include "trace_formats/common/settings.h"
 #include "gpuscope/plugin.h"
-#include "memory_reporter.h"
-#include "op_callbacks.h"
+#include "plugins/torch/memory_reporter.h"
+#include "plugins/torch/op_callbacks.h"
 
 extern "C" int gpuscope_plugin_init(const gpuscope_host_api* host);
 

@@ -4,8 +4,8 @@
 
 #include <string_view>
 
-#include "common/settings.h"
-#include "common/text.h"
+#include "trace_formats/common/settings.h"
+#include "trace_formats/common/text.h"
 #include "plugins/torch/build_info.h"
 
 namespace gpuscope::doctor {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/plugin_cache.h"
+#include "trace_formats/common/plugin_cache.h"
 
 namespace gpuscope::doctor {
 

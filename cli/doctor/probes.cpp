@@ -18,8 +18,8 @@
 #include <sstream>
 
 #include "collector/cupti_locate.h"
-#include "common/plugin_cache.h"
-#include "common/settings.h"
+#include "trace_formats/common/plugin_cache.h"
+#include "trace_formats/common/settings.h"
 
 extern char** environ;
 
@@ -151,7 +151,7 @@ Environment probe_environment() {
 
 PluginLookup plugin_lookup(const CollectorProbe& collector) {
   PluginLookup l;
-  if (const char* env = settings::text(settings::Id::kTorchPlugin)) l.env_path = env;
+  l.env_path = settings::value<settings::Id::kTorchPlugin>();
   l.cache = plugin_cache::cache_dir();
   if (!collector.path.empty()) {
     const auto slash = collector.path.rfind('/');

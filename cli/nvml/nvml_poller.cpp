@@ -7,10 +7,10 @@
 #include <chrono>
 #include <cstdio>
 
-#include "common/error.h"
-#include "store/rows.h"
-#include "store/sqlite.h"
-#include "store/writer.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/store/rows.h"
+#include "trace_formats/store/sqlite.h"
+#include "trace_formats/store/writer.h"
 
 namespace gpuscope::cli {
 

@@ -18,8 +18,8 @@
 
 #include "cli/doctor/probes.h"
 #include "cli/support/programs.h"
-#include "common/error.h"
-#include "common/plugin_cache.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/common/plugin_cache.h"
 #include "plugins/torch/build_info.h"
 
 namespace gpuscope::setup {

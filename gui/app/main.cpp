@@ -11,9 +11,9 @@
 #include <cstring>
 #include <initializer_list>
 
-#include "model/format.h"
-#include "view/main_window.h"
-#include "view/screenshot.h"
+#include "gui/model/format.h"
+#include "gui/view/main_window.h"
+#include "gui/view/screenshot.h"
 
 namespace {
 

@@ -1,10 +1,11 @@
-#include "model/details.h"
+#include "gui/model/details.h"
 
 #include <cstdio>
 
-#include "common/text.h"
-#include "model/format.h"
-#include "store/reader.h"
+#include "trace_formats/common/text.h"
+#include "gui/model/format.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::gui {
 namespace {
@@ -31,8 +32,9 @@ bool is_string_column(const std::string& column) {
 
 DetailsSource::DetailsSource(const std::string& database, std::shared_ptr<const StringTable> strings)
     : reader_(std::make_unique<store::Reader>(database)), strings_(std::move(strings)) {
-  auto st = reader_->query("SELECT type, value, name FROM enum");
-  while (st.step()) enums_[{std::string(st.text(0)), st.int64(1)}] = std::string(st.text(2));
+  using E = store::rec::Enum;
+  store::Cursor<E> st(reader_->db(), {E::kType, E::kValue, E::kName});
+  while (st.next()) enums_[{std::string(st->type), st->null(E::kValue) ? 0 : st->value}] = std::string(st->name);
 }
 
 DetailsSource::~DetailsSource() = default;

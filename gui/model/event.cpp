@@ -1,4 +1,4 @@
-#include "model/event.h"
+#include "gui/model/event.h"
 
 namespace gpuscope::gui {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/time_math.h"  // times clamped at load (clamp_time), totals saturate
+#include "trace_formats/common/time_math.h"  // times clamped at load (clamp_time), totals saturate
 
 namespace gpuscope::gui {
 

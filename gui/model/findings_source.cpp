@@ -1,9 +1,9 @@
-#include "model/findings_source.h"
+#include "gui/model/findings_source.h"
 
 #ifdef GPUSCOPE_HAVE_ANALYZER
 #include "analyzer/analysis.h"
 #include "analyzer/report/format.h"
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 #endif
 
 namespace gpuscope::gui {

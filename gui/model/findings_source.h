@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/timeline_data.h"
+#include "gui/model/timeline_data.h"
 
 namespace gpuscope::gui {
 

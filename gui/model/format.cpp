@@ -1,4 +1,4 @@
-#include "model/format.h"
+#include "gui/model/format.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "model/highlight.h"
+#include "gui/model/highlight.h"
 
 #include <algorithm>
 #include <map>

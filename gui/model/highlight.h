@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/timeline.h"
+#include "gui/model/timeline.h"
 
 namespace gpuscope::gui {
 

@@ -1,7 +1,7 @@
-#include "model/importer.h"
+#include "gui/model/importer.h"
 
 #ifdef GPUSCOPE_HAVE_FORMATS
-#include "import/open_recording.h"
+#include "trace_formats/import/open_recording.h"
 #endif
 
 namespace gpuscope::gui {

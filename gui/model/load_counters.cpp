@@ -3,12 +3,16 @@
 #include <map>
 #include <tuple>
 
-#include "model/ranks.h"
-#include "model/recording_loader.h"
-#include "store/reader.h"
+#include "gui/model/parallel_read.h"
+#include "gui/model/ranks.h"
+#include "gui/model/recording_loader.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::gui {
 namespace {
+
+namespace rec = store::rec;
 
 std::string unit_of(const std::string& name) {
   auto ends = [&](const char* tail) {
@@ -47,9 +51,12 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
   batch->stage = "counters";
   int64_t rows = 0;
 
-  auto st = r.query("SELECT pid, number, start, \"end\" FROM step ORDER BY start, pid");
-  while (st.step()) {
-    batch->steps.push_back({st.int64(0), st.int64(1), st.int64(2), st.int64(3)});
+  using S = rec::Step;
+  store::Cursor<S> st(r.db(), {S::kPid, S::kNumber, S::kStart, S::kEnd}, "ORDER BY start, pid");
+  while (st.next()) {
+    const S& s = st.row();
+    batch->steps.push_back({or_zero(s, S::kPid, s.pid), or_zero(s, S::kNumber, s.number),
+                            or_zero(s, S::kStart, s.start), or_zero(s, S::kEnd, s.end)});
     ++rows;
   }
   // A distributed job: each rank's steps as a lane on top of its group, so
@@ -74,11 +81,13 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
 
   // counter: one row per (device, name); host counters per (process, name).
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<CounterSample>> series;
-  auto c = r.query("SELECT pid, device, name_id, ts, value FROM counter");
-  while (c.step()) {
-    int64_t device = c.is_null(1) ? -1 : c.int64(1);
-    int64_t pid = device >= 0 ? -1 : c.int64(0);
-    series[{device, pid, c.int64(2)}].push_back({c.int64(3), c.real(4)});
+  using C = rec::Counter;
+  store::Cursor<C> c(r.db(), {C::kPid, C::kDevice, C::kNameId, C::kTs, C::kValue});
+  while (c.next()) {
+    const C& x = c.row();
+    int64_t device = x.null(C::kDevice) ? -1 : x.device;
+    int64_t pid = device >= 0 ? -1 : or_zero(x, C::kPid, x.pid);
+    series[{device, pid, or_zero(x, C::kNameId, x.name_id)}].push_back({or_zero(x, C::kTs, x.ts), x.value});
     ++rows;
   }
   int64_t order = 0;
@@ -96,18 +105,20 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
     int64_t cuda_total = 0;
   };
   std::map<std::pair<int64_t, int64_t>, Mem> mem;  // (device, pid)
-  auto m = r.query(
-      "SELECT pid, device, ts, op, source, bytes, total_allocated, total_reserved FROM memory_event "
+  using M = rec::MemoryEvent;
+  store::Cursor<M> m(
+      r.db(), {M::kPid, M::kDevice, M::kTs, M::kOp, M::kSource, M::kBytes, M::kTotalAllocated, M::kTotalReserved},
       "ORDER BY ts, id");
-  while (m.step()) {
-    Mem& x = mem[{m.int64(1), m.int64(0)}];
-    int64_t ts = m.int64(2);
-    if (m.int64(4) == 2) {
-      if (!m.is_null(6)) x.allocated.push_back({ts, static_cast<double>(m.int64(6))});
-      if (!m.is_null(7)) x.reserved.push_back({ts, static_cast<double>(m.int64(7))});
+  while (m.next()) {
+    const M& e = m.row();
+    Mem& x = mem[{or_zero(e, M::kDevice, e.device), or_zero(e, M::kPid, e.pid)}];
+    int64_t ts = or_zero(e, M::kTs, e.ts);
+    if (e.source == 2) {
+      if (!e.null(M::kTotalAllocated)) x.allocated.push_back({ts, static_cast<double>(e.total_allocated)});
+      if (!e.null(M::kTotalReserved)) x.reserved.push_back({ts, static_cast<double>(e.total_reserved)});
     } else {
-      const int64_t bytes = std::clamp<int64_t>(m.int64(5), -INT64_MAX, INT64_MAX);
-      x.cuda_total = saturating_add(x.cuda_total, m.int64(3) == 2 ? -bytes : bytes);
+      const int64_t bytes = std::clamp<int64_t>(or_zero(e, M::kBytes, e.bytes), -INT64_MAX, INT64_MAX);
+      x.cuda_total = saturating_add(x.cuda_total, e.op == 2 ? -bytes : bytes);
       x.cuda.push_back({ts, static_cast<double>(x.cuda_total)});
     }
     ++rows;

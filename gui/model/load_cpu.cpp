@@ -2,18 +2,20 @@
 // lanes), per process its NVTX start/end ranges, which may cross threads.
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
-#include "model/parallel_read.h"
-#include "model/recording_loader.h"
-#include "schema/enums.h"
-#include "store/reader.h"
-#include "store/rows.h"
+#include "gui/model/parallel_read.h"
+#include "gui/model/recording_loader.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/store/rows.h"
 
 namespace gpuscope::gui {
 namespace {
 
-constexpr int64_t kProgressEvery = 250'000;
+namespace rec = store::rec;
+
 constexpr int64_t kAsyncTrack = -1;  // tid key of a process's start/end ranges
 constexpr int64_t kSyncTrack = -2;   // tid key of waits with no known thread
 constexpr int64_t kTracedTrack = -4;  // tid key of a sampled recording's traced stretches (range source 7)
@@ -43,69 +45,96 @@ EventKind range_kind(int64_t source, int64_t kind) {
   }
 }
 
-std::string select_for(const std::string& table) {
-  if (table == "api_call") return "SELECT id, pid, tid, name_id, start, \"end\", correlation FROM api_call";
-  if (table == "sync") return "SELECT id, pid, tid, type, start, \"end\", correlation FROM sync";
-  if (table == "op") return "SELECT id, pid, tid, name_id, start, \"end\" FROM op";
-  // A range never closed lasts until its process's last flush.
-  return "SELECT r.id, r.pid, r.tid, r.source, r.kind, r.name_id, r.start, "
-         "coalesce(r.\"end\", (SELECT p.\"end\" FROM process p WHERE p.pid = r.pid), r.start), "
-         "r.color FROM \"range\" r";
+// The columns read of each CPU table.
+constexpr rec::ApiCall::Column kApiCallColumns[] = {rec::ApiCall::kId,         rec::ApiCall::kPid,   rec::ApiCall::kTid,
+                                                    rec::ApiCall::kNameId,     rec::ApiCall::kStart, rec::ApiCall::kEnd,
+                                                    rec::ApiCall::kCorrelation};
+constexpr rec::Sync::Column kSyncColumns[] = {rec::Sync::kId,         rec::Sync::kPid,   rec::Sync::kTid,
+                                              rec::Sync::kType,       rec::Sync::kStart, rec::Sync::kEnd,
+                                              rec::Sync::kCorrelation};
+constexpr rec::Op::Column kOpColumns[] = {rec::Op::kId,     rec::Op::kPid,   rec::Op::kTid,
+                                          rec::Op::kNameId, rec::Op::kStart, rec::Op::kEnd};
+constexpr rec::Range::Column kRangeColumns[] = {rec::Range::kId,     rec::Range::kPid,  rec::Range::kTid,
+                                                rec::Range::kSource, rec::Range::kKind, rec::Range::kNameId,
+                                                rec::Range::kStart,  rec::Range::kEnd,  rec::Range::kColor};
+
+// Each process's last flush (process.end), where it is known.
+using FlushEnds = std::unordered_map<int64_t, int64_t>;
+
+FlushEnds flush_ends(store::Reader& r) {
+  FlushEnds out;
+  store::Cursor<rec::Process> p(r.db(), {rec::Process::kPid, rec::Process::kEnd});
+  while (p.next())
+    if (!p->null(rec::Process::kEnd)) out.emplace(p->pid, p->end);
+  return out;
 }
 
-void read_range(LoadContext& ctx, const std::string& table, IdRange range, ThreadMap& map) {
-  store::Reader r(ctx.database);
+// Reads rows [range.lo, range.hi] of `table` into `map`.
+void read_range(LoadContext& ctx, const std::string& table, IdRange range, const FlushEnds& flush, ThreadMap& map) {
   const RecordingInfo& info = *ctx.info;
   const std::string stage = "CPU threads";
-  const std::string id = table == "range" ? "r.id" : "id";
-  auto st = r.query(select_for(table) + " WHERE " + id + " BETWEEN ? AND ?");
-  st.bind(1, range.lo);
-  st.bind(2, range.hi);
-  int64_t pending = 0;
-  while (st.step()) {
-    Event e;
-    e.row = static_cast<uint32_t>(st.int64(0));
-    if (table == "api_call") {
-      e.name = static_cast<uint32_t>(st.int64(3));
-      e.start = clamp_time(st.int64(4));
-      e.end = std::max(e.start, clamp_time(st.int64(5)));
-      e.extra = static_cast<uint32_t>(st.int64(6));
+  bool done = true;
+  if (table == "api_call") {
+    using A = rec::ApiCall;
+    done = read_ids<A>(ctx, stage, kApiCallColumns, range, [&](const A& a) {
+      Event e;
+      e.row = static_cast<uint32_t>(a.id);
+      e.name = static_cast<uint32_t>(a.name_id);
+      e.start = clamp_time(or_zero(a, A::kStart, a.start));
+      e.end = std::max(e.start, clamp_time(or_zero(a, A::kEnd, a.end)));
+      e.extra = static_cast<uint32_t>(a.correlation);
       e.kind = EventKind::kApiCall;
-      map.at(st.int64(1), st.int64(2)).push_back(e);
-    } else if (table == "sync") {
-      int64_t type = st.int64(3);
-      e.name = info.sync_name_base + static_cast<uint32_t>(
-          type >= schema::sync_type::unknown && type <= schema::sync_type::context_synchronize ? type : 0);
-      e.start = clamp_time(st.int64(4));
-      e.end = std::max(e.start, clamp_time(st.int64(5)));
-      e.extra = static_cast<uint32_t>(st.int64(6));
+      map.at(or_zero(a, A::kPid, a.pid), or_zero(a, A::kTid, a.tid)).push_back(e);
+    });
+  } else if (table == "sync") {
+    using S = rec::Sync;
+    done = read_ids<S>(ctx, stage, kSyncColumns, range, [&](const S& s) {
+      Event e;
+      e.row = static_cast<uint32_t>(s.id);
+      // An unknown type (NULL too) is named as type 0.
+      const bool known = s.type >= schema::sync_type::unknown && s.type <= schema::sync_type::context_synchronize;
+      e.name = info.sync_name_base + static_cast<uint32_t>(known ? s.type : 0);
+      e.start = clamp_time(or_zero(s, S::kStart, s.start));
+      e.end = std::max(e.start, clamp_time(or_zero(s, S::kEnd, s.end)));
+      e.extra = static_cast<uint32_t>(s.correlation);
       e.kind = EventKind::kSync;
-      map.at(st.int64(1), st.is_null(2) ? kSyncTrack : st.int64(2)).push_back(e);
-    } else if (table == "op") {
-      e.name = static_cast<uint32_t>(st.int64(3));
-      e.start = clamp_time(st.int64(4));
-      e.end = std::max(e.start, clamp_time(st.int64(5)));
+      map.at(or_zero(s, S::kPid, s.pid), s.null(S::kTid) ? kSyncTrack : s.tid).push_back(e);
+    });
+  } else if (table == "op") {
+    using O = rec::Op;
+    done = read_ids<O>(ctx, stage, kOpColumns, range, [&](const O& o) {
+      Event e;
+      e.row = static_cast<uint32_t>(o.id);
+      e.name = static_cast<uint32_t>(o.name_id);
+      e.start = clamp_time(or_zero(o, O::kStart, o.start));
+      e.end = std::max(e.start, clamp_time(or_zero(o, O::kEnd, o.end)));
       e.kind = EventKind::kOp;
-      map.at(st.int64(1), st.int64(2)).push_back(e);
-    } else {
-      e.kind = range_kind(st.int64(3), st.int64(4));
-      e.name = static_cast<uint32_t>(st.int64(5));
-      e.start = clamp_time(st.int64(6));
-      e.end = e.kind == EventKind::kMark ? e.start : std::max(e.start, clamp_time(st.int64(7)));
-      e.extra = st.is_null(8) ? 0 : static_cast<uint32_t>(st.int64(8));
-      const int64_t tid = st.int64(3) == store::kRangeSourceSamplingWindow ? kTracedTrack
-                          : e.kind == EventKind::kAsyncRange      ? kAsyncTrack
-                                                                  : st.int64(2);
-      map.at(st.int64(1), tid).push_back(e);
-    }
-    if (++pending == kProgressEvery) {
-      ctx.rows(pending, stage);
-      pending = 0;
-      if (ctx.cancelled()) return;
-    }
+      map.at(or_zero(o, O::kPid, o.pid), or_zero(o, O::kTid, o.tid)).push_back(e);
+    });
+  } else {
+    using R = rec::Range;
+    done = read_ids<R>(ctx, stage, kRangeColumns, range, [&](const R& g) {
+      const int64_t source = or_zero(g, R::kSource, g.source);
+      Event e;
+      e.row = static_cast<uint32_t>(g.id);
+      e.kind = range_kind(source, or_zero(g, R::kKind, g.kind));
+      e.name = static_cast<uint32_t>(g.name_id);
+      e.start = clamp_time(or_zero(g, R::kStart, g.start));
+      // A range never closed lasts until its process's last flush.
+      int64_t end = g.end;
+      if (g.null(R::kEnd)) {
+        auto it = g.null(R::kPid) ? flush.end() : flush.find(g.pid);
+        end = it != flush.end() ? it->second : or_zero(g, R::kStart, g.start);
+      }
+      e.end = e.kind == EventKind::kMark ? e.start : std::max(e.start, clamp_time(end));
+      e.extra = g.null(R::kColor) ? 0 : static_cast<uint32_t>(g.color);
+      const int64_t tid = source == store::kRangeSourceSamplingWindow ? kTracedTrack
+                          : e.kind == EventKind::kAsyncRange          ? kAsyncTrack
+                                                                      : or_zero(g, R::kTid, g.tid);
+      map.at(or_zero(g, R::kPid, g.pid), tid).push_back(e);
+    });
   }
-  if (pending) ctx.rows(pending, stage);
-  sort_lists(map.threads);
+  if (done) sort_lists(map.threads);
 }
 
 }  // namespace
@@ -121,10 +150,11 @@ std::shared_ptr<LoadBatch> load_cpu_part(LoadContext& ctx) {
   std::vector<Task> tasks;
   for (const char* table : {"api_call", "op", "sync", "range"})
     for (const IdRange& range : split_ids(r, table, reader_threads())) tasks.push_back({table, range});
+  const FlushEnds flush = flush_ends(r);
   std::vector<ThreadMap> maps(tasks.size());
   std::vector<std::function<void()>> jobs;
   for (size_t i = 0; i < tasks.size(); ++i)
-    jobs.push_back([&, i] { read_range(ctx, tasks[i].table, tasks[i].range, maps[i]); });
+    jobs.push_back([&, i] { read_range(ctx, tasks[i].table, tasks[i].range, flush, maps[i]); });
   run_parallel(jobs);
   if (ctx.cancelled()) return nullptr;
   std::vector<EventMap<std::pair<int64_t, int64_t>>> parts;
@@ -132,8 +162,10 @@ std::shared_ptr<LoadBatch> load_cpu_part(LoadContext& ctx) {
   auto threads = merge_sorted(parts);
 
   std::map<std::pair<int64_t, int64_t>, std::string> names;
-  auto th = r.query("SELECT pid, tid, name FROM thread");
-  while (th.step()) names[{th.int64(0), th.int64(1)}] = std::string(th.text(2));
+  store::Cursor<rec::Thread> th(r.db(), {rec::Thread::kPid, rec::Thread::kTid, rec::Thread::kName});
+  while (th.next())
+    names[{or_zero(th.row(), rec::Thread::kPid, th->pid), or_zero(th.row(), rec::Thread::kTid, th->tid)}] =
+        std::string(th->name);
 
   auto batch = std::make_shared<LoadBatch>();
   batch->stage = stage;

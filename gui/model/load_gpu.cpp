@@ -3,18 +3,19 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <type_traits>
 
-#include "common/time_math.h"
-#include "model/parallel_read.h"
-#include "model/recording_loader.h"
-#include "store/reader.h"
+#include "trace_formats/common/time_math.h"
+#include "gui/model/parallel_read.h"
+#include "gui/model/recording_loader.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::gui {
 namespace {
 
-using StreamKey = std::tuple<int64_t, int64_t, int64_t>;  // device, pid, stream
+namespace rec = store::rec;
 
-constexpr int64_t kProgressEvery = 250'000;
+using StreamKey = std::tuple<int64_t, int64_t, int64_t>;  // device, pid, stream
 
 // Consecutive rows almost always hit the same stream: cache the last lookup.
 struct StreamMap {
@@ -31,55 +32,46 @@ struct StreamMap {
   }
 };
 
-Event make_event(const store::Statement& st, EventKind kind) {
-  // Columns: id, pid, device, stream, correlation, start, end, ...
-  Event e;
-  e.row = static_cast<uint32_t>(st.int64(0));
-  e.extra = static_cast<uint32_t>(st.int64(4));
-  e.start = clamp_time(st.int64(5));
-  e.end = std::max(e.start, clamp_time(st.int64(6)));
-  e.kind = kind;
-  return e;
-}
+// The columns read of each GPU table.
+constexpr rec::Kernel::Column kKernelColumns[] = {rec::Kernel::kId,     rec::Kernel::kPid,         rec::Kernel::kDevice,
+                                                  rec::Kernel::kStream, rec::Kernel::kCorrelation, rec::Kernel::kStart,
+                                                  rec::Kernel::kEnd,    rec::Kernel::kNameId};
+constexpr rec::Memcpy::Column kMemcpyColumns[] = {rec::Memcpy::kId,     rec::Memcpy::kPid,         rec::Memcpy::kDevice,
+                                                  rec::Memcpy::kStream, rec::Memcpy::kCorrelation, rec::Memcpy::kStart,
+                                                  rec::Memcpy::kEnd,    rec::Memcpy::kCopyKind,    rec::Memcpy::kBytes};
+constexpr rec::Memset::Column kMemsetColumns[] = {rec::Memset::kId,     rec::Memset::kPid,         rec::Memset::kDevice,
+                                                  rec::Memset::kStream, rec::Memset::kCorrelation, rec::Memset::kStart,
+                                                  rec::Memset::kEnd};
 
-// Reads rows [r.lo, r.hi] of one GPU table into `out`.
-void read_range(LoadContext& ctx, const std::string& table, IdRange range, StreamMap& out,
+// Reads rows [range.lo, range.hi] of R's table (kernel, memcpy or memset) into `out`.
+template <class R>
+void read_range(LoadContext& ctx, std::span<const typename R::Column> columns, IdRange range, StreamMap& out,
                 std::vector<int64_t>& copy_bytes) {
-  store::Reader r(ctx.database);
   const RecordingInfo& info = *ctx.info;
-  const std::string stage = "GPU activity";
-  std::string cols = "id, pid, device, stream, correlation, start, \"end\"";
-  if (table == "kernel") cols += ", name_id";
-  if (table == "memcpy") cols += ", copy_kind, bytes";
-  auto st = r.query("SELECT " + cols + " FROM " + table + " WHERE id BETWEEN ? AND ?");
-  st.bind(1, range.lo);
-  st.bind(2, range.hi);
-  int64_t pending = 0;
-  while (st.step()) {
+  const bool done = read_ids<R>(ctx, "GPU activity", columns, range, [&](const R& row) {
     Event e;
-    if (table == "kernel") {
-      e = make_event(st, EventKind::kKernel);
-      e.name = static_cast<uint32_t>(st.int64(7));
-    } else if (table == "memcpy") {
-      e = make_event(st, EventKind::kMemcpy);
-      int64_t ck = st.int64(7);
-      if (ck < 0 || ck > 10) ck = 0;
+    e.row = static_cast<uint32_t>(row.id);
+    e.extra = static_cast<uint32_t>(row.correlation);
+    e.start = clamp_time(or_zero(row, R::kStart, row.start));
+    e.end = std::max(e.start, clamp_time(or_zero(row, R::kEnd, row.end)));
+    if constexpr (std::is_same_v<R, rec::Kernel>) {
+      e.kind = EventKind::kKernel;
+      e.name = static_cast<uint32_t>(row.name_id);
+    } else if constexpr (std::is_same_v<R, rec::Memcpy>) {
+      e.kind = EventKind::kMemcpy;
+      int64_t ck = row.copy_kind;
+      if (ck < 0 || ck > 10) ck = 0;  // NULL too
       e.aux = static_cast<uint8_t>(ck);
       e.name = info.memcpy_name_base + e.aux;
-      copy_bytes[e.aux] = saturating_add(copy_bytes[e.aux], st.int64(8));
+      copy_bytes[e.aux] = saturating_add(copy_bytes[e.aux], or_zero(row, R::kBytes, row.bytes));
     } else {
-      e = make_event(st, EventKind::kMemset);
+      e.kind = EventKind::kMemset;
       e.name = info.memset_name;
     }
-    out.at(st.int64(2), st.int64(1), st.int64(3)).push_back(e);
-    if (++pending == kProgressEvery) {
-      ctx.rows(pending, stage);
-      pending = 0;
-      if (ctx.cancelled()) return;
-    }
-  }
-  if (pending) ctx.rows(pending, stage);
-  sort_lists(out.streams);
+    out.at(or_zero(row, R::kDevice, row.device), or_zero(row, R::kPid, row.pid), or_zero(row, R::kStream, row.stream))
+        .push_back(e);
+  });
+  if (done) sort_lists(out.streams);
 }
 
 }  // namespace
@@ -99,7 +91,15 @@ std::shared_ptr<LoadBatch> load_gpu_part(LoadContext& ctx) {
   std::vector<std::vector<int64_t>> bytes(tasks.size(), std::vector<int64_t>(16, 0));
   std::vector<std::function<void()>> jobs;
   for (size_t i = 0; i < tasks.size(); ++i)
-    jobs.push_back([&, i] { read_range(ctx, tasks[i].table, tasks[i].range, maps[i], bytes[i]); });
+    jobs.push_back([&, i] {
+      const Task& t = tasks[i];
+      if (t.table == "kernel")
+        read_range<rec::Kernel>(ctx, kKernelColumns, t.range, maps[i], bytes[i]);
+      else if (t.table == "memcpy")
+        read_range<rec::Memcpy>(ctx, kMemcpyColumns, t.range, maps[i], bytes[i]);
+      else
+        read_range<rec::Memset>(ctx, kMemsetColumns, t.range, maps[i], bytes[i]);
+    });
   run_parallel(jobs);
   if (ctx.cancelled()) return nullptr;
   std::vector<int64_t> copy_bytes(16, 0);
@@ -114,8 +114,8 @@ std::shared_ptr<LoadBatch> load_gpu_part(LoadContext& ctx) {
   std::map<int64_t, std::set<int64_t>> pids_per_device;
   for (const auto& [key, ev] : streams) pids_per_device[std::get<0>(key)].insert(std::get<1>(key));
   std::map<int64_t, std::string> device_names;
-  auto dev = r.query("SELECT id, name FROM device");
-  while (dev.step()) device_names[dev.int64(0)] = std::string(dev.text(1));
+  store::Cursor<rec::Device> dev(r.db(), {rec::Device::kId, rec::Device::kName});
+  while (dev.next()) device_names[dev->id] = std::string(dev->name);
 
   // Lanes and pyramids of each stream, in parallel.
   std::vector<std::function<void()>> pack_jobs;

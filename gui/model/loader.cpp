@@ -1,4 +1,4 @@
-#include "model/loader.h"
+#include "gui/model/loader.h"
 
 #include <QMetaObject>
 
@@ -6,7 +6,7 @@
 
 #include <mutex>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope::gui {
 

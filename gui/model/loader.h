@@ -9,8 +9,8 @@
 #include <memory>
 #include <thread>
 
-#include "model/recording_loader.h"
-#include "model/timeline.h"
+#include "gui/model/recording_loader.h"
+#include "gui/model/timeline.h"
 
 Q_DECLARE_METATYPE(std::shared_ptr<const gpuscope::gui::RecordingInfo>)
 Q_DECLARE_METATYPE(std::shared_ptr<const gpuscope::gui::LoadBatch>)

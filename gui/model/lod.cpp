@@ -1,4 +1,4 @@
-#include "model/lod.h"
+#include "gui/model/lod.h"
 
 #include <algorithm>
 #include <cmath>

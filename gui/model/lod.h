@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/event.h"
+#include "gui/model/event.h"
 
 namespace gpuscope::gui {
 

@@ -8,13 +8,16 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "model/event.h"
-#include "model/track_builder.h"
-#include "store/reader.h"
+#include "gui/model/event.h"
+#include "gui/model/recording_loader.h"
+#include "gui/model/track_builder.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::gui {
 
@@ -27,14 +30,47 @@ inline std::vector<IdRange> split_ids(store::Reader& r, const std::string& table
   std::vector<IdRange> out;
   // Separate sub-selects: SQLite reads a rowid end directly only for a lone min() or max().
   const std::string q = "\"" + table + "\"";
-  auto st = r.query("SELECT (SELECT min(id) FROM " + q + "), (SELECT max(id) FROM " + q + ")");
-  if (!st.step() || st.is_null(0)) return out;
-  const int64_t lo = st.int64(0), hi = st.int64(1);
+  auto st = r.query("SELECT (SELECT min(id) FROM " + q + ") AS lo, (SELECT max(id) FROM " + q + ") AS hi");
+  if (!st.step() || st.is_null("lo")) return out;
+  const int64_t lo = st.int64("lo"), hi = st.int64("hi");
   const int64_t n = hi - lo + 1;
   parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(parts, n / 100'000 + 1)));
   for (int i = 0; i < parts; ++i)
     out.push_back({lo + n * i / parts, lo + n * (i + 1) / parts - 1});
   return out;
+}
+
+// An integer of a Cursor row with NULL as 0: the viewer has always taken a
+// NULL (a damaged or foreign file) as SQLite's integer read gives it, where a
+// Cursor holds store::kNull.
+template <class R>
+int64_t or_zero(const R& row, typename R::Column c, int64_t value) {
+  return row.null(c) ? 0 : value;
+}
+
+// Rows read between two progress reports (and checks for cancel).
+inline constexpr int64_t kProgressEvery = 250'000;
+
+// Reads the `columns` of the rows of R's table whose id lies in `range`, on a
+// connection of its own, and passes each row to `add`; reports progress under
+// `stage`. Returns false when the load was cancelled meanwhile.
+template <class R, class Add>
+bool read_ids(LoadContext& ctx, const std::string& stage, std::span<const typename R::Column> columns, IdRange range,
+              Add&& add) {
+  store::Reader r(ctx.database);
+  store::Cursor<R> rows(r.db(), columns, "WHERE id BETWEEN ?1 AND ?2");
+  rows.bind(1, range.lo).bind(2, range.hi);
+  int64_t pending = 0;
+  while (rows.next()) {
+    add(rows.row());
+    if (++pending == kProgressEvery) {
+      ctx.rows(pending, stage);
+      pending = 0;
+      if (ctx.cancelled()) return false;
+    }
+  }
+  if (pending) ctx.rows(pending, stage);
+  return true;
 }
 
 // Threads for one big table: the machine's cores, within reason.

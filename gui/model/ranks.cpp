@@ -1,9 +1,9 @@
-#include "model/ranks.h"
+#include "gui/model/ranks.h"
 
 #include <algorithm>
 #include <map>
 
-#include "model/format.h"
+#include "gui/model/format.h"
 
 namespace gpuscope::gui {
 

@@ -1,14 +1,15 @@
-#include "model/recording_loader.h"
+#include "gui/model/recording_loader.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <thread>
 
-#include "common/error.h"
-#include "common/time_math.h"
-#include "model/importer.h"
-#include "store/reader.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/common/time_math.h"
+#include "gui/model/importer.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::gui {
 
@@ -66,16 +67,18 @@ std::shared_ptr<RecordingInfo> read_info(const std::string& path, const std::str
   info->strings = std::move(strings);
 
   int64_t lo = INT64_MAX, hi = INT64_MIN;
-  auto proc = r.query("SELECT pid, exe, cmdline, host, rank, start, \"end\" FROM process ORDER BY pid");
-  while (proc.step()) {
+  using P = store::rec::Process;
+  store::Cursor<P> proc(r.db(), {P::kPid, P::kExe, P::kCmdline, P::kHost, P::kRank, P::kStart, P::kEnd},
+                        "ORDER BY pid");
+  while (proc.next()) {
     ProcessInfo p;
-    p.pid = proc.int64(0);
-    p.exe = proc.text(1);
-    p.cmdline = proc.text(2);
-    p.host = proc.text(3);
-    p.rank = proc.is_null(4) ? -1 : proc.int64(4);
-    p.start = proc.int64(5);
-    p.end = proc.int64(6);
+    p.pid = proc->pid;
+    p.exe = proc->exe;
+    p.cmdline = proc->cmdline;
+    p.host = proc->host;
+    p.rank = proc->null(P::kRank) ? -1 : proc->rank;
+    p.start = proc->null(P::kStart) ? 0 : proc->start;  // NULL as 0, as the viewer always read it
+    p.end = proc->null(P::kEnd) ? 0 : proc->end;
     lo = std::min(lo, p.start);
     hi = std::max(hi, p.end);
     info->processes.push_back(std::move(p));
@@ -87,8 +90,8 @@ std::shared_ptr<RecordingInfo> read_info(const std::string& path, const std::str
     info->t_min = 0;
     info->t_max = 1'000'000'000;
   }
-  auto dev = r.query("SELECT id, name FROM device ORDER BY id");
-  while (dev.step()) info->groups.push_back(device_group(dev.int64(0), std::string(dev.text(1))));
+  store::Cursor<store::rec::Device> dev(r.db(), {store::rec::Device::kId, store::rec::Device::kName}, "ORDER BY id");
+  while (dev.next()) info->groups.push_back(device_group(dev->id, std::string(dev->name)));
   for (const auto& p : info->processes) info->groups.push_back(process_group(&p, p.pid));
   // Rows to read, for progress: from the id range, which SQLite answers at once
   // (count(*) would read the whole table before the first frame).
@@ -97,8 +100,8 @@ std::shared_ptr<RecordingInfo> read_info(const std::string& path, const std::str
     if (!r.db().has_table(t)) continue;
     // One min() or max() per SELECT: SQLite reads a rowid end directly only then.
     const std::string q = std::string("\"") + t + "\"";
-    auto st = r.query("SELECT (SELECT max(id) FROM " + q + ") - (SELECT min(id) FROM " + q + ") + 1");
-    if (st.step() && !st.is_null(0)) info->total_rows += st.int64(0);
+    auto st = r.query("SELECT (SELECT max(id) FROM " + q + ") - (SELECT min(id) FROM " + q + ") + 1 AS n");
+    if (st.step() && !st.is_null("n")) info->total_rows += st.int64("n");
   }
   return info;
 }

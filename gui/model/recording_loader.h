@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "model/findings_source.h"
-#include "model/timeline_data.h"
-#include "model/track_builder.h"
+#include "gui/model/findings_source.h"
+#include "gui/model/timeline_data.h"
+#include "gui/model/track_builder.h"
 
 namespace gpuscope::gui {
 

@@ -1,4 +1,4 @@
-#include "model/search.h"
+#include "gui/model/search.h"
 
 #include <QRegularExpression>
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "model/timeline_data.h"
+#include "gui/model/timeline_data.h"
 
 namespace gpuscope::gui {
 

@@ -1,7 +1,7 @@
-#include "model/summary_models.h"
+#include "gui/model/summary_models.h"
 
-#include "common/text.h"
-#include "model/format.h"
+#include "trace_formats/common/text.h"
+#include "gui/model/format.h"
 
 namespace gpuscope::gui {
 namespace {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "model/timeline_data.h"
+#include "gui/model/timeline_data.h"
 
 namespace gpuscope::gui {
 

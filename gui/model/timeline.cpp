@@ -1,4 +1,4 @@
-#include "model/timeline.h"
+#include "gui/model/timeline.h"
 
 #include <algorithm>
 #include <charconv>

@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/ranks.h"
-#include "model/recording_loader.h"
-#include "model/timeline_data.h"
+#include "gui/model/ranks.h"
+#include "gui/model/recording_loader.h"
+#include "gui/model/timeline_data.h"
 
 namespace gpuscope::gui {
 

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "model/event.h"
-#include "model/lod.h"
-#include "schema/enums.h"
+#include "gui/model/event.h"
+#include "gui/model/lod.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::gui {
 

@@ -1,4 +1,4 @@
-#include "model/track_builder.h"
+#include "gui/model/track_builder.h"
 
 #include <algorithm>
 #include <map>

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/timeline_data.h"
+#include "gui/model/timeline_data.h"
 
 namespace gpuscope::gui {
 

@@ -1,4 +1,4 @@
-#include "view/colors.h"
+#include "gui/view/colors.h"
 
 #include <algorithm>
 #include <cmath>

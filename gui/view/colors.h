@@ -6,7 +6,7 @@
 #include <QColor>
 #include <QRgb>
 
-#include "model/event.h"
+#include "gui/model/event.h"
 
 namespace gpuscope::gui {
 

@@ -1,4 +1,4 @@
-#include "view/details_panel.h"
+#include "gui/view/details_panel.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -6,7 +6,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
-#include "model/format.h"
+#include "gui/model/format.h"
 
 namespace gpuscope::gui {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <functional>
 
-#include "model/details.h"
-#include "model/timeline.h"
+#include "gui/model/details.h"
+#include "gui/model/timeline.h"
 
 class QLabel;
 class QPushButton;

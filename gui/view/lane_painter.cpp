@@ -1,11 +1,11 @@
-#include "view/lane_painter.h"
+#include "gui/view/lane_painter.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
 
-#include "view/colors.h"
+#include "gui/view/colors.h"
 
 namespace gpuscope::gui {
 namespace {

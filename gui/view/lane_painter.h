@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "model/highlight.h"
-#include "model/lod.h"
-#include "model/timeline_data.h"
+#include "gui/model/highlight.h"
+#include "gui/model/lod.h"
+#include "gui/model/timeline_data.h"
 
 namespace gpuscope::gui {
 

@@ -1,4 +1,4 @@
-#include "view/main_window.h"
+#include "gui/view/main_window.h"
 
 #include <QAction>
 #include <QDateTime>
@@ -17,12 +17,12 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
-#include "model/format.h"
-#include "model/search.h"
-#include "view/details_panel.h"
-#include "view/search_bar.h"
-#include "view/tables_panel.h"
-#include "view/timeline_view.h"
+#include "gui/model/format.h"
+#include "gui/model/search.h"
+#include "gui/view/details_panel.h"
+#include "gui/view/search_bar.h"
+#include "gui/view/tables_panel.h"
+#include "gui/view/timeline_view.h"
 
 namespace gpuscope::gui {
 namespace {

@@ -8,11 +8,11 @@
 
 #include <memory>
 
-#include "model/details.h"
-#include "model/highlight.h"
-#include "model/loader.h"
-#include "model/summary_models.h"
-#include "model/timeline.h"
+#include "gui/model/details.h"
+#include "gui/model/highlight.h"
+#include "gui/model/loader.h"
+#include "gui/model/summary_models.h"
+#include "gui/model/timeline.h"
 
 class QAction;
 class QLabel;

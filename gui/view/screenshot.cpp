@@ -1,4 +1,4 @@
-#include "view/screenshot.h"
+#include "gui/view/screenshot.h"
 
 #include <QApplication>
 #include <QBuffer>
@@ -8,10 +8,10 @@
 #include <QImage>
 #include <QPixmap>
 
-#include "common/atomic_file.h"
-#include "common/error.h"
-#include "view/main_window.h"
-#include "view/timeline_view.h"
+#include "trace_formats/common/atomic_file.h"
+#include "trace_formats/common/error.h"
+#include "gui/view/main_window.h"
+#include "gui/view/timeline_view.h"
 
 namespace gpuscope::gui {
 

@@ -1,4 +1,4 @@
-#include "view/search_bar.h"
+#include "gui/view/search_bar.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>

@@ -1,4 +1,4 @@
-#include "view/tables_panel.h"
+#include "gui/view/tables_panel.h"
 
 #include <QHeaderView>
 #include <QLabel>

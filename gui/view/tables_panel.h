@@ -4,7 +4,7 @@
 
 #include <QWidget>
 
-#include "model/summary_models.h"
+#include "gui/model/summary_models.h"
 
 class QLabel;
 class QLineEdit;

@@ -10,10 +10,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "common/text.h"
-#include "model/format.h"
-#include "view/colors.h"
-#include "view/timeline_view.h"
+#include "trace_formats/common/text.h"
+#include "gui/model/format.h"
+#include "gui/view/colors.h"
+#include "gui/view/timeline_view.h"
 
 namespace gpuscope::gui {
 namespace {

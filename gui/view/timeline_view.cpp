@@ -1,4 +1,4 @@
-#include "view/timeline_view.h"
+#include "gui/view/timeline_view.h"
 
 #include <QKeyEvent>
 #include <QMouseEvent>

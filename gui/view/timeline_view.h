@@ -18,9 +18,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/highlight.h"
-#include "model/timeline.h"
-#include "view/lane_painter.h"
+#include "gui/model/highlight.h"
+#include "gui/model/timeline.h"
+#include "gui/view/lane_painter.h"
 
 class QFontMetrics;
 class QPainter;

@@ -74,20 +74,16 @@ class Reporter final : public prof::ProfilerStateBase {
 
 bool g_on = false;
 std::shared_ptr<Reporter> g_reporter;
-uint32_t g_steps_per_stretch = 2;    // 0: every step
-uint32_t g_steps_left = 2;           // under the ops switch lock
+uint32_t g_steps_per_stretch = 0;    // GPUSCOPE_TORCH_MEMORY_STEPS; 0: every step
+uint32_t g_steps_left = 0;           // under the ops switch lock
 std::atomic<bool> g_active{true};    // read by every top-level op start
 
 }  // namespace
 
 void memory_reporter_init() {
-  g_on = settings::flag(settings::Id::kTorchMemory, true);
-  if (g_on) g_reporter = std::make_shared<Reporter>(settings::flag(settings::Id::kTorchCpuMemory, false));
-  if (const char* v = settings::text(settings::Id::kTorchMemorySteps)) {
-    char* end = nullptr;
-    const unsigned long n = std::strtoul(v, &end, 10);
-    if (end != v && *end == 0 && n < 1000000) g_steps_per_stretch = static_cast<uint32_t>(n);
-  }
+  g_on = settings::value<settings::Id::kTorchMemory>();
+  if (g_on) g_reporter = std::make_shared<Reporter>(settings::value<settings::Id::kTorchCpuMemory>());
+  g_steps_per_stretch = settings::value<settings::Id::kTorchMemorySteps>();
   g_steps_left = g_steps_per_stretch;
   g_active.store(true, std::memory_order_relaxed);
 }

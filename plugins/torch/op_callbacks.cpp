@@ -16,6 +16,7 @@
 #include "input_format.h"
 #include "memory_reporter.h"
 #include "range_names.h"
+#include "schema/meta_keys.h"
 
 namespace gpuscope::torch_plugin {
 namespace {
@@ -135,7 +136,7 @@ void note_recorded_step(uint64_t next_in_period) {
         "in every step from here on, as with GPUSCOPE_TORCH_OP_STEPS=0";
     std::fprintf(stderr, "gpuscope: %s\n", text);
     host()->emit_message(GPUSCOPE_INFO, text);
-    host()->set_meta("torch_op_steps_changed", "0");
+    host()->set_meta(gpuscope::meta_key::kTorchOpStepsChanged.data(), "0");
   }
   g_last_step_hash = hash;
   g_last_step_hashed = true;

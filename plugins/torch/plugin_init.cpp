@@ -19,6 +19,7 @@
 #include "host.h"
 #include "memory_reporter.h"
 #include "op_callbacks.h"
+#include "schema/meta_keys.h"
 
 // Exported by libtorch_cpu (it backs torch.__config__.show()) but declared in
 // no installed header. Weak, so a libtorch without it still loads the plugin.
@@ -76,33 +77,32 @@ int init(const gpuscope_host_api* h) {
     h->emit_message(GPUSCOPE_ERROR, version_mismatch_message(built_for, build.version).c_str());
     return 1;
   }
-  h->set_meta("torch_version", build.known ? build.version.c_str() : built_for);
-  h->set_meta("torch_cuda_version", build.cuda_version.empty() ? "none" : build.cuda_version.c_str());
-  h->set_meta("torch_git_version", build.git_version.empty() ? "unknown" : build.git_version.c_str());
-  h->set_meta("torch_build", build.summary.c_str());
-  h->set_meta("torch_plugin_built_for", built_for);
+  h->set_meta(gpuscope::meta_key::kTorchVersion.data(), build.known ? build.version.c_str() : built_for);
+  h->set_meta(gpuscope::meta_key::kTorchCudaVersion.data(), build.cuda_version.empty() ? "none" : build.cuda_version.c_str());
+  h->set_meta(gpuscope::meta_key::kTorchGitVersion.data(), build.git_version.empty() ? "unknown" : build.git_version.c_str());
+  h->set_meta(gpuscope::meta_key::kTorchBuild.data(), build.summary.c_str());
+  h->set_meta(gpuscope::meta_key::kTorchPluginBuiltFor.data(), built_for);
 
   memory_reporter_init();
   CallbackOptions options;
   using settings::Id;
-  options.ops = !settings::equals(Id::kTorchOps, "0");
-  options.shapes = options.ops && !settings::equals(Id::kTorchShapes, "0");
+  options.ops = settings::value<Id::kTorchOps>();
+  options.shapes = options.ops && settings::value<Id::kTorchShapes>();
   options.external_ids = h->trace_enabled("cuda") && torch_cuda_loaded();
-  options.push_external_ids = options.external_ids && !settings::equals(Id::kTorchExternalIds, "0");
-  options.dataloader_ops = settings::equals(Id::kTorchDataLoaderOps, "1");
-  // `record`'s "auto": ops by position need the kernels' API calls, so a torch
-  // without CUDA records ops in every step.
-  const char* op_steps = settings::text(Id::kTorchOpSteps);
-  if (op_steps && std::strcmp(op_steps, "auto") == 0) op_steps = options.external_ids ? "2/50" : "0";
-  if (const char* v = op_steps; v && !parse_op_steps(v, options.op_steps, options.op_period)) {
-    const std::string text = std::string("libgpuscope_torch.so: ") + settings::name(Id::kTorchOpSteps) + "=" + v +
-                             " is not N or N/M (N < M); ops recorded in every step";
+  options.push_external_ids = options.external_ids && settings::value<Id::kTorchExternalIds>();
+  options.dataloader_ops = settings::value<Id::kTorchDataLoaderOps>();
+  settings::Read<settings::OpSteps::Value> op_steps = settings::read<Id::kTorchOpSteps>();
+  if (!op_steps.warning.empty()) {
+    const std::string text = "libgpuscope_torch.so: " + op_steps.warning + "; ops recorded in every step";
     std::fprintf(stderr, "gpuscope: %s\n", text.c_str());
     h->emit_message(GPUSCOPE_WARNING, text.c_str());
   }
-  h->set_meta("torch_op_steps", options.op_steps == 0 ? "0"
-                                : (std::to_string(options.op_steps) +
-                                   (options.op_period ? "/" + std::to_string(options.op_period) : std::string())).c_str());
+  // `record`'s "auto": ops by position need the kernels' API calls, so a torch
+  // without CUDA records ops in every step.
+  if (op_steps.value.automatic) op_steps.value = {false, options.external_ids ? 2u : 0u, options.external_ids ? 50u : 0u};
+  options.op_steps = op_steps.value.steps;
+  options.op_period = op_steps.value.period;
+  h->set_meta(gpuscope::meta_key::kTorchOpSteps.data(), settings::OpSteps::format(op_steps.value).c_str());
   std::string why;
   if (!register_callbacks(options, why)) {
     h->emit_message(GPUSCOPE_ERROR, ("libgpuscope_torch.so: " + why).c_str());
@@ -110,7 +110,7 @@ int init(const gpuscope_host_api* h) {
   }
   // Registered after the collector's own exit hook, so it runs first and the
   // last step reaches the database before the writer stops.
-  h->set_meta("torch_op_callback", registered_callback_handle() ? "registered" : "none");
+  h->set_meta(gpuscope::meta_key::kTorchOpCallback.data(), registered_callback_handle() ? "registered" : "none");
   std::atexit(finish);
   return 0;
 }

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "store/sqlite.h"
-#include "store/writer.h"
+#include "trace_formats/store/sqlite.h"
+#include "trace_formats/store/writer.h"
 #include "tests/analyzer/scenarios.h"
 
 namespace gpuscope::testing {

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/job_end.h"
-#include "store/job_end.h"
-#include "store/writer.h"
+#include "trace_formats/store/job_end.h"
+#include "trace_formats/store/writer.h"
 #include "tests/analyzer/test_util.h"
 
 namespace gpuscope::testing {

@@ -9,7 +9,7 @@
 
 #include <map>
 
-#include "import/torch_import.h"
+#include "trace_formats/import/torch_import.h"
 #include "tests/analyzer/recorded_data.h"
 #include "tests/analyzer/test_util.h"
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer/ranks.h"
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 

@@ -7,8 +7,8 @@
 #include <random>
 
 #include "analyzer/model.h"
-#include "common/error.h"
-#include "store/writer.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/store/writer.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 

@@ -4,7 +4,7 @@
 
 #include "analyzer/rules/cross_rank.h"
 #include "analyzer/rules/rule.h"
-#include "store/place_ops.h"
+#include "trace_formats/store/place_ops.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 

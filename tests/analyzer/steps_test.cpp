@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/report/format.h"
-#include "common/error.h"
-#include "store/rows.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/store/rows.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 

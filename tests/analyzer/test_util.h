@@ -7,7 +7,7 @@
 
 #include "analyzer/analysis.h"
 #include "analyzer/report/report.h"
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 #include "tests/analyzer/scenarios.h"
 
 namespace gpuscope::testing {

@@ -7,7 +7,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "store/rows.h"
+#include "trace_formats/store/rows.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 

@@ -142,10 +142,13 @@ TEST(Record, HelpEnvPrintsEverySettingWithItsDefault) {
     const size_t at = r.output.find(std::string(s.name) + " ");
     ASSERT_NE(at, std::string::npos) << r.output;
     const std::string entry = r.output.substr(at, r.output.find(" GPUSCOPE_", at + 1) - at);
-    EXPECT_NE(entry.find(std::string("default: ") + s.default_value), std::string::npos) << entry;
+    EXPECT_NE(entry.find(std::string(s.type) + ", default: " + settings::shown_default(s)), std::string::npos) << entry;
+    const std::string note = settings::record_note(s);
+    if (!note.empty()) EXPECT_NE(entry.find("(" + note + ")"), std::string::npos) << entry;
     EXPECT_NE(entry.find(s.meaning), std::string::npos) << entry;
   }
-  EXPECT_TRUE(r.has("GPUSCOPE_CONTROL_STEPS")) << r.output;
+  EXPECT_TRUE(r.has("W,N[,MS], default: 3,8,200 (record --full: 0)")) << r.output;
+  EXPECT_TRUE(r.has("default: 0 (record: auto; record --full: 0)")) << r.output;
   // Listed in the command's help, and nothing is run.
   EXPECT_TRUE(gpuscope("help record").has("--help-env"));
   EXPECT_EQ(gpuscope("record --help-env -- false").exit_code, 0);

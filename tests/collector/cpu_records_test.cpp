@@ -12,7 +12,7 @@
 #include "collector/emit.h"
 #include "collector/ring.h"
 #include "collector/thread_slots.h"
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope {
 namespace {

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "collector/cupti_decode.h"
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 #include "tests/collector/fake_cupti.h"
 
 namespace gpuscope {

@@ -11,7 +11,7 @@
 #include "collector/config.h"
 #include "collector/emit.h"
 #include "collector/schedule.h"
-#include "common/steps_window.h"
+#include "trace_formats/common/steps_window.h"
 
 namespace gpuscope::collector {
 namespace {

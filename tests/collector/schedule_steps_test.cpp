@@ -10,7 +10,7 @@
 #include "collector/config.h"
 #include "collector/schedule.h"
 #include "tests/collector/step_boundaries.h"
-#include "common/steps_window.h"
+#include "trace_formats/common/steps_window.h"
 
 namespace gpuscope::collector {
 namespace {

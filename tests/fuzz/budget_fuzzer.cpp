@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 #include "regress/diff.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

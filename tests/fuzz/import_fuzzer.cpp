@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/error.h"
-#include "import/torch_import.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/import/torch_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpuscope::formats;

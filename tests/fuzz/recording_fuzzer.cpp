@@ -22,14 +22,14 @@
 
 #include "analyzer/analysis.h"
 #include "analyzer/report/report.h"
-#include "common/error.h"
-#include "export/exporters.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/export/exporters.h"
 #include "regress/diff.h"
 #ifdef GPUSCOPE_FUZZ_VIEWER
-#include "model/loader.h"
+#include "gui/model/loader.h"
 #endif
-#include "store/reader.h"
-#include "store/writer.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/store/writer.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "analyzer/analysis.h"
-#include "common/error.h"
-#include "common/output_name.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/common/output_name.h"
 #include "regress/diff.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

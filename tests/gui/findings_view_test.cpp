@@ -10,12 +10,12 @@
 #include "analyzer/analysis.h"
 #include "analyzer/report/report.h"
 #include "analyzer/report/format.h"
-#include "common/text.h"
-#include "store/reader.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/store/reader.h"
 #include "tests/analyzer/scenarios.h"
-#include "view/main_window.h"
-#include "view/tables_panel.h"
-#include "view/timeline_view.h"
+#include "gui/view/main_window.h"
+#include "gui/view/tables_panel.h"
+#include "gui/view/timeline_view.h"
 
 using namespace gpuscope;
 using namespace gpuscope::gui;

@@ -9,18 +9,18 @@
 #include <cmath>
 #include <random>
 
-#include "common/error.h"
-#include "model/format.h"
-#include "model/highlight.h"
-#include "model/loader.h"
-#include "model/lod.h"
-#include "model/recording_loader.h"
-#include "model/search.h"
-#include "model/summary_models.h"
-#include "model/track_builder.h"
-#include "schema/enums.h"
-#include "store/writer.h"
-#include "synthetic_recording.h"
+#include "trace_formats/common/error.h"
+#include "gui/model/format.h"
+#include "gui/model/highlight.h"
+#include "gui/model/loader.h"
+#include "gui/model/lod.h"
+#include "gui/model/recording_loader.h"
+#include "gui/model/search.h"
+#include "gui/model/summary_models.h"
+#include "gui/model/track_builder.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/writer.h"
+#include "tests/gui/synthetic_recording.h"
 
 using namespace gpuscope;
 using namespace gpuscope::gui;

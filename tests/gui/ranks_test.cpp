@@ -17,16 +17,16 @@
 #include <map>
 #include <set>
 
-#include "model/findings_source.h"
-#include "model/format.h"
-#include "model/ranks.h"
-#include "synthetic_recording.h"
+#include "gui/model/findings_source.h"
+#include "gui/model/format.h"
+#include "gui/model/ranks.h"
+#include "tests/gui/synthetic_recording.h"
 #include "tests/analyzer/recorded_data.h"
-#include "view/details_panel.h"
-#include "view/main_window.h"
-#include "view/search_bar.h"
-#include "view/tables_panel.h"
-#include "view/timeline_view.h"
+#include "gui/view/details_panel.h"
+#include "gui/view/main_window.h"
+#include "gui/view/search_bar.h"
+#include "gui/view/tables_panel.h"
+#include "gui/view/timeline_view.h"
 
 using namespace gpuscope::gui;
 using test::SyntheticRanks;

@@ -11,7 +11,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "synthetic_recording.h"
+#include "tests/gui/synthetic_recording.h"
 #include "tests/analyzer/recorded_data.h"
 
 namespace {

@@ -1,8 +1,8 @@
-#include "synthetic_recording.h"
+#include "tests/gui/synthetic_recording.h"
 
 #include <fstream>
 
-#include "store/sqlite.h"
+#include "trace_formats/store/sqlite.h"
 #include "tests/support/recording_builder.h"
 
 namespace gpuscope::gui::test {

@@ -11,14 +11,14 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "model/findings_source.h"
-#include "model/search.h"
-#include "synthetic_recording.h"
-#include "view/details_panel.h"
-#include "view/main_window.h"
-#include "view/search_bar.h"
-#include "view/tables_panel.h"
-#include "view/timeline_view.h"
+#include "gui/model/findings_source.h"
+#include "gui/model/search.h"
+#include "tests/gui/synthetic_recording.h"
+#include "gui/view/details_panel.h"
+#include "gui/view/main_window.h"
+#include "gui/view/search_bar.h"
+#include "gui/view/tables_panel.h"
+#include "gui/view/timeline_view.h"
 
 using namespace gpuscope::gui;
 using test::Synthetic;

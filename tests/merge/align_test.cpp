@@ -10,7 +10,7 @@
 #include <map>
 #include <vector>
 
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 #include "tests/support/recording_builder.h"
 #include "tests/trace_formats/store/temp_db.h"
 

@@ -15,8 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "schema/schema.h"
-#include "store/sqlite.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/sqlite.h"
 #include "tests/analyzer/recorded_data.h"
 #include "tests/cli/cli_test_util.h"
 
@@ -40,9 +41,9 @@ const std::string& original() {
 
 std::vector<int64_t> pids_of_ranks(const std::string& db, const std::string& ranks_sql) {
   store::Connection c(db, Mode::kReadOnly);
-  store::Statement st = c.prepare("SELECT pid FROM process WHERE " + ranks_sql + " ORDER BY pid");
+  store::Cursor<store::rec::Process> st(c, {store::rec::Process::kPid}, "WHERE " + ranks_sql + " ORDER BY pid");
   std::vector<int64_t> out;
-  while (st.step()) out.push_back(st.int64(0));
+  while (st.next()) out.push_back(st->pid);
   return out;
 }
 
@@ -92,7 +93,7 @@ std::string meta(const std::string& db, const std::string& key) {
   store::Connection c(db, Mode::kReadOnly);
   store::Statement st = c.prepare("SELECT value FROM meta WHERE key=?");
   st.bind(1, key);
-  return st.step() ? std::string(st.text(0)) : std::string();
+  return st.step() ? std::string(st.text("value")) : std::string();
 }
 
 nlohmann::json ranks_section(const std::string& db, bool without_pids = false) {

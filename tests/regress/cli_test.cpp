@@ -11,8 +11,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "store/sqlite.h"
-#include "store/writer.h"
+#include "trace_formats/store/sqlite.h"
+#include "trace_formats/store/writer.h"
 #include "tests/regress/recordings.h"
 
 namespace gpuscope::testing {

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 #include "regress/diff.h"
 #include "tests/regress/recordings.h"
 #include "tests/support/golden.h"

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 #include "regress/diff.h"
 #include "regress/stats.h"
 #include "tests/regress/noise.h"

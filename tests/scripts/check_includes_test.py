@@ -49,4 +49,13 @@ check(r.returncode == 1 and "collector/core.h:2:" in r.stdout, "a lower header t
 bad = dict(base, **{"collector/CMakeLists.txt": "add_library(other SHARED x.cpp)\n"})
 r = run(tree(bad))
 check(r.returncode == 1 and "no add_library(gpuscope_collector" in r.stdout, "a CMakeLists without the target is an error, not a pass")
+bad = dict(base, **{"collector/core.cpp": '#include "core.h"\n'})
+r = run(tree(bad))
+check(r.returncode == 1 and "collector/core.cpp:1: #include \"core.h\" is not a path from the repository root" in r.stdout,
+      f"an include spelled from its own folder is named ({r.stdout.strip()})")
+ok = dict(base, **{"collector/core.cpp": '#include "collector/core.h"\n#include "trace.pb.h"\n#include "gpuscope/plugin.h"\n',
+                   "plugins/include/gpuscope/plugin.h": "#pragma once\n",
+                   "plugins/torch/host.cpp": '#include "host.h"\n'})
+r = run(tree(ok))
+check(r.returncode == 0, f"generated headers, the plugin API header and the stand-alone plugin pass ({r.stdout.strip()})")
 sys.exit(1 if failed else 0)

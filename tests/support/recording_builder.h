@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "schema/enums.h"
-#include "store/rows.h"
-#include "store/writer.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/rows.h"
+#include "trace_formats/store/writer.h"
 
 namespace gpuscope::test_support {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 #include "tests/trace_formats/store/temp_db.h"
 
 namespace gpuscope::test_support {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "store/writer.h"
+#include "trace_formats/store/writer.h"
 #include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {

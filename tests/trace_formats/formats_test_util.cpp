@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 #include "tests/support/recording_builder.h"
 #include "tests/support/files.h"
 

@@ -3,10 +3,10 @@
 // trace committed under tests/data (the GPU machine's files included).
 #include <gtest/gtest.h>
 
-#include "export/exporters.h"
-#include "import/torch_import.h"
-#include "schema/enums.h"
-#include "store/reader.h"
+#include "trace_formats/export/exporters.h"
+#include "trace_formats/import/torch_import.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/reader.h"
 #include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {

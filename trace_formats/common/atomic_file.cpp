@@ -1,4 +1,4 @@
-#include "common/atomic_file.h"
+#include "trace_formats/common/atomic_file.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include <random>
 #include <utility>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/file_kind.h"
+#include "trace_formats/common/file_kind.h"
 
 #include <cstdio>
 #include <string_view>

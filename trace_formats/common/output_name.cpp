@@ -1,4 +1,4 @@
-#include "common/output_name.h"
+#include "trace_formats/common/output_name.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "common/plugin_cache.h"
+#include "trace_formats/common/plugin_cache.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "common/settings.h"
+#include "trace_formats/common/settings.h"
 
 namespace gpuscope::plugin_cache {
 namespace {

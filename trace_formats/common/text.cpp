@@ -1,4 +1,4 @@
-#include "common/text.h"
+#include "trace_formats/common/text.h"
 
 #include <cmath>
 #include <cstdio>

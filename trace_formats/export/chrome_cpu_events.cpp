@@ -2,13 +2,20 @@
 // memory and counters.
 #include <map>
 
-#include "export/chrome_writer.h"
-#include "export/json_text.h"
-#include "import/kineto_names.h"
+#include "trace_formats/export/chrome_writer.h"
+#include "trace_formats/export/json_text.h"
+#include "trace_formats/import/kineto_names.h"
+#include "trace_formats/store/cursor.h"
 
 namespace gpuscope::formats {
 
 namespace range_kind = schema::range_kind;
+using store::rec::ApiCall;
+using store::rec::Counter;
+using store::rec::MemoryEvent;
+using store::rec::Op;
+using store::rec::Range;
+using store::rec::Step;
 
 namespace {
 
@@ -16,23 +23,30 @@ bool is_gpuscope_mark(int64_t source) {
   return source == schema::range_source::sampling_window || source == schema::range_source::untraced_drained;
 }
 
+// Kineto's cpu_op events carry no depth (viewers nest by time), nor whether
+// an op ran in backward or its RecordFunction scope.
+constexpr Op::Column kOpRead[] = {
+    Op::kId, Op::kPid, Op::kTid, Op::kNameId, Op::kStart, Op::kEnd, Op::kSeqNr, Op::kShapesId, Op::kDtypesId,
+    Op::kExternalId};
+constexpr Op::Column kOpLeftOut[] = {Op::kDepth, Op::kBackward, Op::kScope};
+static_assert(store::covers<Op>(kOpRead, kOpLeftOut), "chrome export: handle or leave out each op column");
+
 }  // namespace
 
 void ChromeWriter::ops() {
-  auto q = m_.reader().query(
-      "SELECT pid, tid, name_id, start, \"end\", seq_nr, shapes_id, dtypes_id, external_id, id FROM op" +
-      m_.where_pid());
-  while (q.step()) {
-    const std::string& name = m_.json_string(q.int64(2));
-    const std::string* shapes = q.is_null(6) ? nullptr : &m_.json_value(q.int64(6));
-    const std::string* dtypes = q.is_null(7) ? nullptr : &m_.json_value(q.int64(7));
+  store::Cursor<Op> q(m_.reader().db(), kOpRead, m_.where_pid());
+  while (q.next()) {
+    const Op& op = q.row();
+    const std::string& name = m_.json_string(or_zero(op.name_id));
+    const std::string* shapes = op.null(Op::kShapesId) ? nullptr : &m_.json_value(op.shapes_id);
+    const std::string* dtypes = op.null(Op::kDtypesId) ? nullptr : &m_.json_value(op.dtypes_id);
     begin('X', name.size() + (shapes ? shapes->size() : 0) + (dtypes ? dtypes->size() : 0));
     o_.lit(",\"cat\":\"cpu_op\",\"name\":");
     o_.put(name);
-    host_span(q.int64(0), row_tid(kOpRows, q.int64(9), q.int64(1)), q.int64(3), q.int64(4));
+    host_span(or_zero(op.pid), row_tid(kOpRows, op.id, or_zero(op.tid)), or_zero(op.start), or_zero(op.end));
     char* mark = open_args();
-    if (!q.is_null(8)) int_arg("External id", q.int64(8));
-    if (!q.is_null(5)) int_arg("Sequence number", q.int64(5));
+    if (!op.null(Op::kExternalId)) int_arg("External id", op.external_id);
+    if (!op.null(Op::kSeqNr)) int_arg("Sequence number", op.seq_nr);
     if (shapes) {
       key("Input Dims");
       o_.put(*shapes);
@@ -47,19 +61,29 @@ void ChromeWriter::ops() {
   }
 }
 
+namespace {
+
+// Ranges nest by time on their thread; their depth is not written.
+constexpr Range::Column kRangeRead[] = {
+    Range::kId, Range::kPid, Range::kTid, Range::kSource, Range::kKind, Range::kDomainId, Range::kNameId,
+    Range::kStart, Range::kEnd, Range::kColor, Range::kCategory};
+constexpr Range::Column kRangeLeftOut[] = {Range::kDepth};
+static_assert(store::covers<Range>(kRangeRead, kRangeLeftOut), "chrome export: handle or leave out each range column");
+
+}  // namespace
+
 void ChromeWriter::ranges() {
-  auto q = m_.reader().query(
-      "SELECT r.pid, r.tid, r.source, r.kind, r.domain_id, r.name_id, r.start, r.\"end\", r.color, r.category, "
-      "d.value, r.id FROM range r LEFT JOIN string d ON d.id = r.domain_id" + m_.where_pid("r."));
-  while (q.step()) {
-    int64_t pid = q.int64(0), tid = q.int64(1), source = q.int64(2), kind = q.int64(3);
-    int64_t start = q.int64(6);
-    bool unclosed = q.is_null(7);
-    int64_t end = unclosed ? start : q.int64(7);
-    std::string_view domain = q.is_null(10) ? std::string_view() : q.text(10);
-    const std::string& name = m_.json_string(q.int64(5));
+  store::Cursor<Range> q(m_.reader().db(), kRangeRead, m_.where_pid());
+  while (q.next()) {
+    const Range& r = q.row();
+    int64_t pid = or_zero(r.pid), tid = or_zero(r.tid), source = or_zero(r.source), kind = or_zero(r.kind);
+    int64_t start = or_zero(r.start);
+    bool unclosed = r.null(Range::kEnd);
+    int64_t end = unclosed ? start : r.end;
+    std::string_view domain = m_.str(r.domain_id);  // empty for the default domain (NULL)
+    const std::string& name = m_.json_string(or_zero(r.name_id));
     if (domain == kGpuAnnotationDomain) {
-      int64_t device = q.is_null(9) ? 0 : q.int64(9);
+      int64_t device = or_zero(r.category);
       stream_name(device, tid);
       begin('X', name.size());
       o_.lit(",\"cat\":\"gpu_user_annotation\",\"name\":");
@@ -73,7 +97,7 @@ void ChromeWriter::ranges() {
       row_done();
       continue;
     }
-    const std::string* domain_json = domain.empty() ? nullptr : &m_.json_string(q.int64(4));
+    const std::string* domain_json = domain.empty() ? nullptr : &m_.json_string(r.domain_id);
     if (kind != range_kind::mark && is_gpuscope_mark(source)) gpuscope_thread(pid);
     begin(kind == range_kind::mark ? 'i' : 'X', name.size() + (domain_json ? domain_json->size() : 0));
     if (kind == range_kind::mark) {
@@ -93,7 +117,7 @@ void ChromeWriter::ranges() {
       else if (source == schema::range_source::tracer_overhead) o_.lit(",\"cat\":\"overhead\",\"name\":");
       else o_.lit(",\"cat\":\"user_annotation\",\"name\":");
       o_.put(name);
-      host_span(pid, row_tid(kRangeRows, q.int64(11), tid), start, end);
+      host_span(pid, row_tid(kRangeRows, r.id, tid), start, end);
     }
     char* mark = open_args();
     if (source == schema::range_source::nvtx) {
@@ -108,8 +132,8 @@ void ChromeWriter::ranges() {
       key("range kind");
       o_.lit("\"start_end\"");
     }
-    if (!q.is_null(8)) int_arg("color", q.int64(8));
-    if (!q.is_null(9)) int_arg("category", q.int64(9));
+    if (!r.null(Range::kColor)) int_arg("color", r.color);
+    if (!r.null(Range::kCategory)) int_arg("category", r.category);
     if (unclosed && kind != range_kind::mark) {
       key("unclosed");
       o_.lit("true");
@@ -120,24 +144,33 @@ void ChromeWriter::ranges() {
   }
 }
 
+namespace {
+
+constexpr ApiCall::Column kApiCallRead[] = {
+    ApiCall::kId, ApiCall::kPid, ApiCall::kTid, ApiCall::kDomain, ApiCall::kCbid, ApiCall::kNameId, ApiCall::kStart,
+    ApiCall::kEnd, ApiCall::kCorrelation, ApiCall::kReturnCode};
+static_assert(store::covers<ApiCall>(kApiCallRead, {}), "chrome export: handle or leave out each api_call column");
+
+}  // namespace
+
 void ChromeWriter::api_calls() {
-  auto q = m_.reader().query(
-      "SELECT pid, tid, domain, cbid, name_id, start, \"end\", correlation, return_code, id FROM api_call" +
-      m_.where_pid());
-  while (q.step()) {
-    int64_t pid = q.int64(0), tid = row_tid(kApiRows, q.int64(9), q.int64(1)), start = q.int64(5), corr = q.int64(7);
-    const CorrelationMap::Entry* c = m_.api_call_correlation(q, 0, pid, 7, corr);
-    const std::string& name = m_.json_string(q.int64(4));
+  store::Cursor<ApiCall> q(m_.reader().db(), kApiCallRead, m_.where_pid());
+  while (q.next()) {
+    const ApiCall& a = q.row();
+    int64_t pid = or_zero(a.pid), tid = row_tid(kApiRows, a.id, or_zero(a.tid)), start = or_zero(a.start);
+    int64_t corr = or_zero(a.correlation);
+    const CorrelationMap::Entry* c = m_.api_call_correlation(a.pid, a.correlation);
+    const std::string& name = m_.json_string(or_zero(a.name_id));
     begin('X', name.size());
-    if (q.int64(2) == schema::api_domain::driver) o_.lit(",\"cat\":\"cuda_driver\",\"name\":");
+    if (a.domain == schema::api_domain::driver) o_.lit(",\"cat\":\"cuda_driver\",\"name\":");
     else o_.lit(",\"cat\":\"cuda_runtime\",\"name\":");
     o_.put(name);
-    host_span(pid, tid, start, q.int64(6));
+    host_span(pid, tid, start, or_zero(a.end));
     o_.lit(",\"args\":{\"cbid\":");
-    o_.put_int(q.int64(3));
+    o_.put_int(or_zero(a.cbid));
     int_arg("correlation", corr);
     if (c && c->has_external) int_arg("External id", c->external_id);
-    if (int64_t rc = q.int64(8); rc != 0) int_arg("return code", rc);
+    if (int64_t rc = or_zero(a.return_code); rc != 0) int_arg("return code", rc);
     o_.put('}');
     end_event();
     // The launch -> GPU arrow starts here once; each GPU activity ends one.
@@ -145,6 +178,14 @@ void ChromeWriter::api_calls() {
     row_done();
   }
 }
+
+namespace {
+
+constexpr Step::Column kStepRead[] = {Step::kPid, Step::kNumber, Step::kStart, Step::kEnd, Step::kSource};
+constexpr Step::Column kStepLeftOut[] = {Step::kId};  // the row key
+static_assert(store::covers<Step>(kStepRead, kStepLeftOut), "chrome export: handle or leave out each step column");
+
+}  // namespace
 
 void ChromeWriter::load_step_rows() {
   // Steps already present as ProfilerStep#N ranges are written with the
@@ -154,19 +195,20 @@ void ChromeWriter::load_step_rows() {
   std::map<int64_t, bool> has_ranges;
   auto r = m_.reader().query("SELECT DISTINCT pid FROM range WHERE source=" +
                              std::to_string(schema::range_source::profiler_step) + m_.and_pid());
-  while (r.step()) has_ranges[r.int64(0)] = true;
-  auto q = m_.reader().query("SELECT pid, number, start, \"end\", source FROM step" + m_.where_pid() +
-                             " ORDER BY pid, start");
+  while (r.step()) has_ranges[r.int64("pid")] = true;
+  store::Cursor<Step> q(m_.reader().db(), kStepRead, m_.where_pid() + " ORDER BY pid, start");
   // `--steps analysed`: analyze's steps, bounded as it bounds them, so that
   // TensorBoard's step figures describe its window.
   const bool analysed = window_ && !window_->steps.empty() && !has_ranges.count(window_->pid);
   std::map<int64_t, int64_t> sources;  // of the analysed process's steps, by number
-  while (q.step()) {
-    int64_t pid = q.int64(0);
-    if (analysed && pid == window_->pid) sources[q.int64(1)] = q.int64(4);
+  while (q.next()) {
+    const Step& step = q.row();
+    int64_t pid = or_zero(step.pid), number = or_zero(step.number), source = or_zero(step.source);
+    int64_t start = or_zero(step.start);
+    if (analysed && pid == window_->pid) sources[number] = source;
     if (has_ranges.count(pid) || (analysed && pid == window_->pid)) continue;
-    step_info_[pid].push_back({q.int64(1), q.int64(4)});
-    step_rows_[pid].second.push_back({q.int64(2), std::max(q.int64(2), q.int64(3))});
+    step_info_[pid].push_back({number, source});
+    step_rows_[pid].second.push_back({start, std::max(start, or_zero(step.end))});
   }
   if (analysed)
     for (const auto& s : window_->steps) {
@@ -180,7 +222,8 @@ void ChromeWriter::load_step_rows() {
   auto busiest = m_.reader().query("SELECT pid, tid, count(*) AS n FROM op" + m_.where_pid() +
                                    " GROUP BY pid, tid ORDER BY n");
   while (busiest.step())
-    if (auto it = step_rows_.find(busiest.int64(0)); it != step_rows_.end()) it->second.first = busiest.int64(1);
+    if (auto it = step_rows_.find(busiest.int64("pid")); it != step_rows_.end())
+      it->second.first = busiest.int64("tid");
 }
 
 void ChromeWriter::steps() {
@@ -203,54 +246,86 @@ void ChromeWriter::steps() {
   }
 }
 
+namespace {
+
+// Kineto's [memory] events tell the device, not the kind of memory.
+constexpr MemoryEvent::Column kMemoryRead[] = {
+    MemoryEvent::kPid, MemoryEvent::kDevice, MemoryEvent::kTs, MemoryEvent::kOp, MemoryEvent::kSource,
+    MemoryEvent::kAddress, MemoryEvent::kBytes, MemoryEvent::kStream, MemoryEvent::kCorrelation,
+    MemoryEvent::kTotalAllocated, MemoryEvent::kTotalReserved};
+constexpr MemoryEvent::Column kMemoryLeftOut[] = {MemoryEvent::kId, MemoryEvent::kMemKind};
+static_assert(store::covers<MemoryEvent>(kMemoryRead, kMemoryLeftOut),
+              "chrome export: handle or leave out each memory_event column");
+
+}  // namespace
+
 void ChromeWriter::memory() {
-  auto q = m_.reader().query(
-      "SELECT pid, device, ts, op, source, address, bytes, stream, correlation, total_allocated, total_reserved "
-      "FROM memory_event" + m_.where_pid());
-  while (q.step()) {
-    int64_t pid = q.int64(0), device = q.int64(1);
+  store::Cursor<MemoryEvent> q(m_.reader().db(), kMemoryRead, m_.where_pid());
+  while (q.next()) {
+    const MemoryEvent& e = q.row();
+    int64_t pid = or_zero(e.pid), device = or_zero(e.device), bytes = or_zero(e.bytes);
     begin('i');
     // Only the torch allocator's events are "[memory]": TensorBoard draws its
     // memory curves from their totals, which CUDA-level events lack.
-    if (q.int64(4) == schema::memory_source::cuda)
+    if (e.source == schema::memory_source::cuda)
       o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[cuda memory]\"");
     else
       o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"");
-    where(pid, pid, q.int64(2));
+    where(pid, pid, or_zero(e.ts));
     o_.lit(",\"args\":{\"Device Type\":");
     o_.put(device >= 0 ? '1' : '0');
     int_arg("Device Id", device);
-    int_arg("Addr", q.int64(5));
-    int_arg("Bytes", q.int64(3) == schema::memory_op::free ? -q.int64(6) : q.int64(6));
-    if (!q.is_null(9)) int_arg("Total Allocated", q.int64(9));
-    if (!q.is_null(10)) int_arg("Total Reserved", q.int64(10));
-    if (!q.is_null(7)) int_arg("stream", q.int64(7));
-    if (!q.is_null(8)) int_arg("correlation", q.int64(8));
+    int_arg("Addr", or_zero(e.address));
+    int_arg("Bytes", e.op == schema::memory_op::free ? -bytes : bytes);
+    if (!e.null(MemoryEvent::kTotalAllocated)) int_arg("Total Allocated", e.total_allocated);
+    if (!e.null(MemoryEvent::kTotalReserved)) int_arg("Total Reserved", e.total_reserved);
+    if (!e.null(MemoryEvent::kStream)) int_arg("stream", e.stream);
+    if (!e.null(MemoryEvent::kCorrelation)) int_arg("correlation", e.correlation);
     o_.put('}');
     end_event();
     row_done();
   }
 }
 
+namespace {
+
+constexpr Counter::Column kCounterRead[] = {
+    Counter::kPid, Counter::kDevice, Counter::kNameId, Counter::kTs, Counter::kValue};
+constexpr Counter::Column kCounterLeftOut[] = {Counter::kId};  // the row key
+static_assert(store::covers<Counter>(kCounterRead, kCounterLeftOut),
+              "chrome export: handle or leave out each counter column");
+
+}  // namespace
+
 void ChromeWriter::counters() {
-  auto q = m_.reader().query("SELECT pid, device, name_id, ts, value FROM counter" + m_.where_pid());
-  while (q.step()) {
-    const std::string& name = m_.json_string(q.int64(2));
+  store::Cursor<Counter> q(m_.reader().db(), kCounterRead, m_.where_pid());
+  while (q.next()) {
+    const Counter& c = q.row();
+    const std::string& name = m_.json_string(or_zero(c.name_id));
     begin('C', name.size());
     o_.lit(",\"name\":");
     o_.put(name);
     // Device counters sit on the GPU's row, host counters on the process.
-    int64_t pid = q.is_null(1) ? q.int64(0) : q.int64(1);
+    int64_t pid = c.null(Counter::kDevice) ? or_zero(c.pid) : c.device;
     o_.lit(",\"pid\":");
     o_.put_int(pid);
     o_.lit(",\"ts\":");
-    o_.put_us(q.int64(3));
+    o_.put_us(or_zero(c.ts));
     o_.lit(",\"args\":{\"value\":");
-    o_.put_double(q.real(4));
+    o_.put_double(c.value);
     o_.put('}');
     end_event();
     row_done();
   }
+}
+
+std::vector<store::TableUse> ChromeWriter::host_table_uses() {
+  return {store::table_use<Op>(kConsumer, kOpRead, kOpLeftOut),
+          store::table_use<Range>(kConsumer, kRangeRead, kRangeLeftOut),
+          store::table_use<ApiCall>(kConsumer, kApiCallRead, {}),
+          store::table_use<Step>(kConsumer, kStepRead, kStepLeftOut),
+          store::table_use<MemoryEvent>(kConsumer, kMemoryRead, kMemoryLeftOut),
+          store::table_use<Counter>(kConsumer, kCounterRead, kCounterLeftOut)};
 }
 
 }  // namespace gpuscope::formats

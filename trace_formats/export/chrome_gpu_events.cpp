@@ -1,32 +1,61 @@
 // Device-side events of the Chrome export: kernels, copies, sets and syncs,
 // each GPU event on pid = device, tid = stream as Kineto writes them, with an
 // ac2g flow from the launching API call.
-#include "export/chrome_writer.h"
+#include "trace_formats/export/chrome_writer.h"
 
 #include <cmath>
 
-#include "common/text.h"
-#include "export/json_text.h"
-#include "schema/schema.h"
-#include "import/kineto_names.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/export/json_text.h"
+#include "trace_formats/import/kineto_names.h"
+#include "trace_formats/store/cursor.h"
 
 namespace gpuscope::formats {
 
+using store::rec::GraphLaunch;
+using store::rec::Kernel;
+using store::rec::Memcpy;
+using store::rec::Memset;
+using store::rec::Sync;
+
+namespace {
+
+// A GPU event carries every column of its row but the row key.
+constexpr Kernel::Column kKernelRead[] = {
+    Kernel::kPid, Kernel::kDevice, Kernel::kContext, Kernel::kStream, Kernel::kCorrelation, Kernel::kStart,
+    Kernel::kEnd, Kernel::kNameId, Kernel::kGridX, Kernel::kGridY, Kernel::kGridZ, Kernel::kBlockX, Kernel::kBlockY,
+    Kernel::kBlockZ, Kernel::kRegisters, Kernel::kStaticSmem, Kernel::kDynamicSmem, Kernel::kGraphId,
+    Kernel::kGraphNodeId};
+constexpr Kernel::Column kKernelLeftOut[] = {Kernel::kId};
+static_assert(store::covers<Kernel>(kKernelRead, kKernelLeftOut),
+              "chrome export: handle or leave out each kernel column");
+
+// A graph launch is its kernels' span: import derives the rows again from
+// the kernels' graph ids (kineto_finish.cpp), so the export writes none.
+constexpr GraphLaunch::Column kGraphLaunchLeftOut[] = {
+    GraphLaunch::kId, GraphLaunch::kPid, GraphLaunch::kDevice, GraphLaunch::kContext, GraphLaunch::kStream,
+    GraphLaunch::kGraphId, GraphLaunch::kCorrelation, GraphLaunch::kStart, GraphLaunch::kEnd};
+static_assert(store::covers<GraphLaunch>({}, kGraphLaunchLeftOut),
+              "chrome export: handle or leave out each graph_launch column");
+
+}  // namespace
+
 void ChromeWriter::kernels() {
-  auto q = m_.reader().query(
-      "SELECT pid, device, context, stream, correlation, start, \"end\", name_id, grid_x, grid_y, grid_z, block_x, "
-      "block_y, block_z, registers, static_smem, dynamic_smem, graph_id, graph_node_id FROM kernel" + m_.where_pid());
+  store::Cursor<Kernel> q(m_.reader().db(), kKernelRead, m_.where_pid());
   int64_t sm_device = INT64_MIN, sms = 0;
-  while (q.step()) {
-    int64_t pid = q.int64(0), device = q.int64(1), stream = q.int64(3), corr = q.int64(4), start = q.int64(5);
-    const CorrelationMap::Entry* c = m_.correlation(q, 0, pid, 4, corr);
+  while (q.next()) {
+    const Kernel& k = q.row();
+    int64_t pid = k.pid, device = or_zero(k.device), stream = or_zero(k.stream), corr = or_zero(k.correlation);
+    int64_t start = or_zero(k.start);
+    const CorrelationMap::Entry* c = m_.correlation(k.pid, k.correlation);
     stream_name(device, stream);
-    const std::string& name = m_.json_string(q.int64(7));
-    gpu_event_head("kernel", name, device, stream, start, q.int64(6), c, q.int64(2), corr);
-    int_arg("registers per thread", q.int64(14));
-    int64_t static_smem = q.int64(15), dynamic_smem = q.int64(16);
+    const std::string& name = m_.json_string(or_zero(k.name_id));
+    gpu_event_head("kernel", name, device, stream, start, or_zero(k.end), c, or_zero(k.context), corr);
+    int_arg("registers per thread", or_zero(k.registers));
+    int64_t static_smem = or_zero(k.static_smem), dynamic_smem = or_zero(k.dynamic_smem);
     int_arg("shared memory", static_smem + dynamic_smem);
-    int64_t gx = q.int64(8), gy = q.int64(9), gz = q.int64(10), bx = q.int64(11), by = q.int64(12), bz = q.int64(13);
+    int64_t gx = or_zero(k.grid_x), gy = or_zero(k.grid_y), gz = or_zero(k.grid_z);
+    int64_t bx = or_zero(k.block_x), by = or_zero(k.block_y), bz = or_zero(k.block_z);
     if (device != sm_device) {
       sm_device = device;
       sms = m_.sm_count(device);
@@ -59,8 +88,8 @@ void ChromeWriter::kernels() {
       int_arg("static shared memory", static_smem);
       int_arg("dynamic shared memory", dynamic_smem);
     }
-    if (!q.is_null(17)) int_arg("graph id", q.int64(17));
-    if (!q.is_null(18)) int_arg("graph node id", q.int64(18));
+    if (!k.null(Kernel::kGraphId)) int_arg("graph id", k.graph_id);
+    if (!k.null(Kernel::kGraphNodeId)) int_arg("graph node id", k.graph_node_id);
     o_.put('}');
     end_event();
     if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
@@ -87,29 +116,36 @@ struct NameCache {
   }
 };
 
+constexpr Memcpy::Column kMemcpyRead[] = {
+    Memcpy::kPid, Memcpy::kDevice, Memcpy::kContext, Memcpy::kStream, Memcpy::kCorrelation, Memcpy::kStart,
+    Memcpy::kEnd, Memcpy::kCopyKind, Memcpy::kSrcKind, Memcpy::kDstKind, Memcpy::kBytes, Memcpy::kSrcDevice,
+    Memcpy::kDstDevice, Memcpy::kGraphId};
+constexpr Memcpy::Column kMemcpyLeftOut[] = {Memcpy::kId};
+static_assert(store::covers<Memcpy>(kMemcpyRead, kMemcpyLeftOut),
+              "chrome export: handle or leave out each memcpy column");
+
 }  // namespace
 
 void ChromeWriter::memcpys() {
-  auto q = m_.reader().query(
-      "SELECT pid, device, context, stream, correlation, start, \"end\", copy_kind, src_kind, dst_kind, bytes, "
-      "src_device, dst_device, graph_id FROM memcpy" + m_.where_pid());
+  store::Cursor<Memcpy> q(m_.reader().db(), kMemcpyRead, m_.where_pid());
   NameCache names;
-  while (q.step()) {
-    int64_t pid = q.int64(0), device = q.int64(1), stream = q.int64(3), corr = q.int64(4);
-    int64_t start = q.int64(5), end = q.int64(6), bytes = q.int64(10);
-    const CorrelationMap::Entry* c = m_.correlation(q, 0, pid, 4, corr);
+  while (q.next()) {
+    const Memcpy& m = q.row();
+    int64_t pid = m.pid, device = or_zero(m.device), stream = or_zero(m.stream), corr = or_zero(m.correlation);
+    int64_t start = or_zero(m.start), end = or_zero(m.end), bytes = or_zero(m.bytes);
+    const CorrelationMap::Entry* c = m_.correlation(m.pid, m.correlation);
     stream_name(device, stream);
-    int64_t kind = q.int64(7), src = q.int64(8), dst = q.int64(9);
+    int64_t kind = or_zero(m.copy_kind), src = or_zero(m.src_kind), dst = or_zero(m.dst_kind);
     const std::string& name = names.get(kind, src, dst, [&] { return memcpy_name(kind, src, dst); });
-    gpu_event_head("gpu_memcpy", name, device, stream, start, end, c, q.int64(2), corr);
+    gpu_event_head("gpu_memcpy", name, device, stream, start, end, c, or_zero(m.context), corr);
     int_arg("bytes", bytes);
     if (end > start) {
       key("memory bandwidth (GB/s)");
       o_.put_double(double(bytes) / double(span_ns(start, end)));  // bytes per ns = GB/s
     }
-    if (!q.is_null(11)) int_arg("src device", q.int64(11));
-    if (!q.is_null(12)) int_arg("dst device", q.int64(12));
-    if (!q.is_null(13)) int_arg("graph id", q.int64(13));
+    if (!m.null(Memcpy::kSrcDevice)) int_arg("src device", m.src_device);
+    if (!m.null(Memcpy::kDstDevice)) int_arg("dst device", m.dst_device);
+    if (!m.null(Memcpy::kGraphId)) int_arg("graph id", m.graph_id);
     o_.put('}');
     end_event();
     if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
@@ -117,25 +153,36 @@ void ChromeWriter::memcpys() {
   }
 }
 
+namespace {
+
+// Kineto's gpu_memset events carry no value.
+constexpr Memset::Column kMemsetRead[] = {
+    Memset::kPid, Memset::kDevice, Memset::kContext, Memset::kStream, Memset::kCorrelation, Memset::kStart,
+    Memset::kEnd, Memset::kBytes, Memset::kMemKind, Memset::kGraphId};
+constexpr Memset::Column kMemsetLeftOut[] = {Memset::kId, Memset::kValue};
+static_assert(store::covers<Memset>(kMemsetRead, kMemsetLeftOut),
+              "chrome export: handle or leave out each memset column");
+
+}  // namespace
+
 void ChromeWriter::memsets() {
-  auto q = m_.reader().query(
-      "SELECT pid, device, context, stream, correlation, start, \"end\", bytes, value, mem_kind, graph_id "
-      "FROM memset" + m_.where_pid());
+  store::Cursor<Memset> q(m_.reader().db(), kMemsetRead, m_.where_pid());
   NameCache names;
-  while (q.step()) {
-    int64_t pid = q.int64(0), device = q.int64(1), stream = q.int64(3), corr = q.int64(4);
-    int64_t start = q.int64(5), end = q.int64(6), bytes = q.int64(7);
-    const CorrelationMap::Entry* c = m_.correlation(q, 0, pid, 4, corr);
+  while (q.next()) {
+    const Memset& m = q.row();
+    int64_t pid = m.pid, device = or_zero(m.device), stream = or_zero(m.stream), corr = or_zero(m.correlation);
+    int64_t start = or_zero(m.start), end = or_zero(m.end), bytes = or_zero(m.bytes);
+    const CorrelationMap::Entry* c = m_.correlation(m.pid, m.correlation);
     stream_name(device, stream);
-    int64_t kind = q.int64(9);
+    int64_t kind = or_zero(m.mem_kind);
     const std::string& name = names.get(kind, 0, 0, [&] { return memset_name(kind); });
-    gpu_event_head("gpu_memset", name, device, stream, start, end, c, q.int64(2), corr);
+    gpu_event_head("gpu_memset", name, device, stream, start, end, c, or_zero(m.context), corr);
     int_arg("bytes", bytes);
     if (end > start) {
       key("memory bandwidth (GB/s)");
       o_.put_double(double(bytes) / double(span_ns(start, end)));
     }
-    if (!q.is_null(10)) int_arg("graph id", q.int64(10));
+    if (!m.null(Memset::kGraphId)) int_arg("graph id", m.graph_id);
     o_.put('}');
     end_event();
     if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
@@ -143,35 +190,51 @@ void ChromeWriter::memsets() {
   }
 }
 
+namespace {
+
+// A sync is drawn on the GPU stream it waited for, not on the calling thread.
+constexpr Sync::Column kSyncRead[] = {
+    Sync::kPid, Sync::kType, Sync::kContext, Sync::kStream, Sync::kEvent, Sync::kStart, Sync::kEnd, Sync::kCorrelation,
+    Sync::kWaitStream, Sync::kEventCorrelation};
+constexpr Sync::Column kSyncLeftOut[] = {Sync::kId, Sync::kTid};
+static_assert(store::covers<Sync>(kSyncRead, kSyncLeftOut), "chrome export: handle or leave out each sync column");
+
+}  // namespace
+
 void ChromeWriter::syncs() {
-  auto q = m_.reader().query(
-      "SELECT pid, tid, type, context, stream, event, start, \"end\", correlation, " +
-      std::string(schema::has_column("sync", "wait_stream", m_.reader().schema_version())
-                      ? "wait_stream, event_correlation" : "NULL, NULL") +
-      " FROM sync" + m_.where_pid());
-  while (q.step()) {
-    int64_t device = m_.context_device(q.int64(0), q.int64(3));
-    int64_t stream = q.is_null(4) ? 0 : q.int64(4);
+  store::Cursor<Sync> q(m_.reader().db(), kSyncRead, m_.where_pid());
+  while (q.next()) {
+    const Sync& s = q.row();
+    int64_t device = m_.context_device(or_zero(s.pid), or_zero(s.context));
+    int64_t stream = or_zero(s.stream);
     stream_name(device, stream);
-    std::string_view name = sync_name(q.int64(2));
+    std::string_view name = sync_name(or_zero(s.type));
     begin('X', name.size());
     o_.lit(",\"cat\":\"cuda_sync\",\"name\":\"");
     o_.put(name);
     o_.put('"');
-    span(device, stream, q.int64(6), q.int64(7));
+    span(device, stream, or_zero(s.start), or_zero(s.end));
     o_.lit(",\"args\":{\"device\":");
     o_.put_int(device);
-    int_arg("context", q.int64(3));
-    int_arg("stream", q.is_null(4) ? -1 : q.int64(4));
-    int_arg("correlation", q.int64(8));
-    if (!q.is_null(5)) int_arg("event", q.int64(5));
+    int_arg("context", or_zero(s.context));
+    int_arg("stream", s.null(Sync::kStream) ? -1 : s.stream);
+    int_arg("correlation", or_zero(s.correlation));
+    if (!s.null(Sync::kEvent)) int_arg("event", s.event);
     // What a stream wait waited for, as Kineto names it (HTA's critical path follows these).
-    if (!q.is_null(9)) int_arg("wait_on_stream", q.int64(9));
-    if (!q.is_null(10)) int_arg("wait_on_cuda_event_record_corr_id", q.int64(10));
+    if (!s.null(Sync::kWaitStream)) int_arg("wait_on_stream", s.wait_stream);
+    if (!s.null(Sync::kEventCorrelation)) int_arg("wait_on_cuda_event_record_corr_id", s.event_correlation);
     o_.put('}');
     end_event();
     row_done();
   }
+}
+
+std::vector<store::TableUse> ChromeWriter::device_table_uses() {
+  return {store::table_use<Kernel>(kConsumer, kKernelRead, kKernelLeftOut),
+          store::table_use<Memcpy>(kConsumer, kMemcpyRead, kMemcpyLeftOut),
+          store::table_use<Memset>(kConsumer, kMemsetRead, kMemsetLeftOut),
+          store::table_use<Sync>(kConsumer, kSyncRead, kSyncLeftOut),
+          store::table_use<GraphLaunch>(kConsumer, {}, kGraphLaunchLeftOut)};
 }
 
 }  // namespace gpuscope::formats

@@ -4,11 +4,11 @@
 // builder drops each such event ("ranges on the same thread should not
 // intersect"), so the Chrome export moves it, and what nests in it, to an
 // "overlapping" row of its thread, where its recorded times stay as they are.
-#include "export/chrome_writer.h"
+#include "trace_formats/export/chrome_writer.h"
 
 #include <algorithm>
 
-#include "import/kineto_names.h"
+#include "trace_formats/import/kineto_names.h"
 
 namespace gpuscope::formats {
 
@@ -77,15 +77,17 @@ void ChromeWriter::plan_overlaps() {
       rows.swap(moved);
     }
   };
+  const int pid_col = q.column("pid"), tid_col = q.column("tid"), start_col = q.column("s"), end_col = q.column("e");
+  const int table_col = q.column("t"), id_col = q.column("id");
   int64_t pid = 0, tid = 0;
   bool any = false;
   while (q.step()) {
-    int64_t p = q.int64(0), t = q.int64(1);
+    int64_t p = q.int64(pid_col), t = q.int64(tid_col);
     if (any && (p != pid || t != tid)) settle(pid, tid);
     any = true;
     pid = p;
     tid = t;
-    rows.push_back({q.int64(2), q.int64(3), q.int64(5), static_cast<int>(q.int64(4))});
+    rows.push_back({q.int64(start_col), q.int64(end_col), q.int64(id_col), static_cast<int>(q.int64(table_col))});
   }
   if (any) settle(pid, tid);
 }

@@ -1,11 +1,12 @@
-#include "export/chrome_writer.h"
+#include "trace_formats/export/chrome_writer.h"
 
 #include <chrono>
 #include <filesystem>
 
-#include "common/text.h"
-#include "common/time_math.h"
-#include "export/json_text.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/common/time_math.h"
+#include "trace_formats/export/json_text.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::formats {
 
@@ -59,7 +60,7 @@ void ChromeWriter::header() {
   // HTA finds the rank with "rank":\s+(\d+): keep the space after the colon.
   auto [rank, world] = m_.distributed();
   buf += "\"distributedInfo\": {\"backend\": ";
-  append_json_string(buf, m_.meta("distributed_backend", "nccl"));
+  append_json_string(buf, m_.meta(meta_key::kDistributedBackend, "nccl"));
   buf += ", \"rank\": ";
   append_int(buf, rank);
   buf += ", \"world_size\": ";
@@ -70,7 +71,7 @@ void ChromeWriter::header() {
     append_int(buf, *utc);
     buf += ",\n";
   }
-  std::string host = m_.meta("host");
+  std::string host = m_.meta(meta_key::kHost);
   if (!host.empty()) {
     buf += "\"hostName\":";
     append_json_string(buf, host);
@@ -229,6 +230,12 @@ uint64_t chrome_row_total(ExportModel& m) {
   for (const char* t : {"op", "range", "api_call", "kernel", "memcpy", "memset", "sync", "memory_event", "counter"})
     n += m.count_rows(t);
   return n;
+}
+
+std::vector<store::TableUse> chrome_table_uses() {
+  std::vector<store::TableUse> uses = ChromeWriter::host_table_uses();
+  for (store::TableUse& u : ChromeWriter::device_table_uses()) uses.push_back(std::move(u));
+  return uses;
 }
 
 ExportStats export_chrome(store::Reader& db, const std::string& path, const ExportOptions& opt) {

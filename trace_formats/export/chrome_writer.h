@@ -11,16 +11,18 @@
 #include <set>
 #include <unordered_map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-#include "common/time_math.h"
-#include "export/export_model.h"
-#include "export/export_window.h"
-#include "export/exporters.h"
-#include "export/json_out.h"
-#include "export/output_file.h"
-#include "export/progress.h"
+#include "trace_formats/common/time_math.h"
+#include "trace_formats/export/export_model.h"
+#include "trace_formats/export/export_window.h"
+#include "trace_formats/export/exporters.h"
+#include "trace_formats/export/json_out.h"
+#include "trace_formats/export/output_file.h"
+#include "trace_formats/export/progress.h"
+#include "trace_formats/store/coverage.h"
 
 namespace gpuscope::formats {
 
@@ -36,8 +38,13 @@ class ChromeWriter {
   // Writes the whole document.
   void write_all();
   uint64_t events() const { return events_; }
+  // What the host and the device passes do with each column of the tables
+  // they carry, declared next to their reads (chrome_table_uses()).
+  static std::vector<store::TableUse> host_table_uses();
+  static std::vector<store::TableUse> device_table_uses();
 
  private:
+  static constexpr std::string_view kConsumer = "chrome export";
   void header();
   void metadata();
   void ops();
@@ -224,5 +231,11 @@ class ChromeWriter {
 
 // Rows the Chrome writer will visit, for progress.
 uint64_t chrome_row_total(ExportModel& m);
+
+// Every column of the tables the Chrome export carries, handled or left out
+// on purpose (store/coverage.h): a column added to one of them fails the
+// static_assert next to its read, and this list is checked against a changed
+// schema by tests/trace_formats/export/export_coverage_test.cpp.
+std::vector<store::TableUse> chrome_table_uses();
 
 }  // namespace gpuscope::formats

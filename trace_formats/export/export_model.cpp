@@ -1,49 +1,72 @@
-#include "export/export_model.h"
+#include "trace_formats/export/export_model.h"
 
-#include "common/text.h"
-#include "export/json_text.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/export/json_text.h"
+#include "trace_formats/schema/meta_keys.h"
+#include "trace_formats/store/cursor.h"
 
 namespace gpuscope::formats {
+
+using store::rec::ApiCall;
+using store::rec::Device;
+using store::rec::ExternalCorrelation;
+using store::rec::Kernel;
+using store::rec::Memcpy;
+using store::rec::Memset;
+using store::rec::Process;
+using store::rec::Thread;
+
+namespace {
+
+// Calls mark(pid, correlation) for each row of R with a pid and a correlation
+// other than 0.
+template <class R, class F>
+void mark_correlations(store::Connection& db, const std::string& and_pid, F&& mark) {
+  store::Cursor<R> q(db, {R::kPid, R::kCorrelation}, "WHERE pid IS NOT NULL AND correlation != 0" + and_pid);
+  while (q.next()) mark(q->pid, q->correlation);
+}
+
+}  // namespace
 
 ExportModel::ExportModel(store::Reader& reader, std::optional<int64_t> only_pid)
     : r_(reader), only_pid_(only_pid) {
   // Exports read every table once plus point look-ups of correlations: a
   // larger page cache and memory-mapped reads keep those off the syscall path.
   r_.db().exec("PRAGMA cache_size=-131072; PRAGMA mmap_size=1073741824;");
-  auto p = r_.query("SELECT pid, host, exe, cmdline, rank, world_size, start_utc_ns FROM process" + where_pid() +
-                    " ORDER BY pid");
-  while (p.step()) {
+  store::Cursor<Process> p(r_.db(),
+                           {Process::kPid, Process::kHost, Process::kExe, Process::kCmdline, Process::kRank,
+                            Process::kWorldSize, Process::kStartUtcNs},
+                           where_pid() + " ORDER BY pid");
+  while (p.next()) {
     ProcessInfo info;
-    info.pid = p.int64(0);
-    info.host = p.text(1);
-    info.exe = p.text(2);
-    info.cmdline = p.text(3);
-    info.rank = p.is_null(4) ? INT64_MIN : p.int64(4);
-    info.world_size = p.is_null(5) ? INT64_MIN : p.int64(5);
-    info.start_utc_ns = p.is_null(6) ? 0 : p.int64(6);
+    info.pid = or_zero(p->pid);
+    info.host = p->host;
+    info.exe = p->exe;
+    info.cmdline = p->cmdline;
+    info.rank = p->rank;  // kNull (INT64_MIN) when unranked
+    info.world_size = p->world_size;
+    info.start_utc_ns = or_zero(p->start_utc_ns);
     info.index = static_cast<int>(processes_.size());
     process_index_[info.pid] = info.index;
     processes_.push_back(std::move(info));
   }
-  auto t = r_.query("SELECT pid, tid, name FROM thread" + where_pid() + " ORDER BY pid, tid");
-  while (t.step()) threads_.push_back({t.int64(0), t.int64(1), std::string(t.text(2))});
-  auto d = r_.query(
-      "SELECT id, name, uuid, sm_count, total_memory, compute_major, compute_minor, memory_bandwidth, "
-      "core_clock_khz FROM device ORDER BY id");
-  while (d.step()) {
+  store::Cursor<Thread> t(r_.db(), {Thread::kPid, Thread::kTid, Thread::kName}, where_pid() + " ORDER BY pid, tid");
+  while (t.next()) threads_.push_back({or_zero(t->pid), or_zero(t->tid), std::string(t->name)});
+  auto d = store::Cursor<Device>::all(r_.db(), "ORDER BY id");
+  while (d.next()) {
     DeviceInfo info;
-    info.id = d.int64(0);
-    info.name = d.text(1);
-    info.uuid = d.text(2);
-    info.sm_count = d.int64(3);
-    info.total_memory = d.int64(4);
-    info.compute_major = d.int64(5);
-    info.compute_minor = d.int64(6);
-    info.memory_bandwidth = d.int64(7);
-    info.core_clock_khz = d.int64(8);
+    info.id = or_zero(d->id);
+    info.name = d->name;
+    info.uuid = d->uuid;
+    info.sm_count = or_zero(d->sm_count);
+    info.total_memory = or_zero(d->total_memory);
+    info.compute_major = or_zero(d->compute_major);
+    info.compute_minor = or_zero(d->compute_minor);
+    info.memory_bandwidth = or_zero(d->memory_bandwidth);
+    info.core_clock_khz = or_zero(d->core_clock_khz);
     devices_.push_back(std::move(info));
   }
-  std::string utc = r_.meta("origin_utc_ns");
+  std::string utc = r_.meta(meta_key::kOriginUtcNs);
   if (!utc.empty()) origin_utc_ = std::atoll(utc.c_str());
 }
 
@@ -106,7 +129,9 @@ int64_t ExportModel::context_device(int64_t pid, int64_t context) {
     context_loaded_ = true;
     for (const char* t : {"kernel", "memcpy", "memset"}) {
       auto q = r_.query("SELECT DISTINCT pid, context, device FROM " + std::string(t) + where_pid());
-      while (q.step()) context_device_.emplace(std::make_pair(q.int64(0), q.int64(1)), q.int64(2));
+      const int pid_col = q.column("pid"), context_col = q.column("context"), device_col = q.column("device");
+      while (q.step())
+        context_device_.emplace(std::make_pair(q.int64(pid_col), q.int64(context_col)), q.int64(device_col));
     }
   }
   auto it = context_device_.find({pid, context});
@@ -134,24 +159,24 @@ void ExportModel::load_correlations(unsigned parts) {
   corr_loaded_ |= parts;
   // Rows with a NULL key never matched the joins these scans replace.
   if (parts & kExternalIds) {
-    auto x = r_.query("SELECT pid, correlation, external_id FROM external_correlation WHERE pid IS NOT NULL AND "
-                      "correlation IS NOT NULL AND external_id IS NOT NULL" + and_pid());
-    while (x.step()) {
-      auto& e = corr_.upsert(x.int64(0), x.int64(1));
+    store::Cursor<ExternalCorrelation> x(
+        r_.db(), {ExternalCorrelation::kPid, ExternalCorrelation::kCorrelation, ExternalCorrelation::kExternalId},
+        "WHERE pid IS NOT NULL AND correlation IS NOT NULL AND external_id IS NOT NULL" + and_pid());
+    while (x.next()) {
+      auto& e = corr_.upsert(x->pid, x->correlation);
       e.has_external = true;
-      e.external_id = x.int64(2);
+      e.external_id = x->external_id;
     }
   }
   if (parts & kGpuActivity) {
-    for (const char* t : {"kernel", "memcpy", "memset"}) {
-      auto g = r_.query("SELECT pid, correlation FROM " + std::string(t) +
-                        " WHERE pid IS NOT NULL AND correlation != 0" + and_pid());
-      while (g.step()) corr_.upsert(g.int64(0), g.int64(1)).gpu = true;
-    }
+    auto gpu = [&](int64_t pid, int64_t corr) { corr_.upsert(pid, corr).gpu = true; };
+    mark_correlations<Kernel>(r_.db(), and_pid(), gpu);
+    mark_correlations<Memcpy>(r_.db(), and_pid(), gpu);
+    mark_correlations<Memset>(r_.db(), and_pid(), gpu);
   }
   if (parts & kApiCalls) {
-    auto a = r_.query("SELECT pid, correlation FROM api_call WHERE pid IS NOT NULL AND correlation != 0" + and_pid());
-    while (a.step()) corr_.upsert(a.int64(0), a.int64(1)).api = true;
+    auto api = [&](int64_t pid, int64_t corr) { corr_.upsert(pid, corr).api = true; };
+    mark_correlations<ApiCall>(r_.db(), and_pid(), api);
   }
 }
 

@@ -12,10 +12,14 @@
 #include <string_view>
 #include <vector>
 
-#include "export/correlation_map.h"
-#include "store/reader.h"
+#include "trace_formats/export/correlation_map.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::formats {
+
+// An integer column that holds NULL (store::kNull in a cursor's record) as the
+// exports have always written it: 0.
+inline int64_t or_zero(int64_t v) { return v == store::kNull ? 0 : v; }
 
 struct ProcessInfo {
   int64_t pid = 0;
@@ -82,17 +86,31 @@ class ExportModel {
   // three GPU tables, or of api_call.
   void load_correlations(unsigned parts);
 
-  // The entry of a row's pid and correlation, as read with int64() from
-  // columns pid_col and corr_col; nullptr when either is NULL (int64() reads
-  // NULL as 0, and SQL's `=` never matched NULL) or nothing is known of it.
-  const CorrelationMap::Entry* correlation(const store::Statement& q, int pid_col, int64_t pid, int corr_col,
-                                           int64_t corr) {
-    if ((pid == 0 && q.is_null(pid_col)) || (corr == 0 && q.is_null(corr_col))) return nullptr;
+  // The entry of a row's pid and correlation, NULL as store::kNull (a
+  // cursor's record); nullptr when either is NULL (SQL's `=` never matched
+  // NULL) or nothing is known of it.
+  const CorrelationMap::Entry* correlation(int64_t pid, int64_t corr) {
+    if (pid == store::kNull || corr == store::kNull) return nullptr;
     return corr_.find(pid, corr);
   }
   // As correlation(), for an API call row read in full before any GPU row:
   // also marks the correlation as launched by an API call (correlation 0
   // launches nothing). Saves the kApiCalls scan.
+  const CorrelationMap::Entry* api_call_correlation(int64_t pid, int64_t corr) {
+    if (corr != 0 && corr != store::kNull && pid != store::kNull) {
+      CorrelationMap::Entry& e = corr_.upsert(pid, corr);
+      e.api = true;
+      return &e;
+    }
+    return correlation(pid, corr);
+  }
+  // The same for rows read with int64() from columns pid_col and corr_col
+  // (int64() reads NULL as 0).
+  const CorrelationMap::Entry* correlation(const store::Statement& q, int pid_col, int64_t pid, int corr_col,
+                                           int64_t corr) {
+    if ((pid == 0 && q.is_null(pid_col)) || (corr == 0 && q.is_null(corr_col))) return nullptr;
+    return corr_.find(pid, corr);
+  }
   const CorrelationMap::Entry* api_call_correlation(const store::Statement& q, int pid_col, int64_t pid,
                                                     int corr_col, int64_t corr) {
     if (corr != 0 && (pid != 0 || !q.is_null(pid_col))) {

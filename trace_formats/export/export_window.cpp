@@ -1,8 +1,8 @@
-#include "export/export_window.h"
+#include "trace_formats/export/export_window.h"
 
 #include <algorithm>
 
-#include "store/stretches.h"
+#include "trace_formats/store/stretches.h"
 
 namespace gpuscope::formats {
 

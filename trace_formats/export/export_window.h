@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "export/exporters.h"
-#include "store/reader.h"
+#include "trace_formats/export/exporters.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::formats {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "common/text.h"
-#include "export/json_text.h"
-#include "export/out_buffer.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/export/json_text.h"
+#include "trace_formats/export/out_buffer.h"
 
 namespace gpuscope::formats {
 

@@ -1,10 +1,10 @@
-#include "export/json_text.h"
+#include "trace_formats/export/json_text.h"
 
 #include <cmath>
 #include <cstring>
 
-#include "common/text.h"
-#include "import/json_cursor.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/import/json_cursor.h"
 
 namespace gpuscope::formats {
 

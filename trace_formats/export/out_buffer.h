@@ -13,7 +13,7 @@
 #include <memory>
 #include <string_view>
 
-#include "export/output_file.h"
+#include "trace_formats/export/output_file.h"
 
 namespace gpuscope::formats {
 

@@ -1,4 +1,4 @@
-#include "export/output_file.h"
+#include "trace_formats/export/output_file.h"
 
 #include <zlib.h>
 
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope::formats {
 

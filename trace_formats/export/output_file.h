@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/atomic_file.h"
+#include "trace_formats/common/atomic_file.h"
 
 namespace gpuscope::formats {
 

@@ -14,9 +14,9 @@
 #include <map>
 #include <set>
 
-#include "export/exporters.h"
-#include "export/perfetto_writer.h"
-#include "import/kineto_names.h"
+#include "trace_formats/export/exporters.h"
+#include "trace_formats/export/perfetto_writer.h"
+#include "trace_formats/import/kineto_names.h"
 
 namespace gpuscope::formats {
 

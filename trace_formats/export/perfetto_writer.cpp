@@ -1,10 +1,10 @@
-#include "export/perfetto_writer.h"
+#include "trace_formats/export/perfetto_writer.h"
 
 #include <cstring>
 #include <filesystem>
 
-#include "common/text.h"
-#include "import/kineto_names.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/import/kineto_names.h"
 
 namespace gpuscope::formats {
 

@@ -29,13 +29,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "export/export_model.h"
-#include "export/export_window.h"
-#include "export/exporters.h"
-#include "export/out_buffer.h"
-#include "export/output_file.h"
-#include "export/perfetto_rows.h"
-#include "export/progress.h"
+#include "trace_formats/export/export_model.h"
+#include "trace_formats/export/export_window.h"
+#include "trace_formats/export/exporters.h"
+#include "trace_formats/export/out_buffer.h"
+#include "trace_formats/export/output_file.h"
+#include "trace_formats/export/perfetto_rows.h"
+#include "trace_formats/export/progress.h"
 #include "perfetto_trace.pb.h"
 
 namespace gpuscope::formats {

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string>
 
-#include "common/text.h"
+#include "trace_formats/common/text.h"
 
 namespace gpuscope::formats {
 

@@ -6,9 +6,10 @@
 #include <ctime>
 #include <filesystem>
 
-#include "common/error.h"
-#include "export/chrome_writer.h"
-#include "export/exporters.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/export/chrome_writer.h"
+#include "trace_formats/export/exporters.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::formats {
 
@@ -62,14 +63,14 @@ ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, con
 
   int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch()).count();
-  std::string host_meta = db.meta("host");
+  std::string recording_host = db.meta(meta_key::kHost);
   ExportStats stats;
   std::vector<std::string> written;
   try {
     for (const auto& p : procs) {
       int64_t ms = p.start_utc_ns > 0 ? p.start_utc_ns / 1'000'000
                    : all.origin_utc_ns() ? *all.origin_utc_ns() / 1'000'000 : now_ms;
-      std::string worker = safe_name(p.host.empty() ? host_meta : p.host, "host") + "_" + std::to_string(p.pid);
+      std::string worker = safe_name(p.host.empty() ? recording_host : p.host, "host") + "_" + std::to_string(p.pid);
       std::string path = (dir / (worker + "." + std::to_string(ms) + ".pt.trace.json.gz")).string();
       ExportModel model(db, p.pid);
       model.set_distributed(p.rank != INT64_MIN ? p.rank : p.index,

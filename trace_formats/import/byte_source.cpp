@@ -1,4 +1,4 @@
-#include "import/byte_source.h"
+#include "trace_formats/import/byte_source.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope::formats {
 

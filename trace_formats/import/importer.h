@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "import/byte_source.h"
-#include "import/kineto_mapper.h"
-#include "import/trace_reader.h"
+#include "trace_formats/import/byte_source.h"
+#include "trace_formats/import/kineto_mapper.h"
+#include "trace_formats/import/trace_reader.h"
 
 namespace gpuscope::formats {
 

@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <string_view>
 
-#include "common/atomic_file.h"
-#include "common/error.h"
-#include "common/file_kind.h"
-#include "common/text.h"
-#include "import/importer.h"
-#include "import/torch_import.h"
+#include "trace_formats/common/atomic_file.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/common/file_kind.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/import/importer.h"
+#include "trace_formats/import/torch_import.h"
 
 namespace gpuscope::formats {
 namespace {

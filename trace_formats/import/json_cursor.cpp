@@ -1,11 +1,11 @@
-#include "import/json_cursor.h"
+#include "trace_formats/import/json_cursor.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "common/text.h"
+#include "trace_formats/common/text.h"
 
 namespace gpuscope::formats::json {
 

@@ -1,7 +1,9 @@
 // The end of an import: what streaming could not settle while events went by.
 #include <algorithm>
 
-#include "import/kineto_mapper.h"
+#include "trace_formats/import/kineto_mapper.h"
+#include "trace_formats/schema/meta_keys.h"
+#include "trace_formats/store/cursor.h"
 
 namespace gpuscope::formats {
 
@@ -22,25 +24,26 @@ constexpr TimeColumns kTimeColumns[] = {
 };
 
 // Nesting depth from a sorted pass, for inputs whose events were not in
-// start order per thread (the streaming stack assumes they are).
-void recompute_depth(store::Connection& db, const std::string& table, const std::string& where) {
-  std::string q = "SELECT id, pid, tid, start, \"end\" FROM \"" + table + "\"" + where +
-                  " ORDER BY pid, tid, start, \"end\" DESC";
-  store::Statement sel = db.prepare(q);
-  store::Statement upd = db.prepare("UPDATE \"" + table + "\" SET depth=? WHERE id=?");
+// start order per thread (the streaming stack assumes they are). R: the op or
+// the range table.
+template <class R>
+void recompute_depth(store::Connection& db, const std::string& where) {
+  store::Cursor<R> sel(db, {R::kId, R::kPid, R::kTid, R::kStart, R::kEnd},
+                       where + " ORDER BY pid, tid, start, \"end\" DESC");
+  store::Statement upd = db.prepare("UPDATE \"" + std::string(R::kTable) + "\" SET depth=? WHERE id=?");
   std::vector<int64_t> ends;
   int64_t pid = INT64_MIN, tid = INT64_MIN;
-  while (sel.step()) {
-    if (sel.int64(1) != pid || sel.int64(2) != tid) {
-      pid = sel.int64(1);
-      tid = sel.int64(2);
+  while (sel.next()) {
+    const R& row = sel.row();
+    if (row.pid != pid || row.tid != tid) {
+      pid = row.pid;
+      tid = row.tid;
       ends.clear();
     }
-    int64_t start = sel.int64(3);
-    int64_t end = sel.is_null(4) ? INT64_MAX : sel.int64(4);
-    while (!ends.empty() && ends.back() <= start) ends.pop_back();
+    int64_t end = row.null(R::kEnd) ? INT64_MAX : row.end;
+    while (!ends.empty() && ends.back() <= row.start) ends.pop_back();
     upd.bind(1, static_cast<int64_t>(ends.size()));
-    upd.bind(2, sel.int64(0));
+    upd.bind(2, row.id);
     upd.run();
     ends.push_back(end);
   }
@@ -85,9 +88,9 @@ void KinetoMapper::finish(const std::string& source_name) {
       if (p.end != INT64_MIN) p.end += shift;
     }
   }
-  if (unsorted_ops_) recompute_depth(db, "op", "");
+  if (unsorted_ops_) recompute_depth<store::rec::Op>(db, "");
   if (unsorted_ranges_)
-    recompute_depth(db, "range", " WHERE kind=" + std::to_string(schema::range_kind::push_pop));
+    recompute_depth<store::rec::Range>(db, "WHERE kind=" + std::to_string(schema::range_kind::push_pop));
 
   // One row per CUDA graph launch, derived from its kernels as `record` does.
   db.exec(
@@ -124,15 +127,15 @@ void KinetoMapper::finish(const std::string& source_name) {
   for (const auto& [what, n] : counts_.skipped) w.put_stat(0, "import_skipped:" + what, n);
   for (const auto& [why, n] : counts_.dropped) w.put_stat(0, "import_dropped:" + why, n);
 
-  w.set_meta("origin_ns", std::to_string(have_origin_ ? origin_ns_ : 0));
-  if (origin_utc != kAbsent) w.set_meta("origin_utc_ns", std::to_string(origin_utc));
-  w.set_meta("source", "torch.profiler import");
-  w.set_meta("imported_from", source_name);
-  if (!dist_.backend.empty()) w.set_meta("distributed_backend", dist_.backend);
+  w.set_meta(meta_key::kOriginNs, std::to_string(have_origin_ ? origin_ns_ : 0));
+  if (origin_utc != kAbsent) w.set_meta(meta_key::kOriginUtcNs, std::to_string(origin_utc));
+  w.set_meta(meta_key::kSource, "torch.profiler import");
+  w.set_meta(meta_key::kImportedFrom, source_name);
+  if (!dist_.backend.empty()) w.set_meta(meta_key::kDistributedBackend, dist_.backend);
   for (const auto& [k, v] : top_level_) {
-    if (k == "schemaVersion") w.set_meta("trace_schema_version", v);
-    else if (k == "displayTimeUnit") w.set_meta("trace_display_time_unit", v);
-    else if (k == "hostName") w.set_meta("host", v);
+    if (k == "schemaVersion") w.set_meta(meta_key::kTraceSchemaVersion, v);
+    else if (k == "displayTimeUnit") w.set_meta(meta_key::kTraceDisplayTimeUnit, v);
+    else if (k == "hostName") w.set_meta(meta_key::kHost, v);
   }
 }
 

@@ -1,10 +1,10 @@
-#include "import/kineto_mapper.h"
+#include "trace_formats/import/kineto_mapper.h"
 
 #include <algorithm>
 #include <charconv>
 
-#include "common/time_math.h"
-#include "import/kineto_names.h"
+#include "trace_formats/common/time_math.h"
+#include "trace_formats/import/kineto_names.h"
 
 namespace gpuscope::formats {
 

@@ -11,8 +11,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "import/row_writer.h"
-#include "import/trace_reader.h"
+#include "trace_formats/import/row_writer.h"
+#include "trace_formats/import/trace_reader.h"
 
 namespace gpuscope::formats {
 

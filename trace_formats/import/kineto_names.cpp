@@ -1,4 +1,4 @@
-#include "import/kineto_names.h"
+#include "trace_formats/import/kineto_names.h"
 
 #include <charconv>
 #include <climits>

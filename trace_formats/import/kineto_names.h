@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
 
 namespace gpuscope::formats {
 

@@ -1,10 +1,10 @@
-#include "import/open_recording.h"
+#include "trace_formats/import/open_recording.h"
 
 #include <filesystem>
 
-#include "common/atomic_file.h"
-#include "common/file_kind.h"
-#include "import/importer.h"
+#include "trace_formats/common/atomic_file.h"
+#include "trace_formats/common/file_kind.h"
+#include "trace_formats/import/importer.h"
 
 namespace gpuscope::formats {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope {
 class AtomicFile;

@@ -1,4 +1,4 @@
-#include "import/origin_lookahead.h"
+#include "trace_formats/import/origin_lookahead.h"
 
 #include <memory>
 #include <string>

@@ -14,7 +14,7 @@
 #include <functional>
 #include <vector>
 
-#include "import/kineto_mapper.h"
+#include "trace_formats/import/kineto_mapper.h"
 
 namespace gpuscope::formats {
 

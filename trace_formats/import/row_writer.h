@@ -5,9 +5,9 @@
 #pragma once
 
 
-#include "common/error.h"
-#include "store/rows.h"
-#include "store/writer.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/store/rows.h"
+#include "trace_formats/store/writer.h"
 
 namespace gpuscope::formats {
 

@@ -1,14 +1,14 @@
-#include "import/torch_import.h"
+#include "trace_formats/import/torch_import.h"
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 
-#include "common/error.h"
-#include "export/progress.h"
-#include "import/origin_lookahead.h"
-#include "import/row_writer.h"
-#include "store/writer.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/export/progress.h"
+#include "trace_formats/import/origin_lookahead.h"
+#include "trace_formats/import/row_writer.h"
+#include "trace_formats/store/writer.h"
 
 namespace gpuscope::formats {
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "import/byte_source.h"
-#include "import/importer.h"
+#include "trace_formats/import/byte_source.h"
+#include "trace_formats/import/importer.h"
 
 namespace gpuscope::formats {
 

@@ -1,4 +1,4 @@
-#include "import/trace_event.h"
+#include "trace_formats/import/trace_event.h"
 
 #include <cstring>
 #include <optional>

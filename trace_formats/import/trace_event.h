@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "import/json_cursor.h"
+#include "trace_formats/import/json_cursor.h"
 
 namespace gpuscope::formats {
 

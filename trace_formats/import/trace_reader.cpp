@@ -1,9 +1,9 @@
-#include "import/trace_reader.h"
+#include "trace_formats/import/trace_reader.h"
 
 #include <cstring>
 #include <vector>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope::formats {
 

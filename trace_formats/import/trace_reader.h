@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "import/byte_source.h"
-#include "import/trace_event.h"
+#include "trace_formats/import/byte_source.h"
+#include "trace_formats/import/trace_event.h"
 
 namespace gpuscope::formats {
 

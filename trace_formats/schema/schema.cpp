@@ -1,8 +1,9 @@
-#include "schema/schema.h"
+#include "trace_formats/schema/schema.h"
 
 #include <array>
 
-#include "schema/enums.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::schema {
 namespace {
@@ -17,7 +18,7 @@ constexpr ColumnType P = ColumnType::kPid;
 // Every timestamp column holds nanoseconds since meta.origin_ns on the
 // recording's one clock (CLOCK_MONOTONIC of the recording host).
 constexpr std::array kMeta{
-    Column{"key", T, "Setting name, e.g. `schema_version`, `origin_ns`, `origin_utc_ns`, `host`, `gpuscope_version`, `trace`; `torch_op_steps`: the steps the torch plugin recorded ops in (`0` every step, `N/M` the first N of every M; `torch_op_steps_changed` = `0` when it went to every step because shapes changed), `torch_op_callback`: `registered` when the plugin's op callback was (`none` with `GPUSCOPE_TORCH_OPS=0`: torch then calls no callback for ops), and after `record` `ops_placed`, `ops_placed_steps`, `ops_unplaced_steps`, `ops_placed_steps_with_extra_calls` (ops given to the other steps by position, docs/ARCHITECTURE.md; the last: placed steps that held a recorded step's GPU calls with others before or after them); `recording_stopped`: why the collector stopped recording before the job ended (its file system fell below `GPUSCOPE_MIN_FREE_MB`, or a write failed), absent otherwise; after `record`, how the job ended: `job_exit` (`exit N`, its exit code, or `signal NAME`, e.g. `signal SIGINT`), `job_wall_ns` (from its start to its end) and `job_steps` (steps completed, the most of any of its processes); `job_key`: what the processes of one distributed job share (TORCHELASTIC_RUN_ID, MASTER_ADDR, MASTER_PORT, SLURM_JOB_ID as the first rank saw them); in a `gpuscope merge` output `merge.files` and per input N (0 is the reference clock) `merge.N.file`, `.host`, `.ranks`, `.offset_ns` (added to its times), `.aligned_on`, `.residual_ns`, `.max_deviation_ns`, `.collectives` and `.pids` (renumbered pids, `old:new,...`), with `host` the hosts' names joined by commas. A capture on demand (`gpuscope trigger`, docs/on-demand.md): `source` `gpuscope trigger` (or `gpuscope capture` for one the job made itself), `capture_request` (what `trigger` asked for: `steps=N` or `seconds=S`, `control=C`) and `capture_trigger` (what started it: `gpuscope trigger`, `gpuscope_capture_start`, or the rule that fired, e.g. `slow-step: step 57 took 412.0 ms, 20.3x the median ...`). `capture_ended_early` = `1`: a process ended during the capture (SIGKILL, a crash) and `trigger` closed its traced stretch from the file (from its first step with ops to its last step's end)."},
+    Column{"key", T, "Setting name: one of the keys listed under [Meta keys](#meta-keys) below (trace_formats/schema/meta_keys.h)."},
     Column{"value", T, "Setting value, as text."},
 };
 constexpr std::array kEnum{
@@ -348,6 +349,10 @@ std::string markdown() {
              std::string(c.doc) + " |\n";
     out += "\nKey: `" + std::string(t.constraints) + "`\n\n";
   }
+  out += "## Meta keys\n\nThe keys of the `meta` table (trace_formats/schema/meta_keys.h).\n\n| key | meaning |\n|---|---|\n";
+  for (const meta_key::Key& k : meta_key::kMetaKeys)
+    out += "| `" + std::string(k.name) + "` | " + std::string(k.doc) + " |\n";
+  out += "\n";
   out += "## Enums\n\n| type | value | name |\n|---|---|---|\n";
   for (const EnumValue& e : kEnums)
     out += "| `" + std::string(e.type) + "` | " + std::to_string(e.value) + " | `" +

@@ -1,8 +1,9 @@
-#include "store/capture_end.h"
+#include "trace_formats/store/capture_end.h"
 
-#include "schema/enums.h"
-#include "store/rows.h"
-#include "store/writer.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/rows.h"
+#include "trace_formats/store/writer.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::store {
 
@@ -31,7 +32,7 @@ bool close_cut_capture(const std::string& path, int64_t pid) {
   r.start = *first;
   r.end = *last;
   w.add(r);
-  w.set_meta("capture_ended_early", "1");
+  w.set_meta(meta_key::kCaptureEndedEarly, "1");
   w.commit();
   return true;
 }

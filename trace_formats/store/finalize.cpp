@@ -1,12 +1,14 @@
-#include "store/finalize.h"
+#include "trace_formats/store/finalize.h"
 
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "common/error.h"
-#include "store/place_ops.h"
-#include "store/summary.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/store/place_ops.h"
+#include "trace_formats/store/summary.h"
+#include "trace_formats/schema/meta_keys.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::store {
 namespace {
@@ -131,7 +133,7 @@ Finalized finalize_recording(const std::string& path, const LinkProgress& progre
   out.ranges = count("range");
   out.ops = count("op");
   out.dropped = dropped_records(db);
-  out.stopped = db.query_text("SELECT value FROM meta WHERE key = 'recording_stopped'").value_or("");
+  out.stopped = meta_value(db, meta_key::kRecordingStopped).value_or("");
   return out;
 }
 

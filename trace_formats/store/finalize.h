@@ -8,8 +8,8 @@
 #include <functional>
 #include <string>
 
-#include "store/place_ops.h"
-#include "store/sqlite.h"
+#include "trace_formats/store/place_ops.h"
+#include "trace_formats/store/sqlite.h"
 
 namespace gpuscope::store {
 

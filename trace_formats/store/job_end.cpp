@@ -1,4 +1,4 @@
-#include "store/job_end.h"
+#include "trace_formats/store/job_end.h"
 
 #include <sys/wait.h>
 
@@ -6,7 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "store/writer.h"
+#include "trace_formats/store/writer.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::store {
 
@@ -35,14 +36,14 @@ void write_job_end(const std::string& path, const std::string& exit_text, int64_
   w.begin();
   const int64_t steps =
       w.connection().query_int("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM step GROUP BY pid)").value_or(0);
-  w.set_meta("job_exit", exit_text);
-  w.set_meta("job_wall_ns", std::to_string(wall_ns));
-  w.set_meta("job_steps", std::to_string(steps));
+  w.set_meta(meta_key::kJobExit, exit_text);
+  w.set_meta(meta_key::kJobWallNs, std::to_string(wall_ns));
+  w.set_meta(meta_key::kJobSteps, std::to_string(steps));
   w.commit();
 }
 
 std::optional<JobEnd> read_job_end(Reader& r) {
-  const std::string exit = r.meta("job_exit");
+  const std::string exit = r.meta(meta_key::kJobExit);
   if (exit.empty()) return std::nullopt;
   JobEnd j;
   if (exit.rfind("exit ", 0) == 0)
@@ -51,8 +52,8 @@ std::optional<JobEnd> read_job_end(Reader& r) {
     j.signal = exit.substr(7);
   else
     j.signal = exit;
-  j.wall_ns = std::atoll(r.meta("job_wall_ns", "0").c_str());
-  j.steps = std::atoll(r.meta("job_steps", "0").c_str());
+  j.wall_ns = std::atoll(r.meta(meta_key::kJobWallNs, "0").c_str());
+  j.steps = std::atoll(r.meta(meta_key::kJobSteps, "0").c_str());
   return j;
 }
 

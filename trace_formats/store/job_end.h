@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::store {
 

@@ -1,4 +1,4 @@
-#include "store/live.h"
+#include "trace_formats/store/live.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,4 +1,6 @@
-#include "store/place_ops.h"
+#include "trace_formats/store/place_ops.h"
+#include "trace_formats/schema/meta_keys.h"
+#include "trace_formats/store/reader.h"
 
 #include <algorithm>
 #include <array>
@@ -316,7 +318,7 @@ bool is_step_matching_call(std::string_view name) {
 }
 
 bool ops_in_some_steps(Connection& db) {
-  return db.query_text("SELECT value FROM meta WHERE key = 'torch_op_steps'").value_or("0") != "0";
+  return meta_value(db, meta_key::kTorchOpSteps).value_or("0") != "0";
 }
 
 PlacedOps place_ops_by_position(Connection& db, const PlaceProgress& progress) {
@@ -329,11 +331,11 @@ PlacedOps place_ops_by_position(Connection& db, const PlaceProgress& progress) {
   const PlacedOps out = placer.result();
   if (out.steps_placed || out.steps_unplaced) {
     auto meta = db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
-    for (const auto& [key, value] : {std::pair{"ops_placed", out.ops}, std::pair{"ops_placed_steps", out.steps_placed},
-                                     std::pair{"ops_unplaced_steps", out.steps_unplaced},
-                                     std::pair{"ops_placed_steps_with_extra_calls", out.steps_with_extra_calls}}) {
+    for (const auto& [key, value] : {std::pair{meta_key::kOpsPlaced, out.ops}, std::pair{meta_key::kOpsPlacedSteps, out.steps_placed},
+                                     std::pair{meta_key::kOpsUnplacedSteps, out.steps_unplaced},
+                                     std::pair{meta_key::kOpsPlacedStepsWithExtraCalls, out.steps_with_extra_calls}}) {
       const std::string text = std::to_string(value);
-      meta.bind(1, std::string_view(key));
+      meta.bind(1, key);
       meta.bind(2, std::string_view(text));
       meta.run();
     }

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "store/sqlite.h"
+#include "trace_formats/store/sqlite.h"
 
 namespace gpuscope::store {
 

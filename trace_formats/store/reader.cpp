@@ -1,4 +1,4 @@
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,16 +10,24 @@
 #include <cstdio>
 #include <cstring>
 
-#include "common/file_kind.h"
-#include "schema/schema.h"
-#include "store/schema_check.h"
+#include "trace_formats/common/file_kind.h"
+#include "trace_formats/schema/meta_keys.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/store/schema_check.h"
 
 namespace gpuscope::store {
+
+std::optional<std::string> meta_value(Connection& db, std::string_view key) {
+  Statement st = db.prepare("SELECT value FROM meta WHERE key=?1");
+  st.bind(1, key);
+  if (!st.step()) return std::nullopt;
+  return std::string(st.text(0));
+}
 
 void check_schema_version(Connection& db) {
   std::optional<std::string> v;
   try {
-    v = db.query_text("SELECT value FROM meta WHERE key='schema_version'");
+    v = meta_value(db, meta_key::kSchemaVersion);
   } catch (const Error&) {
     throw Error(db.path() + ": not a gpuscope recording (no meta table)");
   }
@@ -122,14 +130,11 @@ Reader::Reader(const std::string& path)
   }
   check_schema_version(db_);
   check_tables(db_);
-  version_ = std::atoi(db_.query_text("SELECT value FROM meta WHERE key='schema_version'")->c_str());
+  version_ = std::atoi(meta_value(db_, meta_key::kSchemaVersion)->c_str());
 }
 
 std::string Reader::meta(std::string_view key, std::string_view fallback) {
-  Statement st = db_.prepare("SELECT value FROM meta WHERE key=?");
-  st.bind(1, key);
-  if (!st.step()) return std::string(fallback);
-  return std::string(st.text(0));
+  return meta_value(db_, key).value_or(std::string(fallback));
 }
 
 int64_t Reader::count(std::string_view table) {

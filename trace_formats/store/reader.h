@@ -2,13 +2,17 @@
 // exporters, viewer, info). Checks that the file is a recording this build reads.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "store/sqlite.h"
+#include "trace_formats/store/sqlite.h"
 
 namespace gpuscope::store {
+
+// The value of a meta key (trace_formats/schema/meta_keys.h), or nullopt.
+std::optional<std::string> meta_value(Connection& db, std::string_view key);
 
 // Throws Error naming the file when meta.schema_version is missing or newer.
 void check_schema_version(Connection& db);

@@ -1,4 +1,4 @@
-#include "store/row_batch.h"
+#include "trace_formats/store/row_batch.h"
 
 #include <algorithm>
 #include <bit>

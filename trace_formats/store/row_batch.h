@@ -20,8 +20,8 @@
 #include <string>
 #include <string_view>
 
-#include "schema/schema.h"
-#include "store/sqlite.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/store/sqlite.h"
 
 namespace gpuscope::store {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "schema/enums.h"
-#include "store/sqlite.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/sqlite.h"
 
 namespace gpuscope::store {
 

@@ -1,4 +1,4 @@
-#include "store/schema_check.h"
+#include "trace_formats/store/schema_check.h"
 
 #include <array>
 #include <cstdlib>
@@ -6,8 +6,10 @@
 #include <string_view>
 #include <vector>
 
-#include "common/error.h"
-#include "schema/schema.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/schema/meta_keys.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::store {
 namespace {
@@ -40,7 +42,7 @@ void check_tables(Connection& db) {
   }
   // Columns a later schema version added are absent from older recordings.
   const int version =
-      std::atoi(db.query_text("SELECT value FROM meta WHERE key='schema_version'").value_or("1").c_str());
+      std::atoi(meta_value(db, meta_key::kSchemaVersion).value_or("1").c_str());
   std::vector<std::string> missing_tables, missing_columns;
   for (const schema::Table& t : schema::tables()) {
     if (!tables.count(t.name)) {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "store/sqlite.h"
+#include "trace_formats/store/sqlite.h"
 
 namespace gpuscope::store {
 

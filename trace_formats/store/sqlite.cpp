@@ -1,4 +1,4 @@
-#include "store/sqlite.h"
+#include "trace_formats/store/sqlite.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -77,6 +77,16 @@ std::string_view Statement::text(int col) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
   if (!p) return {};
   return {p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
+}
+
+int Statement::column(std::string_view name) const {
+  const int n = sqlite3_column_count(stmt_);
+  for (int i = 0; i < n; ++i) {
+    const char* c = sqlite3_column_name(stmt_, i);
+    if (c && name == c) return i;
+  }
+  const char* sql = sqlite3_sql(stmt_);
+  throw Error("no result column '" + std::string(name) + "' in: " + (sql ? sql : "?"));
 }
 
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope::store {
 
@@ -44,6 +44,15 @@ class Statement {
   bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   std::string_view text(int col) const;
   int column_count() const { return sqlite3_column_count(stmt_); }
+
+  // Result columns by name (an AS alias, else the column's name): resolve the
+  // index once with column() before a loop, or read by name where rows are few.
+  // Throws Error naming the SQL when the statement has no such column.
+  int column(std::string_view name) const;
+  int64_t int64(std::string_view name) const { return int64(column(name)); }
+  double real(std::string_view name) const { return real(column(name)); }
+  bool is_null(std::string_view name) const { return is_null(column(name)); }
+  std::string_view text(std::string_view name) const { return text(column(name)); }
   sqlite3_stmt* raw() const { return stmt_; }
 
  private:

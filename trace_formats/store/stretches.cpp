@@ -1,10 +1,10 @@
-#include "store/stretches.h"
+#include "trace_formats/store/stretches.h"
 
 #include <algorithm>
 #include <string>
 
-#include "schema/enums.h"
-#include "store/place_ops.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/place_ops.h"
 
 namespace gpuscope::store {
 namespace {

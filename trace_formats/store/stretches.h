@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "store/sqlite.h"
+#include "trace_formats/store/sqlite.h"
 
 namespace gpuscope::store {
 

@@ -1,11 +1,12 @@
-#include "store/summary.h"
+#include "trace_formats/store/summary.h"
 
 #include <algorithm>
 #include <climits>
 
-#include "schema/enums.h"
-#include "schema/schema.h"
-#include "store/stretches.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/store/stretches.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::store {
 
@@ -16,8 +17,8 @@ int64_t dropped_records(Connection& db) {
 RecordingSummary summarize(Reader& r) {
   RecordingSummary s;
   s.schema_version = r.schema_version();
-  s.gpuscope_version = r.meta("gpuscope_version", "?");
-  s.source = r.meta("source", "gpuscope record");
+  s.gpuscope_version = r.meta(meta_key::kGpuscopeVersion, "?");
+  s.source = r.meta(meta_key::kSource, "gpuscope record");
 
   s.job = read_job_end(r);
 
@@ -38,7 +39,7 @@ RecordingSummary summarize(Reader& r) {
     for (const auto& [start, end] : stretches.stretches) ns += end - start;
     // Between stretches CUPTI is torn down where it safely can be (docs/internals.md, "Collector").
     auto teardowns = r.query("SELECT coalesce(sum(value), 0) FROM collector_stat WHERE key = 'cupti_finalizes'");
-    s.traced = RecordingSummary::Traced{static_cast<int64_t>(stretches.stretches.size()), ns, r.meta("sample", ""),
+    s.traced = RecordingSummary::Traced{static_cast<int64_t>(stretches.stretches.size()), ns, r.meta(meta_key::kSample, ""),
                                         teardowns.step() ? teardowns.int64(0) : 0, stretches.closed_by_reader};
   }
 

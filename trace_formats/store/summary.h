@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "store/job_end.h"
-#include "store/reader.h"
+#include "trace_formats/store/job_end.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope::store {
 

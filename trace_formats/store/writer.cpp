@@ -1,6 +1,7 @@
-#include "store/writer.h"
+#include "trace_formats/store/writer.h"
 
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/schema/meta_keys.h"
 
 namespace gpuscope::store {
 
@@ -15,7 +16,7 @@ Writer::Writer(const std::string& path) : db_(path, Connection::Mode::kCreate) {
     throw Error(path + ": not a gpuscope recording (an SQLite file without a meta table)");
   }
   db_.exec(schema::ddl());
-  meta_default("schema_version", std::to_string(schema::kVersion));
+  meta_default(meta_key::kSchemaVersion, std::to_string(schema::kVersion));
   commit();
   insert_string_ = db_.prepare("INSERT OR IGNORE INTO \"string\"(value) VALUES(?)");
   select_string_ = db_.prepare("SELECT id FROM \"string\" WHERE value=?");

@@ -9,10 +9,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "schema/schema.h"
-#include "store/row_batch.h"
-#include "store/rows.h"
-#include "store/sqlite.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/store/row_batch.h"
+#include "trace_formats/store/rows.h"
+#include "trace_formats/store/sqlite.h"
 
 namespace gpuscope::store {
 

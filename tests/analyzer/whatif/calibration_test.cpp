@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/whatif/calibration.h"
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope::testing {
 namespace {

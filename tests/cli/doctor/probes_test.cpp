@@ -3,7 +3,7 @@
 // plugins, and a viewer whose library the loader cannot find.
 #include "cli/doctor/probes.h"
 #include "collector/cupti_locate.h"
-#include "common/plugin_cache.h"
+#include "trace_formats/common/plugin_cache.h"
 
 #include <gtest/gtest.h>
 

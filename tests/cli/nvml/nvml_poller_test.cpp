@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli/nvml/nvml_poller.h"
-#include "store/sqlite.h"
+#include "trace_formats/store/sqlite.h"
 #include "tests/support/recording_builder.h"
 #include "tests/trace_formats/store/temp_db.h"
 
@@ -22,9 +22,12 @@ void add_counter(test_support::RecordingBuilder& b, int64_t pid, int64_t device,
 // (pid, device, name, value) of every counter, by value.
 std::vector<std::tuple<int64_t, int64_t, std::string, double>> counters(const std::string& path) {
   store::Connection c(path, store::Connection::Mode::kReadOnly);
-  auto st = c.prepare("SELECT c.pid, c.device, s.value, c.value FROM counter c JOIN string s ON s.id = c.name_id ORDER BY c.value");
+  auto st = c.prepare(
+      "SELECT c.pid AS pid, c.device AS device, s.value AS name, c.value AS value FROM counter c "
+      "JOIN string s ON s.id = c.name_id ORDER BY c.value");
   std::vector<std::tuple<int64_t, int64_t, std::string, double>> out;
-  while (st.step()) out.emplace_back(st.int64(0), st.int64(1), std::string(st.text(2)), st.real(3));
+  while (st.step())
+    out.emplace_back(st.int64("pid"), st.int64("device"), std::string(st.text("name")), st.real("value"));
   return out;
 }
 

@@ -10,7 +10,7 @@
 
 #include "cli/doctor/checks.h"
 #include "cli/doctor/probes.h"
-#include "common/plugin_cache.h"
+#include "trace_formats/common/plugin_cache.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace gpuscope::cli::test {

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "common/error.h"
+#include "trace_formats/common/error.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace gpuscope::setup {

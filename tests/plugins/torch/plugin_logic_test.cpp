@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "build_info.h"
+#include "plugins/torch/build_info.h"
 #include "gpuscope/plugin.h"
-#include "json_buffer.h"
-#include "range_names.h"
-#include "step_tracker.h"
+#include "plugins/torch/json_buffer.h"
+#include "plugins/torch/range_names.h"
+#include "plugins/torch/step_tracker.h"
 
 namespace gpuscope::torch_plugin {
 namespace {

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "common/atomic_file.h"
-#include "common/error.h"
+#include "trace_formats/common/atomic_file.h"
+#include "trace_formats/common/error.h"
 #include "tests/support/files.h"
 
 namespace gpuscope {

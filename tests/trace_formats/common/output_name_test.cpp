@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "common/output_name.h"
+#include "trace_formats/common/output_name.h"
 
 namespace gpuscope {
 namespace {

@@ -2,7 +2,7 @@
 // shared by the collector, doctor and setup: the cache folder from the
 // environment, version folder names, the torch version of a process from
 // fake pip, Debian and libtorch-archive trees, and the candidates' order.
-#include "common/plugin_cache.h"
+#include "trace_formats/common/plugin_cache.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // common/text.h: recorded names hold any byte, and every output format gets
 // valid UTF-8 escaped its own way; sizes use one set of units everywhere.
-#include "common/text.h"
+#include "trace_formats/common/text.h"
 
 #include <gtest/gtest.h>
 

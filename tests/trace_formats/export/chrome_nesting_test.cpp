@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "export/exporters.h"
-#include "store/reader.h"
+#include "trace_formats/export/exporters.h"
+#include "trace_formats/store/reader.h"
 #include "tests/analyzer/recorded_data.h"
 #include "tests/trace_formats/formats_test_util.h"
 

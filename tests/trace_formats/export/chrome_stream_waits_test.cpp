@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "export/exporters.h"
-#include "schema/schema.h"
-#include "store/reader.h"
-#include "store/writer.h"
-#include "common/error.h"
+#include "trace_formats/export/exporters.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/store/writer.h"
+#include "trace_formats/common/error.h"
 #include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {

@@ -6,7 +6,7 @@
 #include <map>
 #include <random>
 
-#include "export/correlation_map.h"
+#include "trace_formats/export/correlation_map.h"
 
 namespace gpuscope::formats {
 namespace {

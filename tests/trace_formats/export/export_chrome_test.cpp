@@ -6,7 +6,7 @@
 #include <regex>
 #include <set>
 
-#include "export/exporters.h"
+#include "trace_formats/export/exporters.h"
 #include "tests/trace_formats/formats_test_util.h"
 #include "tests/support/golden.h"
 

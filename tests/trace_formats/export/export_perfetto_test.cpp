@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "export/exporters.h"
-#include "store/reader.h"
+#include "trace_formats/export/exporters.h"
+#include "trace_formats/store/reader.h"
 #include "perfetto_trace.pb.h"
 #include "tests/trace_formats/formats_test_util.h"
 #include "tests/support/golden.h"

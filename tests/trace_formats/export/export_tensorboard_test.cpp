@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "common/error.h"
-#include "export/exporters.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/export/exporters.h"
 #include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "export/exporters.h"
+#include "trace_formats/export/exporters.h"
 #include "perfetto_trace.pb.h"
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 #include "tests/analyzer/recorded_data.h"
 #include "tests/trace_formats/formats_test_util.h"
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <random>
 
-#include "export/output_file.h"
+#include "trace_formats/export/output_file.h"
 #include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {

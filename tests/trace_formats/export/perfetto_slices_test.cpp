@@ -11,10 +11,10 @@
 #include <tuple>
 #include <vector>
 
-#include "common/text.h"
-#include "export/exporters.h"
+#include "trace_formats/common/text.h"
+#include "trace_formats/export/exporters.h"
 #include "perfetto_trace.pb.h"
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 #include "tests/analyzer/recorded_data.h"
 #include "tests/trace_formats/formats_test_util.h"
 
@@ -88,15 +88,17 @@ std::vector<Slice> recorded(store::Reader& r) {
   std::vector<Slice> out;
   auto add = [&](const std::string& table, const std::string& sql, bool named) {
     auto q = r.query(sql);
+    const int start_col = q.column("start"), end_col = q.column("end");
+    const int name_col = named ? q.column("name") : -1;
     while (q.step()) {
-      int64_t start = std::max<int64_t>(q.int64(0), 0);
-      int64_t end = std::max(q.int64(1), start);
-      out.emplace_back(table, start, end - start, named ? valid_utf8(q.is_null(2) ? "" : q.text(2)) : "");
+      int64_t start = std::max<int64_t>(q.int64(start_col), 0);
+      int64_t end = std::max(q.int64(end_col), start);
+      out.emplace_back(table, start, end - start, named ? valid_utf8(q.is_null(name_col) ? "" : q.text(name_col)) : "");
     }
   };
-  const std::string name = ", (SELECT value FROM string WHERE id = name_id)";
+  const std::string name = ", (SELECT value FROM string WHERE id = name_id) AS name";
   add("op", "SELECT start, \"end\"" + name + " FROM op", true);
-  add("range", "SELECT start, coalesce(\"end\", start)" + name + " FROM range WHERE kind != 3", true);
+  add("range", "SELECT start, coalesce(\"end\", start) AS \"end\"" + name + " FROM range WHERE kind != 3", true);
   add("api_call", "SELECT start, \"end\"" + name + " FROM api_call", true);
   add("kernel", "SELECT start, \"end\"" + name + " FROM kernel", true);
   for (const char* t : {"memcpy", "memset", "sync", "step"})

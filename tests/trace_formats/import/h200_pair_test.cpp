@@ -10,8 +10,8 @@
 #include <map>
 #include <string>
 
-#include "import/torch_import.h"
-#include "store/sqlite.h"
+#include "trace_formats/import/torch_import.h"
+#include "trace_formats/store/sqlite.h"
 #include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
@@ -22,8 +22,10 @@ const std::filesystem::path kData = std::filesystem::path(GPUSCOPE_SOURCE_DIR) /
 std::map<std::string, int64_t> kernels_by_name(const std::string& db) {
   store::Connection c(db, store::Connection::Mode::kReadOnly);
   std::map<std::string, int64_t> out;
-  auto st = c.prepare("SELECT s.value, count(*) FROM kernel k JOIN string s ON s.id = k.name_id GROUP BY 1");
-  while (st.step()) out[std::string(st.text(0))] = st.int64(1);
+  auto st =
+      c.prepare("SELECT s.value AS name, count(*) AS n FROM kernel k JOIN string s ON s.id = k.name_id GROUP BY 1");
+  const int name = st.column("name"), n = st.column("n");
+  while (st.step()) out[std::string(st.text(name))] = st.int64(n);
   return out;
 }
 

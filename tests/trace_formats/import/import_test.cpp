@@ -8,8 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "import/torch_import.h"
-#include "store/reader.h"
+#include "trace_formats/import/torch_import.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/reader.h"
 #include "tests/trace_formats/formats_test_util.h"
 #include "tests/support/golden.h"
 
@@ -148,9 +149,11 @@ TEST(Import, UnsortedEventsStillNestAndTimesStayPositive) {
   ]})");
   import_file(tmp.file("unsorted.json"), tmp.file("u.db"));
   store::Reader r(tmp.file("u.db"));
-  auto q = r.query("SELECT n.value, o.start, o.depth FROM op o JOIN string n ON n.id = o.name_id ORDER BY o.start");
+  auto q = r.query(
+      "SELECT n.value AS name, o.start AS start, o.depth AS depth FROM op o JOIN string n ON n.id = o.name_id "
+      "ORDER BY o.start");
   std::vector<std::tuple<std::string, int64_t, int64_t>> rows;
-  while (q.step()) rows.emplace_back(std::string(q.text(0)), q.int64(1), q.int64(2));
+  while (q.step()) rows.emplace_back(std::string(q.text("name")), q.int64("start"), q.int64("depth"));
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0], std::make_tuple(std::string("parent"), int64_t{5000}, int64_t{0}));
   EXPECT_EQ(rows[1], std::make_tuple(std::string("child"), int64_t{15500}, int64_t{1}));
@@ -179,9 +182,10 @@ TEST(Import, TheEmptyLastProfilerStepOfEachProcessIsDropped) {
   ImportResult res = import_file(tmp.file("steps.json"), tmp.file("s.db"));
   EXPECT_EQ(res.counts.steps, 3);
   store::Reader r(tmp.file("s.db"));
-  auto q = r.query("SELECT pid, number FROM step ORDER BY pid, number");
+  store::Cursor<store::rec::Step> q(r.db(), {store::rec::Step::kPid, store::rec::Step::kNumber},
+                                    "ORDER BY pid, number");
   std::vector<std::pair<int64_t, int64_t>> steps;
-  while (q.step()) steps.emplace_back(q.int64(0), q.int64(1));
+  while (q.next()) steps.emplace_back(q->pid, q->number);
   EXPECT_EQ(steps, (std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 1}, {2, 2}}));
 }
 

@@ -5,11 +5,11 @@
 
 #include <filesystem>
 
-#include "common/error.h"
-#include "import/importer.h"
-#include "import/open_recording.h"
-#include "import/torch_import.h"
-#include "store/reader.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/import/importer.h"
+#include "trace_formats/import/open_recording.h"
+#include "trace_formats/import/torch_import.h"
+#include "trace_formats/store/reader.h"
 #include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {

@@ -5,7 +5,7 @@
 #include <limits>
 #include <optional>
 
-#include "import/json_cursor.h"
+#include "trace_formats/import/json_cursor.h"
 
 namespace gpuscope::formats::json {
 namespace {

@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "import/importer.h"
-#include "import/torch_import.h"
-#include "store/reader.h"
+#include "trace_formats/import/importer.h"
+#include "trace_formats/import/torch_import.h"
+#include "trace_formats/store/reader.h"
 #include "tests/trace_formats/formats_test_util.h"
 
 namespace gpuscope::formats {
@@ -65,14 +65,15 @@ TEST(TraceEvent, BadNumbersDropTheEventAndAreCountedByReason) {
             "pid out of range 1, ts not a number 3, ts out of range 3");
 
   store::Reader db(tmp.file("t.db"));
-  auto q = db.query("SELECT s.value, k.start, k.\"end\", typeof(k.start), typeof(k.\"end\") FROM kernel k "
-                    "JOIN string s ON s.id = k.name_id");
+  auto q = db.query(
+      "SELECT s.value AS name, k.start AS start, k.\"end\" AS \"end\", typeof(k.start) AS start_type, "
+      "typeof(k.\"end\") AS end_type FROM kernel k JOIN string s ON s.id = k.name_id");
   ASSERT_TRUE(q.step());
-  EXPECT_EQ(q.text(0), "good");
-  EXPECT_EQ(q.int64(1), 0);  // the origin is the good kernel, not a dropped time
-  EXPECT_EQ(q.int64(2), 5000);
-  EXPECT_EQ(q.text(3), "integer");
-  EXPECT_EQ(q.text(4), "integer");
+  EXPECT_EQ(q.text("name"), "good");
+  EXPECT_EQ(q.int64("start"), 0);  // the origin is the good kernel, not a dropped time
+  EXPECT_EQ(q.int64("end"), 5000);
+  EXPECT_EQ(q.text("start_type"), "integer");
+  EXPECT_EQ(q.text("end_type"), "integer");
   EXPECT_FALSE(q.step());
   EXPECT_EQ(db.db().query_int("SELECT \"end\" FROM process").value_or(-1), 15000);  // the op ends last
   EXPECT_EQ(db.db().query_int("SELECT value FROM collector_stat WHERE key = 'import_dropped:ts out of range'"), 3);

@@ -9,10 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/enums.h"
-#include "schema/schema.h"
-#include "store/reader.h"
-#include "store/writer.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/store/writer.h"
 #include "tests/trace_formats/store/temp_db.h"
 
 namespace gpuscope {
@@ -74,14 +75,14 @@ TEST(Enums, ARecordingCarriesTheDeclaredRows) {
   { store::Writer w(path); }
   {
     store::Reader r(path);
-    auto st = r.query("SELECT type, value, name FROM \"enum\" ORDER BY rowid");
+    store::Cursor<store::rec::Enum> st = store::Cursor<store::rec::Enum>::all(r.db(), "ORDER BY rowid");
     size_t i = 0;
     const auto rows = schema::enum_values();
-    while (st.step()) {
+    while (st.next()) {
       ASSERT_LT(i, rows.size());
-      EXPECT_EQ(st.text(0), rows[i].type);
-      EXPECT_EQ(st.int64(1), rows[i].value);
-      EXPECT_EQ(st.text(2), rows[i].name);
+      EXPECT_EQ(st->type, rows[i].type);
+      EXPECT_EQ(st->value, rows[i].value);
+      EXPECT_EQ(st->name, rows[i].name);
       ++i;
     }
     EXPECT_EQ(i, rows.size());

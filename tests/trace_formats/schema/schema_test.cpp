@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "schema/schema.h"
-#include "store/reader.h"
-#include "store/writer.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/store/writer.h"
 #include "tests/trace_formats/store/temp_db.h"
 
 namespace gpuscope {

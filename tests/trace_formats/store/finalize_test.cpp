@@ -9,8 +9,9 @@
 #include <string>
 #include <utility>
 
-#include "store/finalize.h"
-#include "store/sqlite.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/finalize.h"
+#include "trace_formats/store/sqlite.h"
 #include "tests/support/recording_builder.h"
 #include "tests/trace_formats/store/temp_db.h"
 
@@ -29,9 +30,10 @@ TEST(Finalize, WaitsGetTheThreadOfTheirApiCall) {
   }
   store::finalize_recording(path);
   store::Connection c(path, store::Connection::Mode::kReadOnly);
-  auto st = c.prepare("SELECT correlation, coalesce(tid, -1) FROM sync ORDER BY correlation");
+  using store::rec::Sync;
+  store::Cursor<Sync> st(c, {Sync::kCorrelation, Sync::kTid}, "ORDER BY correlation");
   std::vector<std::pair<int64_t, int64_t>> got;
-  while (st.step()) got.emplace_back(st.int64(0), st.int64(1));
+  while (st.next()) got.emplace_back(st->correlation, st->null(Sync::kTid) ? -1 : st->tid);
   EXPECT_EQ(got, (std::vector<std::pair<int64_t, int64_t>>{{11, 111}, {12, 112}, {13, -1}}));
 }
 
@@ -67,9 +69,9 @@ TEST(Finalize, ApiCallsLinkToTheInnermostOpOpenOnTheirThread) {
   }
   store::finalize_recording(path);
   store::Connection c(path, store::Connection::Mode::kReadOnly);
-  auto st = c.prepare("SELECT pid, correlation, external_id FROM external_correlation ORDER BY pid, correlation");
+  auto st = store::Cursor<store::rec::ExternalCorrelation>::all(c, "ORDER BY pid, correlation");
   std::vector<std::tuple<int64_t, int64_t, int64_t>> got;
-  while (st.step()) got.emplace_back(st.int64(0), st.int64(1), st.int64(2));
+  while (st.next()) got.emplace_back(st->pid, st->correlation, st->external_id);
   EXPECT_EQ(got, (std::vector<std::tuple<int64_t, int64_t, int64_t>>{
                      {5, 1, 1}, {5, 2, 2}, {5, 3, 1}, {5, 4, 4}, {5, 5, 3}, {5, 7, 5}, {5, 9, 7}, {5, 10, 99}}));
 }
@@ -81,9 +83,9 @@ TEST(Finalize, LinksByThreadAndTimeEqualCuptisOnRealRecordings) {
   using Links = std::map<std::pair<int64_t, int64_t>, int64_t>;
   auto links = [](const std::string& path) {
     store::Connection c(path, store::Connection::Mode::kReadOnly);
-    auto st = c.prepare("SELECT pid, correlation, external_id FROM external_correlation");
+    auto st = store::Cursor<store::rec::ExternalCorrelation>::all(c);
     Links out;
-    while (st.step()) out[{st.int64(0), st.int64(1)}] = st.int64(2);
+    while (st.next()) out[{st->pid, st->correlation}] = st->external_id;
     return out;
   };
   size_t recordings = 0, compared = 0;

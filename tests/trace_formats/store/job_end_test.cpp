@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "store/job_end.h"
-#include "store/reader.h"
+#include "trace_formats/store/job_end.h"
+#include "trace_formats/store/reader.h"
 #include "tests/support/recording_builder.h"
 #include "tests/trace_formats/store/temp_db.h"
 

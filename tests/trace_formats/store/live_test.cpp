@@ -8,7 +8,7 @@
 
 #include <fstream>
 
-#include "store/live.h"
+#include "trace_formats/store/live.h"
 #include "tests/trace_formats/store/temp_db.h"
 
 namespace gpuscope::store {

@@ -12,9 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "store/finalize.h"
-#include "store/place_ops.h"
-#include "store/sqlite.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/finalize.h"
+#include "trace_formats/store/place_ops.h"
+#include "trace_formats/store/sqlite.h"
 #include "tests/support/recording_builder.h"
 #include "tests/trace_formats/store/temp_db.h"
 
@@ -223,7 +224,8 @@ TEST(PlaceOps, OnlyCallsThatCarryGpuWorkTakePartInMatching) {
 bool add_probe_before_first_gpu_call(store::Connection& c, int64_t pid, int64_t step_start, int64_t step_end,
                                      int launches, int64_t& next_correlation) {
   auto first = c.prepare(
-      "SELECT a.tid, a.domain, a.cbid, a.name_id, a.start FROM api_call a WHERE a.pid = ?1 AND a.start >= ?2 "
+      "SELECT a.tid AS tid, a.domain AS domain, a.cbid AS cbid, a.name_id AS name_id, a.start AS start "
+      "FROM api_call a WHERE a.pid = ?1 AND a.start >= ?2 "
       "AND a.start < ?3 AND (EXISTS (SELECT 1 FROM kernel k WHERE k.pid = a.pid AND k.correlation = a.correlation) "
       "OR EXISTS (SELECT 1 FROM memcpy m WHERE m.pid = a.pid AND m.correlation = a.correlation) "
       "OR EXISTS (SELECT 1 FROM memset m WHERE m.pid = a.pid AND m.correlation = a.correlation)) "
@@ -232,13 +234,15 @@ bool add_probe_before_first_gpu_call(store::Connection& c, int64_t pid, int64_t 
   first.bind(2, step_start);
   first.bind(3, step_end);
   if (!first.step()) return false;
-  const int64_t tid = first.int64(0), domain = first.int64(1), cbid = first.int64(2), call_name = first.int64(3);
-  const int64_t room = first.int64(4) - step_start - 2;
+  const int64_t tid = first.int64("tid"), domain = first.int64("domain"), cbid = first.int64("cbid"),
+                call_name = first.int64("name_id");
+  const int64_t room = first.int64("start") - step_start - 2;
   if (room < 2 * launches) return false;
-  auto kernel_like = c.prepare("SELECT device, context, stream FROM kernel WHERE pid = ?1 LIMIT 1");
+  using store::rec::Kernel;
+  store::Cursor<Kernel> kernel_like(c, {Kernel::kDevice, Kernel::kContext, Kernel::kStream}, "WHERE pid = ?1 LIMIT 1");
   kernel_like.bind(1, pid);
-  if (!kernel_like.step()) return false;
-  const int64_t device = kernel_like.int64(0), context = kernel_like.int64(1), stream = kernel_like.int64(2);
+  if (!kernel_like.next()) return false;
+  const int64_t device = kernel_like->device, context = kernel_like->context, stream = kernel_like->stream;
   c.exec("INSERT OR IGNORE INTO string(id, value) SELECT max(id) + 1, 'gpuscope_test_probe' FROM string "
          "WHERE NOT EXISTS (SELECT 1 FROM string WHERE value = 'gpuscope_test_probe')");
   const int64_t probe_name = c.query_int("SELECT id FROM string WHERE value = 'gpuscope_test_probe'").value_or(0);
@@ -273,7 +277,8 @@ void check_real_recordings(int probe) {
   using Ops = std::map<std::pair<int64_t, int64_t>, std::string>;  // (pid, correlation) -> op name and shapes
   auto kernel_ops = [&](store::Connection& c) {
     auto st = c.prepare(std::string(kSteps) +
-                        "SELECT k.pid, k.correlation, n.value || ' ' || coalesce(sh.value, '') FROM kernel k "
+                        "SELECT k.pid AS pid, k.correlation AS correlation, "
+                        "n.value || ' ' || coalesce(sh.value, '') AS op FROM kernel k "
                         "JOIN api_call a ON a.pid = k.pid AND a.correlation = k.correlation "
                         "JOIN s ON s.pid = a.pid AND s.i % 5 >= 2 AND a.start >= s.start AND a.start < s.\"end\" "
                         "JOIN external_correlation e ON e.pid = k.pid AND e.correlation = k.correlation "
@@ -281,7 +286,8 @@ void check_real_recordings(int probe) {
                         "JOIN string n ON n.id = o.name_id LEFT JOIN string sh ON sh.id = o.shapes_id "
                         "WHERE k.correlation != 0");
     Ops out;
-    while (st.step()) out[{st.int64(0), st.int64(1)}] = std::string(st.text(2));
+    const int pid = st.column("pid"), correlation = st.column("correlation"), op = st.column("op");
+    while (st.step()) out[{st.int64(pid), st.int64(correlation)}] = std::string(st.text(op));
     return out;
   };
   size_t recordings = 0, kernels = 0, same = 0, probed = 0;
@@ -304,7 +310,7 @@ void check_real_recordings(int probe) {
       if (probe > 0) {
         std::vector<std::tuple<int64_t, int64_t, int64_t>> steps;
         auto st = c.prepare(std::string(kSteps) + "SELECT pid, start, \"end\" FROM s WHERE i % 5 = 3");
-        while (st.step()) steps.emplace_back(st.int64(0), st.int64(1), st.int64(2));
+        while (st.step()) steps.emplace_back(st.int64("pid"), st.int64("start"), st.int64("end"));
         int64_t correlation = int64_t{3} << 32;
         for (const auto& [pid, start, end] : steps)
           probes += add_probe_before_first_gpu_call(c, pid, start, end, probe, correlation);

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/schema.h"
-#include "store/rows.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/store/rows.h"
 
 namespace gpuscope {
 namespace {

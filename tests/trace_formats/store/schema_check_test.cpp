@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "common/error.h"
-#include "store/reader.h"
-#include "store/schema_check.h"
-#include "store/writer.h"
+#include "trace_formats/common/error.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/store/schema_check.h"
+#include "trace_formats/store/writer.h"
 #include "tests/trace_formats/store/temp_db.h"
 
 namespace gpuscope::store {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "store/reader.h"
+#include "trace_formats/store/reader.h"
 
 namespace gpuscope {
 namespace {

@@ -15,8 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "store/reader.h"
-#include "store/writer.h"
+#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/store/writer.h"
 #include "tests/trace_formats/store/temp_db.h"
 
 namespace gpuscope {
@@ -181,19 +182,21 @@ TEST(StoreWriter, TextAndRealsAreCopiedWhenStaged) {
     w.commit();
   }
   store::Reader r(path);
-  store::Statement st = r.query("SELECT ts, text FROM message ORDER BY id");
+  using store::rec::Counter;
+  using store::rec::Message;
+  store::Cursor<Message> st(r.db(), {Message::kTs, Message::kText}, "ORDER BY id");
   for (size_t i = 0; i < texts.size(); ++i) {
-    ASSERT_TRUE(st.step());
-    EXPECT_EQ(st.int64(0), static_cast<int64_t>(i));
-    EXPECT_EQ(st.text(1), texts[i]) << "row " << i;
+    ASSERT_TRUE(st.next());
+    EXPECT_EQ(st->ts, static_cast<int64_t>(i));
+    EXPECT_EQ(st->text, texts[i]) << "row " << i;
   }
-  EXPECT_FALSE(st.step());
-  store::Statement cs = r.query("SELECT ts, device, value FROM counter ORDER BY id");
+  EXPECT_FALSE(st.next());
+  store::Cursor<Counter> cs(r.db(), {Counter::kTs, Counter::kDevice, Counter::kValue}, "ORDER BY id");
   for (int i = 0; i < 200; ++i) {
-    ASSERT_TRUE(cs.step());
-    EXPECT_EQ(cs.int64(0), i);
-    EXPECT_EQ(cs.is_null(1), i % 2 == 1);
-    EXPECT_EQ(cs.real(2), i % 64 == 0 ? 0.1 : 1e300 * (i % 2 ? -1 : 1));
+    ASSERT_TRUE(cs.next());
+    EXPECT_EQ(cs->ts, i);
+    EXPECT_EQ(cs->null(Counter::kDevice), i % 2 == 1);
+    EXPECT_EQ(cs->value, i % 64 == 0 ? 0.1 : 1e300 * (i % 2 ? -1 : 1));
   }
   remove_db(path);
 }

@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "schema/enums.h"
-#include "store/place_ops.h"
-#include "store/reader.h"
-#include "store/stretches.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/store/place_ops.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/store/stretches.h"
 #include "tests/support/recording_builder.h"
 #include "tests/trace_formats/store/temp_db.h"
 

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "schema/enums.h"
-#include "schema/schema.h"
-#include "store/reader.h"
-#include "store/summary.h"
+#include "trace_formats/schema/enums.h"
+#include "trace_formats/schema/schema.h"
+#include "trace_formats/store/reader.h"
+#include "trace_formats/store/summary.h"
 #include "tests/support/recording_builder.h"
 #include "tests/trace_formats/store/temp_db.h"
 
