@@ -365,22 +365,6 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 
 }  // namespace
 
-bool parse_op_steps(const char* text, uint32_t& steps, uint32_t& period) {
-  char* end = nullptr;
-  const unsigned long n = std::strtoul(text, &end, 10);
-  if (end == text || n > 1000000) return false;
-  unsigned long m = 0;
-  if (*end == '/') {
-    const char* p = end + 1;
-    m = std::strtoul(p, &end, 10);
-    if (end == p || m <= n || m > 1000000) return false;
-  }
-  if (*end != 0) return false;
-  steps = static_cast<uint32_t>(n);
-  period = n == 0 ? 0 : static_cast<uint32_t>(m);
-  return true;
-}
-
 void set_ops_traced(bool on) {
   if (!g_options.ops || !g_handle) return;
   std::lock_guard lock(g_ops_switch);

@@ -27,9 +27,6 @@ struct CallbackOptions {
   uint32_t op_period = 0;      // (M 0: of each traced stretch only); N 0: in every step
 };
 
-// Parses GPUSCOPE_TORCH_OP_STEPS ("N" or "N/M" with N < M); false when it is neither.
-bool parse_op_steps(const char* text, uint32_t& steps, uint32_t& period);
-
 // Adds the global callbacks; false with `why` when torch refused.
 bool register_callbacks(const CallbackOptions& options, std::string& why);
 

@@ -17,6 +17,8 @@
 #include "trace_formats/export/exporters.h"
 #include "trace_formats/export/perfetto_writer.h"
 #include "trace_formats/import/kineto_names.h"
+#include "trace_formats/store/coverage.h"
+#include "trace_formats/store/cursor.h"
 
 namespace gpuscope::formats {
 
@@ -25,6 +27,88 @@ namespace {
 std::string n(int64_t v) { return std::to_string(v); }
 
 namespace range_kind = schema::range_kind;
+using store::rec::ApiCall;
+using store::rec::Counter;
+using store::rec::Kernel;
+using store::rec::Memcpy;
+using store::rec::MemoryEvent;
+using store::rec::Memset;
+using store::rec::Op;
+using store::rec::Range;
+using store::rec::Step;
+using store::rec::Sync;
+
+// What the export does with each column of the tables it turns into events:
+// the in-memory pass reads exactly the *Read columns, and merged_query()
+// selects the same ones. Left out on purpose: a Perfetto slice carries a
+// name, times and a track but no args (the Chrome export carries those), and
+// the row id only orders ties, as row order does in the in-memory pass.
+constexpr Range::Column kRangeRead[] = {Range::kPid,      Range::kTid,    Range::kSource, Range::kKind,
+                                        Range::kDomainId, Range::kNameId, Range::kStart,  Range::kEnd,
+                                        Range::kCategory};
+constexpr Range::Column kRangeLeftOut[] = {Range::kId, Range::kDepth, Range::kColor};
+static_assert(store::covers<Range>(kRangeRead, kRangeLeftOut), "perfetto export: read or leave out each range column");
+
+constexpr Op::Column kOpRead[] = {Op::kPid, Op::kTid, Op::kNameId, Op::kStart, Op::kEnd};
+constexpr Op::Column kOpLeftOut[] = {Op::kId,    Op::kDepth,    Op::kSeqNr,    Op::kBackward,
+                                     Op::kScope, Op::kShapesId, Op::kDtypesId, Op::kExternalId};
+static_assert(store::covers<Op>(kOpRead, kOpLeftOut), "perfetto export: read or leave out each op column");
+
+constexpr ApiCall::Column kApiCallRead[] = {ApiCall::kPid,   ApiCall::kTid, ApiCall::kDomain,     ApiCall::kNameId,
+                                            ApiCall::kStart, ApiCall::kEnd, ApiCall::kCorrelation};
+constexpr ApiCall::Column kApiCallLeftOut[] = {ApiCall::kId, ApiCall::kCbid, ApiCall::kReturnCode};
+static_assert(store::covers<ApiCall>(kApiCallRead, kApiCallLeftOut),
+              "perfetto export: read or leave out each api_call column");
+
+constexpr Kernel::Column kKernelRead[] = {Kernel::kPid,   Kernel::kDevice, Kernel::kStream, Kernel::kCorrelation,
+                                          Kernel::kStart, Kernel::kEnd,    Kernel::kNameId};
+constexpr Kernel::Column kKernelLeftOut[] = {Kernel::kId,         Kernel::kContext,    Kernel::kGridX,
+                                             Kernel::kGridY,      Kernel::kGridZ,      Kernel::kBlockX,
+                                             Kernel::kBlockY,     Kernel::kBlockZ,     Kernel::kRegisters,
+                                             Kernel::kStaticSmem, Kernel::kDynamicSmem, Kernel::kGraphId,
+                                             Kernel::kGraphNodeId};
+static_assert(store::covers<Kernel>(kKernelRead, kKernelLeftOut),
+              "perfetto export: read or leave out each kernel column");
+
+constexpr Memcpy::Column kMemcpyRead[] = {Memcpy::kPid,   Memcpy::kDevice, Memcpy::kStream,   Memcpy::kCorrelation,
+                                          Memcpy::kStart, Memcpy::kEnd,    Memcpy::kCopyKind, Memcpy::kSrcKind,
+                                          Memcpy::kDstKind};
+constexpr Memcpy::Column kMemcpyLeftOut[] = {Memcpy::kId,        Memcpy::kContext,   Memcpy::kBytes,
+                                             Memcpy::kSrcDevice, Memcpy::kDstDevice, Memcpy::kGraphId};
+static_assert(store::covers<Memcpy>(kMemcpyRead, kMemcpyLeftOut),
+              "perfetto export: read or leave out each memcpy column");
+
+constexpr Memset::Column kMemsetRead[] = {Memset::kPid,   Memset::kDevice, Memset::kStream, Memset::kCorrelation,
+                                          Memset::kStart, Memset::kEnd,    Memset::kMemKind};
+constexpr Memset::Column kMemsetLeftOut[] = {Memset::kId, Memset::kContext, Memset::kBytes, Memset::kValue,
+                                             Memset::kGraphId};
+static_assert(store::covers<Memset>(kMemsetRead, kMemsetLeftOut),
+              "perfetto export: read or leave out each memset column");
+
+// Syncs go on their process's "CUDA sync" lane, so not even the thread is kept.
+constexpr Sync::Column kSyncRead[] = {Sync::kPid, Sync::kType, Sync::kStart, Sync::kEnd};
+constexpr Sync::Column kSyncLeftOut[] = {Sync::kId,    Sync::kTid,         Sync::kContext,    Sync::kStream,
+                                         Sync::kEvent, Sync::kCorrelation, Sync::kWaitStream, Sync::kEventCorrelation};
+static_assert(store::covers<Sync>(kSyncRead, kSyncLeftOut), "perfetto export: read or leave out each sync column");
+
+constexpr Step::Column kStepRead[] = {Step::kPid, Step::kNumber, Step::kStart, Step::kEnd};
+constexpr Step::Column kStepLeftOut[] = {Step::kId, Step::kSource};
+static_assert(store::covers<Step>(kStepRead, kStepLeftOut), "perfetto export: read or leave out each step column");
+
+constexpr Counter::Column kCounterRead[] = {Counter::kPid, Counter::kDevice, Counter::kNameId, Counter::kTs,
+                                            Counter::kValue};
+constexpr Counter::Column kCounterLeftOut[] = {Counter::kId};
+static_assert(store::covers<Counter>(kCounterRead, kCounterLeftOut),
+              "perfetto export: read or leave out each counter column");
+
+// Only the torch allocator's totals become counters; single allocations are not drawn.
+constexpr MemoryEvent::Column kMemoryEventRead[] = {MemoryEvent::kPid, MemoryEvent::kDevice, MemoryEvent::kTs,
+                                                    MemoryEvent::kTotalAllocated, MemoryEvent::kTotalReserved};
+constexpr MemoryEvent::Column kMemoryEventLeftOut[] = {
+    MemoryEvent::kId,      MemoryEvent::kOp,    MemoryEvent::kSource, MemoryEvent::kMemKind,
+    MemoryEvent::kAddress, MemoryEvent::kBytes, MemoryEvent::kStream, MemoryEvent::kCorrelation};
+static_assert(store::covers<MemoryEvent>(kMemoryEventRead, kMemoryEventLeftOut),
+              "perfetto export: read or leave out each memory_event column");
 
 // The rows in write order, for when they are too many to hold.
 // Columns: s, e, src, k1, k2, k3, nm, x1, x2, x3, corr, corr_ok, val.
@@ -95,7 +179,59 @@ int64_t bits_of(double v) {
   return bits;
 }
 
+// An integer column as the export has always taken it: NULL as 0. (A record
+// holds store::kNull there, which would change names, tracks and times.)
+template <class R>
+int64_t or0(const R& row, typename R::Column c, int64_t value) {
+  return row.null(c) ? 0 : value;
+}
+
+// An API call's or GPU row's correlation, and whether it can match (SQL's `=`
+// never matches NULL).
+template <class R>
+void correlate(const R& row, TimedRow& r) {
+  r.x = or0(row, R::kCorrelation, row.correlation);
+  if (row.null(R::kPid)) r.flags |= TimedRow::kNullPid;
+  else if (!row.null(R::kCorrelation)) r.flags |= TimedRow::kCorrelated;
+}
+
+// Where and when a kernel, copy or set ran, and its correlation.
+template <class R>
+TimedRow gpu_row(const R& row) {
+  TimedRow r;
+  r.k1 = or0(row, R::kPid, row.pid);
+  r.k2 = or0(row, R::kDevice, row.device);
+  r.k3 = or0(row, R::kStream, row.stream);
+  correlate(row, r);
+  r.start = or0(row, R::kStart, row.start);
+  r.end = or0(row, R::kEnd, row.end);
+  return r;
+}
+
+// Distinct processes per device over the GPU tables, for stream track names.
+void count_device_pids(store::Reader& reader, std::map<int64_t, int>& pids_by_device) {
+  auto q = reader.query(
+      "SELECT device, count(DISTINCT pid) AS pids FROM (SELECT device, pid FROM kernel UNION SELECT device, pid"
+      " FROM memcpy UNION SELECT device, pid FROM memset) GROUP BY device");
+  const int device = q.column("device"), pids = q.column("pids");
+  while (q.step()) pids_by_device[q.int64(device)] = static_cast<int>(q.int64(pids));
+}
+
 }  // namespace
+
+std::vector<store::TableUse> perfetto_table_uses() {
+  constexpr std::string_view kConsumer = "perfetto export";
+  return {store::table_use<Range>(kConsumer, kRangeRead, kRangeLeftOut),
+          store::table_use<Op>(kConsumer, kOpRead, kOpLeftOut),
+          store::table_use<ApiCall>(kConsumer, kApiCallRead, kApiCallLeftOut),
+          store::table_use<Kernel>(kConsumer, kKernelRead, kKernelLeftOut),
+          store::table_use<Memcpy>(kConsumer, kMemcpyRead, kMemcpyLeftOut),
+          store::table_use<Memset>(kConsumer, kMemsetRead, kMemsetLeftOut),
+          store::table_use<Sync>(kConsumer, kSyncRead, kSyncLeftOut),
+          store::table_use<Step>(kConsumer, kStepRead, kStepLeftOut),
+          store::table_use<Counter>(kConsumer, kCounterRead, kCounterLeftOut),
+          store::table_use<MemoryEvent>(kConsumer, kMemoryEventRead, kMemoryEventLeftOut)};
+}
 
 void PerfettoWriter::row(const TimedRow& r) {
   switch (r.src) {
@@ -175,27 +311,27 @@ void PerfettoWriter::row(const TimedRow& r) {
 
 void PerfettoWriter::write_sorted_by_sqlite() {
   m_.load_correlations(ExportModel::kGpuActivity | ExportModel::kApiCalls);
-  auto devs = m_.reader().query(
-      "SELECT device, count(DISTINCT pid) FROM (SELECT device, pid FROM kernel UNION SELECT device, pid FROM memcpy"
-      " UNION SELECT device, pid FROM memset) GROUP BY device");
-  while (devs.step()) stream_pids_[devs.int64(0)] = static_cast<int>(devs.int64(1));
+  count_device_pids(m_.reader(), stream_pids_);
   start_sequence();
   auto q = m_.reader().query(merged_query(m_));
+  const int s = q.column("s"), e = q.column("e"), src = q.column("src"), k1 = q.column("k1"), k2 = q.column("k2"),
+            k3 = q.column("k3"), nm = q.column("nm"), x1 = q.column("x1"), x2 = q.column("x2"), x3 = q.column("x3"),
+            corr = q.column("corr"), corr_ok = q.column("corr_ok"), val = q.column("val");
   TimedRow r;
   auto mark = marks_.begin();
   while (q.step()) {
-    r.start = q.int64(0);
-    r.end = q.int64(1);
-    r.src = static_cast<Source>(q.int64(2));
-    r.k1 = q.int64(3);
-    r.k2 = q.int64(4);
-    r.k3 = q.int64(5);
-    r.name = q.int64(6);
-    r.x = q.int64(10);
-    r.flags = q.int64(11) ? TimedRow::kCorrelated : 0;
+    r.start = q.int64(s);
+    r.end = q.int64(e);
+    r.src = static_cast<Source>(q.int64(src));
+    r.k1 = q.int64(k1);
+    r.k2 = q.int64(k2);
+    r.k3 = q.int64(k3);
+    r.name = q.int64(nm);
+    r.x = q.int64(corr);
+    r.flags = q.int64(corr_ok) ? TimedRow::kCorrelated : 0;
     switch (r.src) {
       case kSrcRange:
-        r.flags = range_flags(q.int64(7));
+        r.flags = range_flags(q.int64(x1));
         [[fallthrough]];
       case kSrcOp:
       case kSrcLaneRange:
@@ -206,20 +342,20 @@ void PerfettoWriter::write_sorted_by_sqlite() {
         break;
       case kSrcApi:
         r.name = slice_name(texts_, r.name);
-        if (q.int64(7) == schema::api_domain::driver) r.flags |= TimedRow::kAlt;
+        if (q.int64(x1) == schema::api_domain::driver) r.flags |= TimedRow::kAlt;
         break;
-      case kSrcMemcpy: r.name = texts_.name_of(memcpy_name(q.int64(7), q.int64(8), q.int64(9))); break;
-      case kSrcMemset: r.name = texts_.name_of(memset_name(q.int64(7))); break;
-      case kSrcSync: r.name = texts_.name_of(std::string(sync_name(q.int64(7)))); break;
-      case kSrcStep: r.name = texts_.name_of("step " + n(q.int64(7))); break;
+      case kSrcMemcpy: r.name = texts_.name_of(memcpy_name(q.int64(x1), q.int64(x2), q.int64(x3))); break;
+      case kSrcMemset: r.name = texts_.name_of(memset_name(q.int64(x1))); break;
+      case kSrcSync: r.name = texts_.name_of(std::string(sync_name(q.int64(x1)))); break;
+      case kSrcStep: r.name = texts_.name_of("step " + n(q.int64(x1))); break;
       case kSrcCounter:
         r.flags = r.k3 ? TimedRow::kAlt : 0;
-        r.x = bits_of(q.real(12));
+        r.x = bits_of(q.real(val));
         break;
       case kSrcMemory:
-        r.x = q.int64(7);
-        r.k3 = q.int64(8);
-        r.flags = q.int64(9) ? TimedRow::kAlt : 0;
+        r.x = q.int64(x1);
+        r.k3 = q.int64(x2);
+        r.flags = q.int64(x3) ? TimedRow::kAlt : 0;
         break;
       case kSrcGpuscope:
       case kSourceCount: break;
@@ -240,14 +376,6 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
   if (total > limit) return false;
 
   std::vector<TimedRow> rows[kSourceCount];
-  auto read = [&](const std::string& sql, auto&& fill) {
-    auto q = m_.reader().query(sql);
-    TimedRow r;
-    while (q.step()) {
-      r.flags = 0;
-      fill(q, r);
-    }
-  };
   rows[kSrcOp].reserve(count["op"]);
   rows[kSrcApi].reserve(count["api_call"]);
   rows[kSrcKernel].reserve(count["kernel"]);
@@ -257,127 +385,123 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
     rows[src].push_back(r);
     rows[src].back().src = src;
   };
-  // A GPU row's or API call's correlation, and whether it can match (SQL's `=` never matches NULL).
-  // int64() reads NULL as 0: only a 0 needs the type check.
-  auto correlated = [](store::Statement& q, int pid_col, int corr_col, TimedRow& r) {
-    r.x = q.int64(corr_col);
-    bool null_pid = r.k1 == 0 && q.is_null(pid_col);
-    if (null_pid) r.flags |= TimedRow::kNullPid;
-    else if (r.x != 0 || !q.is_null(corr_col)) r.flags |= TimedRow::kCorrelated;
-  };
 
-  auto gpu_domain = m_.reader().db().query_int("SELECT id FROM string WHERE value='gpu_user_annotation'");
-  read("SELECT pid, tid, source, kind, domain_id, name_id, start, \"end\", category FROM range" + m_.where_pid(),
-       [&](store::Statement& q, TimedRow& r) {
-         r.k1 = q.int64(0);
-         r.k2 = q.int64(1);
-         r.k3 = 0;
-         r.name = slice_name(texts_, q.int64(5));
-         r.start = q.int64(6);
-         r.end = q.is_null(7) ? r.start : q.int64(7);
-         int64_t kind = q.int64(3);
-         if (gpu_domain && !q.is_null(4) && q.int64(4) == *gpu_domain) {
-           r.k3 = r.k2;
-           r.k2 = q.int64(8);  // category, NULL read as 0
-           add(kSrcGpuAnnotation, r);
-         } else if (kind == range_kind::push_pop) {
-           r.flags |= range_flags(q.int64(2));
-           add(kSrcRange, r);
-         } else if (kind == range_kind::start_end) {
-           add(kSrcLaneRange, r);
-         } else if (kind == range_kind::mark) {
-           r.end = r.start;
-           add(kSrcMark, r);
-         }
-       });
-  read("SELECT pid, tid, name_id, start, \"end\" FROM op" + m_.where_pid(), [&](store::Statement& q, TimedRow& r) {
-    r.k1 = q.int64(0);
-    r.k2 = q.int64(1);
-    r.name = slice_name(texts_, q.int64(2));
-    r.start = q.int64(3);
-    r.end = q.int64(4);
+  store::Connection& db = m_.reader().db();
+  const std::string where = m_.where_pid();
+  auto gpu_domain = db.query_int("SELECT id FROM string WHERE value='gpu_user_annotation'");
+  for (store::Cursor<Range> q(db, kRangeRead, where); q.next();) {
+    const Range& g = q.row();
+    TimedRow r;
+    r.k1 = or0(g, Range::kPid, g.pid);
+    r.k2 = or0(g, Range::kTid, g.tid);
+    r.name = slice_name(texts_, or0(g, Range::kNameId, g.name_id));
+    r.start = or0(g, Range::kStart, g.start);
+    r.end = g.null(Range::kEnd) ? r.start : g.end;
+    const int64_t kind = or0(g, Range::kKind, g.kind);
+    if (gpu_domain && !g.null(Range::kDomainId) && g.domain_id == *gpu_domain) {
+      r.k3 = r.k2;
+      r.k2 = or0(g, Range::kCategory, g.category);
+      add(kSrcGpuAnnotation, r);
+    } else if (kind == range_kind::push_pop) {
+      r.flags |= range_flags(or0(g, Range::kSource, g.source));
+      add(kSrcRange, r);
+    } else if (kind == range_kind::start_end) {
+      add(kSrcLaneRange, r);
+    } else if (kind == range_kind::mark) {
+      r.end = r.start;
+      add(kSrcMark, r);
+    }
+  }
+  for (store::Cursor<Op> q(db, kOpRead, where); q.next();) {
+    const Op& o = q.row();
+    TimedRow r;
+    r.k1 = or0(o, Op::kPid, o.pid);
+    r.k2 = or0(o, Op::kTid, o.tid);
+    r.name = slice_name(texts_, or0(o, Op::kNameId, o.name_id));
+    r.start = or0(o, Op::kStart, o.start);
+    r.end = or0(o, Op::kEnd, o.end);
     add(kSrcOp, r);
-  });
-  read("SELECT pid, tid, domain, name_id, start, \"end\", correlation FROM api_call" + m_.where_pid(),
-       [&](store::Statement& q, TimedRow& r) {
-         r.k1 = q.int64(0);
-         r.k2 = q.int64(1);
-         if (q.int64(2) == schema::api_domain::driver) r.flags = TimedRow::kAlt;
-         r.name = slice_name(texts_, q.int64(3));
-         r.start = q.int64(4);
-         r.end = q.int64(5);
-         correlated(q, 0, 6, r);
-         add(kSrcApi, r);
-       });
-  auto gpu_row = [&](store::Statement& q, TimedRow& r) {
-    r.k1 = q.int64(0);
-    r.k2 = q.int64(1);
-    r.k3 = q.int64(2);
-    correlated(q, 0, 3, r);
-    r.start = q.int64(4);
-    r.end = q.int64(5);
-  };
-  read("SELECT pid, device, stream, correlation, start, \"end\", name_id FROM kernel" + m_.where_pid(),
-       [&](store::Statement& q, TimedRow& r) {
-         gpu_row(q, r);
-         r.name = slice_name(texts_, q.int64(6));
-         add(kSrcKernel, r);
-       });
-  read("SELECT pid, device, stream, correlation, start, \"end\", copy_kind, src_kind, dst_kind FROM memcpy" +
-           m_.where_pid(),
-       [&](store::Statement& q, TimedRow& r) {
-         gpu_row(q, r);
-         r.name = texts_.name_of(memcpy_name(q.int64(6), q.int64(7), q.int64(8)));
-         add(kSrcMemcpy, r);
-       });
-  read("SELECT pid, device, stream, correlation, start, \"end\", mem_kind FROM memset" + m_.where_pid(),
-       [&](store::Statement& q, TimedRow& r) {
-         gpu_row(q, r);
-         r.name = texts_.name_of(memset_name(q.int64(6)));
-         add(kSrcMemset, r);
-       });
-  read("SELECT pid, type, start, \"end\" FROM sync" + m_.where_pid(), [&](store::Statement& q, TimedRow& r) {
-    r.k1 = q.int64(0);
-    r.name = texts_.name_of(std::string(sync_name(q.int64(1))));
-    r.start = q.int64(2);
-    r.end = q.int64(3);
+  }
+  for (store::Cursor<ApiCall> q(db, kApiCallRead, where); q.next();) {
+    const ApiCall& a = q.row();
+    TimedRow r;
+    r.k1 = or0(a, ApiCall::kPid, a.pid);
+    r.k2 = or0(a, ApiCall::kTid, a.tid);
+    if (or0(a, ApiCall::kDomain, a.domain) == schema::api_domain::driver) r.flags = TimedRow::kAlt;
+    r.name = slice_name(texts_, or0(a, ApiCall::kNameId, a.name_id));
+    r.start = or0(a, ApiCall::kStart, a.start);
+    r.end = or0(a, ApiCall::kEnd, a.end);
+    correlate(a, r);
+    add(kSrcApi, r);
+  }
+  for (store::Cursor<Kernel> q(db, kKernelRead, where); q.next();) {
+    const Kernel& k = q.row();
+    TimedRow r = gpu_row(k);
+    r.name = slice_name(texts_, or0(k, Kernel::kNameId, k.name_id));
+    add(kSrcKernel, r);
+  }
+  for (store::Cursor<Memcpy> q(db, kMemcpyRead, where); q.next();) {
+    const Memcpy& c = q.row();
+    TimedRow r = gpu_row(c);
+    r.name = texts_.name_of(memcpy_name(or0(c, Memcpy::kCopyKind, c.copy_kind), or0(c, Memcpy::kSrcKind, c.src_kind),
+                                        or0(c, Memcpy::kDstKind, c.dst_kind)));
+    add(kSrcMemcpy, r);
+  }
+  for (store::Cursor<Memset> q(db, kMemsetRead, where); q.next();) {
+    const Memset& s = q.row();
+    TimedRow r = gpu_row(s);
+    r.name = texts_.name_of(memset_name(or0(s, Memset::kMemKind, s.mem_kind)));
+    add(kSrcMemset, r);
+  }
+  for (store::Cursor<Sync> q(db, kSyncRead, where); q.next();) {
+    const Sync& y = q.row();
+    TimedRow r;
+    r.k1 = or0(y, Sync::kPid, y.pid);
+    r.name = texts_.name_of(std::string(sync_name(or0(y, Sync::kType, y.type))));
+    r.start = or0(y, Sync::kStart, y.start);
+    r.end = or0(y, Sync::kEnd, y.end);
     add(kSrcSync, r);
-  });
-  read("SELECT pid, number, start, \"end\" FROM step" + m_.where_pid(), [&](store::Statement& q, TimedRow& r) {
-    r.k1 = q.int64(0);
-    r.name = texts_.name_of("step " + n(q.int64(1)));
-    r.start = q.int64(2);
-    r.end = q.int64(3);
+  }
+  for (store::Cursor<Step> q(db, kStepRead, where); q.next();) {
+    const Step& t = q.row();
+    TimedRow r;
+    r.k1 = or0(t, Step::kPid, t.pid);
+    r.name = texts_.name_of("step " + n(or0(t, Step::kNumber, t.number)));
+    r.start = or0(t, Step::kStart, t.start);
+    r.end = or0(t, Step::kEnd, t.end);
     add(kSrcStep, r);
-  });
-  read("SELECT pid, device, name_id, ts, value FROM counter" + m_.where_pid(), [&](store::Statement& q, TimedRow& r) {
-    r.k1 = q.int64(0);
-    if (q.is_null(1)) {
+  }
+  for (store::Cursor<Counter> q(db, kCounterRead, where); q.next();) {
+    const Counter& c = q.row();
+    TimedRow r;
+    r.k1 = or0(c, Counter::kPid, c.pid);
+    if (c.null(Counter::kDevice)) {
       r.k2 = -1;
       r.flags = TimedRow::kAlt;
     } else {
-      r.k2 = q.int64(1);
+      r.k2 = c.device;
     }
-    r.name = q.int64(2);
-    r.start = r.end = q.int64(3);
-    r.x = bits_of(q.real(4));
+    r.name = or0(c, Counter::kNameId, c.name_id);
+    r.start = r.end = or0(c, Counter::kTs, c.ts);
+    r.x = bits_of(c.value);  // NULL reads as 0.0
     add(kSrcCounter, r);
-  });
-  read("SELECT pid, device, ts, total_allocated, total_reserved FROM memory_event WHERE total_allocated IS NOT NULL" +
-           m_.and_pid(),
-       [&](store::Statement& q, TimedRow& r) {
-         r.k1 = q.int64(0);
-         r.k2 = q.int64(1);
-         r.start = r.end = q.int64(2);
-         r.x = q.int64(3);
-         if (q.is_null(4)) {
-           r.k3 = -1;
-           r.flags = TimedRow::kAlt;
-         } else {
-           r.k3 = q.int64(4);
-         }
-         add(kSrcMemory, r);
-       });
+  }
+  for (store::Cursor<MemoryEvent> q(db, kMemoryEventRead, "WHERE total_allocated IS NOT NULL" + m_.and_pid());
+       q.next();) {
+    const MemoryEvent& e = q.row();
+    TimedRow r;
+    r.k1 = or0(e, MemoryEvent::kPid, e.pid);
+    r.k2 = or0(e, MemoryEvent::kDevice, e.device);
+    r.start = r.end = or0(e, MemoryEvent::kTs, e.ts);
+    r.x = e.total_allocated;  // never NULL here (the WHERE)
+    if (e.null(MemoryEvent::kTotalReserved)) {
+      r.k3 = -1;
+      r.flags = TimedRow::kAlt;
+    } else {
+      r.k3 = e.total_reserved;
+    }
+    add(kSrcMemory, r);
+  }
 
   rows[kSrcGpuscope] = marks_;
 
@@ -398,10 +522,7 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
     for (const auto& [device, pid] : device_pids) ++stream_pids_[device];
   } else {
     // Stream names count every process on the device, not only the exported one.
-    auto devs = m_.reader().query(
-        "SELECT device, count(DISTINCT pid) FROM (SELECT device, pid FROM kernel UNION SELECT device, pid FROM memcpy"
-        " UNION SELECT device, pid FROM memset) GROUP BY device");
-    while (devs.step()) stream_pids_[devs.int64(0)] = static_cast<int>(devs.int64(1));
+    count_device_pids(m_.reader(), stream_pids_);
   }
 
   // Tables are usually in time order already; stable keeps row ids in order on ties.

@@ -36,9 +36,15 @@
 #include "trace_formats/export/output_file.h"
 #include "trace_formats/export/perfetto_rows.h"
 #include "trace_formats/export/progress.h"
+#include "trace_formats/store/coverage.h"
 #include "perfetto_trace.pb.h"
 
 namespace gpuscope::formats {
+
+// The columns of each event table the export handles and those it leaves out
+// on purpose (declared beside its reads in perfetto_events.cpp), for checks
+// against a schema other than the built one.
+std::vector<store::TableUse> perfetto_table_uses();
 
 class PerfettoWriter {
  public:
@@ -114,8 +120,8 @@ class PerfettoWriter {
   std::vector<std::vector<int64_t>> open_by_track_;   // by track uuid: nesting stack of ends
   std::priority_queue<Open, std::vector<Open>, std::greater<Open>> open_;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
-  std::map<int64_t, int> stream_pids_;
-  std::vector<TimedRow> marks_;  // kSrcGpuscope rows, in write order  // distinct pids per device, for stream track names
+  std::map<int64_t, int> stream_pids_;  // distinct pids per device, for stream track names
+  std::vector<TimedRow> marks_;         // kSrcGpuscope rows, in write order
   // The last thread and stream track used: consecutive rows mostly share one.
   Key last_thread_{-1, 0, 0, 0}, last_stream_{-1, 0, 0, 0};
   uint64_t last_thread_uuid_ = 0, last_stream_uuid_ = 0;

@@ -192,18 +192,33 @@ TEST(Settings, AMalformedValueBehavesAsDocumented) {
             (Attributes::Value{{0u, 33554432u}, {3u, 4u}}));
 }
 
-// The table's steps grammar is steps_window.h's, which the CLI checks --steps with.
-TEST(Settings, StepsAreReadAsTheCliReadsThem) {
-  for (const char* text : {"20-29", "5-", "0-0", "3-2", "-5", "a-b", "1-2-3", "", "-", "1234567890123-", "7"}) {
-    SCOPED_TRACE(text);
+// The steps grammar, which the CLI checks --steps with too (steps_window.h
+// reads through it, refusing `all` and `on-demand` there).
+TEST(Settings, StepsGrammar) {
+  struct Case {
+    const char* text;
+    bool ok;
     uint64_t first = 0, last = UINT64_MAX;
-    const bool cli = parse_steps_window(text, first, last);
+  };
+  for (const Case& c : {Case{"20-29", true, 20, 29}, Case{"5-", true, 5}, Case{"0-0", true, 0, 0}, Case{"3-2", false},
+                        Case{"-5", false}, Case{"a-b", false}, Case{"1-2-3", false}, Case{"", false}, Case{"-", false},
+                        Case{"1234567890123-", false}, Case{"7", false}}) {
+    SCOPED_TRACE(c.text);
     StepsWindow::Value v;
-    EXPECT_EQ(StepsWindow::parse(text, v), cli);
-    if (cli) {
-      EXPECT_EQ(v, (StepsWindow::Value{StepsWindow::Mode::kWindow, first, last}));
+    ASSERT_EQ(StepsWindow::parse(c.text, v), c.ok);
+    uint64_t first = 11, last = 12;
+    EXPECT_EQ(parse_steps_window(c.text, first, last), c.ok);
+    if (c.ok) {
+      EXPECT_EQ(v, (StepsWindow::Value{StepsWindow::Mode::kWindow, c.first, c.last}));
+      EXPECT_EQ(first, c.first);
+      EXPECT_EQ(last, c.last);
+    } else {
+      EXPECT_EQ(first, 11u) << "untouched";
     }
   }
+  uint64_t first = 0, last = 0;
+  EXPECT_FALSE(parse_steps_window("all", first, last));
+  EXPECT_FALSE(parse_steps_window("on-demand", first, last));
 }
 
 // The collector (load_config) and the plugin (settings::read, as plugin_init.cpp
