@@ -6,6 +6,7 @@
 #include "gui/model/parallel_read.h"
 #include "gui/model/ranks.h"
 #include "gui/model/recording_loader.h"
+#include "trace_formats/schema/enums.h"
 #include "trace_formats/store/cursor.h"
 #include "trace_formats/store/reader.h"
 
@@ -113,12 +114,12 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
     const M& e = m.row();
     Mem& x = mem[{or_zero(e, M::kDevice, e.device), or_zero(e, M::kPid, e.pid)}];
     int64_t ts = or_zero(e, M::kTs, e.ts);
-    if (e.source == 2) {
+    if (e.source == schema::memory_source::torch_allocator) {
       if (!e.null(M::kTotalAllocated)) x.allocated.push_back({ts, static_cast<double>(e.total_allocated)});
       if (!e.null(M::kTotalReserved)) x.reserved.push_back({ts, static_cast<double>(e.total_reserved)});
     } else {
       const int64_t bytes = std::clamp<int64_t>(or_zero(e, M::kBytes, e.bytes), -INT64_MAX, INT64_MAX);
-      x.cuda_total = saturating_add(x.cuda_total, e.op == 2 ? -bytes : bytes);
+      x.cuda_total = saturating_add(x.cuda_total, e.op == schema::memory_op::free ? -bytes : bytes);
       x.cuda.push_back({ts, static_cast<double>(x.cuda_total)});
     }
     ++rows;

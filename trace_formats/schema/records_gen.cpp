@@ -91,11 +91,9 @@ void write_record(std::ostream& o, const Table& t) {
   o << "  void read(Column c, sqlite3_stmt* st, int i) {\n    switch (c) {\n";
   for (const Column& c : t.columns) {
     o << "      case k" << camel(c.name) << ":\n";
-    o << "        if (sqlite3_column_type(st, i) == SQLITE_NULL) {\n";
+    o << "        if (!cell(st, i, " << field(c.name) << ")) {\n";
     o << "          " << field(c.name) << " = " << null_value(c.type) << ";\n";
     o << "          nulls |= uint64_t{1} << c;\n";
-    o << "        } else {\n";
-    o << "          cell(st, i, " << field(c.name) << ");\n";
     o << "        }\n        break;\n";
   }
   o << "    }\n  }\n};\n\n";
@@ -116,11 +114,22 @@ int main(int argc, char** argv) {
        "// row, valid until the cursor's next row.\n"
        "#pragma once\n\n#include <sqlite3.h>\n\n#include <array>\n#include <cstdint>\n#include <string_view>\n\n"
        "#include \"trace_formats/store/sqlite.h\"\n\nnamespace gpuscope::store::rec {\n\n"
-       "inline void cell(sqlite3_stmt* st, int i, int64_t& v) { v = sqlite3_column_int64(st, i); }\n"
-       "inline void cell(sqlite3_stmt* st, int i, double& v) { v = sqlite3_column_double(st, i); }\n"
-       "inline void cell(sqlite3_stmt* st, int i, std::string_view& v) {\n"
+       "// Reads column i into v; false when it is NULL. The type is asked only when\n"
+       "// the value reads as SQLite's NULL does (0, 0.0, no text): asking it for\n"
+       "// every column slowed a scan of 4M kernel rows by about a third.\n"
+       "inline bool cell(sqlite3_stmt* st, int i, int64_t& v) {\n"
+       "  v = sqlite3_column_int64(st, i);\n"
+       "  return v != 0 || sqlite3_column_type(st, i) != SQLITE_NULL;\n"
+       "}\n"
+       "inline bool cell(sqlite3_stmt* st, int i, double& v) {\n"
+       "  v = sqlite3_column_double(st, i);\n"
+       "  return v != 0.0 || sqlite3_column_type(st, i) != SQLITE_NULL;\n"
+       "}\n"
+       "inline bool cell(sqlite3_stmt* st, int i, std::string_view& v) {\n"
        "  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st, i));\n"
-       "  v = p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(st, i))) : std::string_view();\n"
+       "  if (!p) return false;\n"
+       "  v = std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(st, i)));\n"
+       "  return true;\n"
        "}\n\n";
   for (const Table& t : gpuscope::schema::tables()) {
     if (t.columns.size() > 64) {
