@@ -31,8 +31,10 @@
 namespace gpuscope::analyzer {
 namespace {
 
-using scan::id32;
-using scan::or_zero;
+// Cursors read NULL as store::kNull; the model takes a NULL time, number or
+// size as 0 (as SQLite's own integer read does) and a NULL string id as none.
+int64_t or_zero(int64_t v) { return v == store::kNull ? 0 : v; }
+uint32_t id32(int64_t v) { return v == store::kNull ? kNone : static_cast<uint32_t>(v); }
 
 std::string base_name(const std::string& path) {
   size_t p = path.find_last_of('/');

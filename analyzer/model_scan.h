@@ -23,11 +23,6 @@ struct Window {
   bool keep(int64_t start, int64_t end) const { return end > lo && start < hi && sane_times(start, end); }
 };
 
-// Cursors read NULL as store::kNull; the analysis takes a NULL time, size or
-// code as 0 (as SQLite's own integer read does) and a NULL string id as none.
-inline int64_t or_zero(int64_t v) { return v == store::kNull ? 0 : v; }
-inline uint32_t id32(int64_t v) { return v == store::kNull ? kNone : static_cast<uint32_t>(v); }
-
 struct Chunk {
   int64_t lo = INT64_MIN + 1, hi = INT64_MAX;  // rowids, inclusive
 };
