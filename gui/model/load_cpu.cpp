@@ -76,7 +76,7 @@ void read_range(LoadContext& ctx, const std::string& table, IdRange range, const
   bool done = true;
   if (table == "api_call") {
     using A = rec::ApiCall;
-    done = read_ids<A>(ctx, stage, kApiCallColumns, range, [&](const A& a) {
+    done = read_ids<A, kApiCallColumns>(ctx, stage, range, [&](const A& a) {
       Event e;
       e.row = static_cast<uint32_t>(a.id);
       e.name = static_cast<uint32_t>(a.name_id);
@@ -88,7 +88,7 @@ void read_range(LoadContext& ctx, const std::string& table, IdRange range, const
     });
   } else if (table == "sync") {
     using S = rec::Sync;
-    done = read_ids<S>(ctx, stage, kSyncColumns, range, [&](const S& s) {
+    done = read_ids<S, kSyncColumns>(ctx, stage, range, [&](const S& s) {
       Event e;
       e.row = static_cast<uint32_t>(s.id);
       // An unknown type (NULL too) is named as type 0.
@@ -102,7 +102,7 @@ void read_range(LoadContext& ctx, const std::string& table, IdRange range, const
     });
   } else if (table == "op") {
     using O = rec::Op;
-    done = read_ids<O>(ctx, stage, kOpColumns, range, [&](const O& o) {
+    done = read_ids<O, kOpColumns>(ctx, stage, range, [&](const O& o) {
       Event e;
       e.row = static_cast<uint32_t>(o.id);
       e.name = static_cast<uint32_t>(o.name_id);
@@ -113,7 +113,7 @@ void read_range(LoadContext& ctx, const std::string& table, IdRange range, const
     });
   } else {
     using R = rec::Range;
-    done = read_ids<R>(ctx, stage, kRangeColumns, range, [&](const R& g) {
+    done = read_ids<R, kRangeColumns>(ctx, stage, range, [&](const R& g) {
       const int64_t source = or_zero(g, R::kSource, g.source);
       Event e;
       e.row = static_cast<uint32_t>(g.id);

@@ -44,11 +44,10 @@ constexpr rec::Memset::Column kMemsetColumns[] = {rec::Memset::kId,     rec::Mem
                                                   rec::Memset::kEnd};
 
 // Reads rows [range.lo, range.hi] of R's table (kernel, memcpy or memset) into `out`.
-template <class R>
-void read_range(LoadContext& ctx, std::span<const typename R::Column> columns, IdRange range, StreamMap& out,
-                std::vector<int64_t>& copy_bytes) {
+template <class R, const auto& Columns>
+void read_range(LoadContext& ctx, IdRange range, StreamMap& out, std::vector<int64_t>& copy_bytes) {
   const RecordingInfo& info = *ctx.info;
-  const bool done = read_ids<R>(ctx, "GPU activity", columns, range, [&](const R& row) {
+  const bool done = read_ids<R, Columns>(ctx, "GPU activity", range, [&](const R& row) {
     Event e;
     e.row = static_cast<uint32_t>(row.id);
     e.extra = static_cast<uint32_t>(row.correlation);
@@ -94,11 +93,11 @@ std::shared_ptr<LoadBatch> load_gpu_part(LoadContext& ctx) {
     jobs.push_back([&, i] {
       const Task& t = tasks[i];
       if (t.table == "kernel")
-        read_range<rec::Kernel>(ctx, kKernelColumns, t.range, maps[i], bytes[i]);
+        read_range<rec::Kernel, kKernelColumns>(ctx, t.range, maps[i], bytes[i]);
       else if (t.table == "memcpy")
-        read_range<rec::Memcpy>(ctx, kMemcpyColumns, t.range, maps[i], bytes[i]);
+        read_range<rec::Memcpy, kMemcpyColumns>(ctx, t.range, maps[i], bytes[i]);
       else
-        read_range<rec::Memset>(ctx, kMemsetColumns, t.range, maps[i], bytes[i]);
+        read_range<rec::Memset, kMemsetColumns>(ctx, t.range, maps[i], bytes[i]);
     });
   run_parallel(jobs);
   if (ctx.cancelled()) return nullptr;

@@ -54,11 +54,10 @@ inline constexpr int64_t kProgressEvery = 250'000;
 // Reads the `columns` of the rows of R's table whose id lies in `range`, on a
 // connection of its own, and passes each row to `add`; reports progress under
 // `stage`. Returns false when the load was cancelled meanwhile.
-template <class R, class Add>
-bool read_ids(LoadContext& ctx, const std::string& stage, std::span<const typename R::Column> columns, IdRange range,
-              Add&& add) {
+template <class R, const auto& Columns, class Add>
+bool read_ids(LoadContext& ctx, const std::string& stage, IdRange range, Add&& add) {
   store::Reader r(ctx.database);
-  store::Cursor<R> rows(r.db(), columns, "WHERE id BETWEEN ?1 AND ?2");
+  store::SelectOf<R, Columns> rows(r.db(), "WHERE id BETWEEN ?1 AND ?2");
   rows.bind(1, range.lo).bind(2, range.hi);
   int64_t pending = 0;
   while (rows.next()) {

@@ -88,14 +88,20 @@ void write_record(std::ostream& o, const Table& t) {
   o << "  // Bit c: column c was NULL in the last row read (its field holds kNull, 0.0 or empty).\n";
   o << "  uint64_t nulls = 0;\n";
   o << "  bool null(Column c) const { return (nulls >> c) & 1; }\n";
-  o << "  void read(Column c, sqlite3_stmt* st, int i) {\n    switch (c) {\n";
-  for (const Column& c : t.columns) {
-    o << "      case k" << camel(c.name) << ":\n";
-    o << "        if (!cell(st, i, " << field(c.name) << ")) {\n";
-    o << "          " << field(c.name) << " = " << null_value(c.type) << ";\n";
-    o << "          nulls |= uint64_t{1} << c;\n";
-    o << "        }\n        break;\n";
+  // read_at<C>: one column chosen at compile time (store::Select); read: at run time (store::Cursor).
+  o << "  template <Column C>\n  void read_at(sqlite3_stmt* st, int i) {\n";
+  for (size_t k = 0; k < n; ++k) {
+    const Column& c = t.columns[k];
+    o << "    " << (k ? "} else if" : "if") << " constexpr (C == k" << camel(c.name) << ") {\n";
+    o << "      if (!cell(st, i, " << field(c.name) << ")) {\n";
+    o << "        " << field(c.name) << " = " << null_value(c.type) << ";\n";
+    o << "        nulls |= uint64_t{1} << C;\n";
+    o << "      }\n";
   }
+  o << "    }\n  }\n";
+  o << "  void read(Column c, sqlite3_stmt* st, int i) {\n    switch (c) {\n";
+  for (const Column& c : t.columns)
+    o << "      case k" << camel(c.name) << ":\n        read_at<k" << camel(c.name) << ">(st, i);\n        break;\n";
   o << "    }\n  }\n};\n\n";
 }
 

@@ -13,10 +13,13 @@
 // result columns by name with Statement::column() instead.
 #pragma once
 
+#include <array>
 #include <initializer_list>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "trace_formats/store/records.h"
@@ -81,5 +84,52 @@ class Cursor {
   Statement st_;
   R row_;
 };
+
+// A Cursor whose columns are fixed at compile time: next() reads each field
+// directly, with no dispatch a column, for the scans of millions of rows (the
+// viewer's loaders). Select<rec::Kernel, rec::Kernel::kStart, rec::Kernel::kEnd>,
+// or SelectOf<rec::Kernel, kColumns> for a constexpr array of columns.
+template <class R, typename R::Column... Cs>
+class Select {
+ public:
+  static constexpr std::array<typename R::Column, sizeof...(Cs)> kColumns{Cs...};
+
+  explicit Select(Connection& db, std::string_view tail = {}, std::string_view alias = {}) {
+    static constexpr std::array<std::string_view, sizeof...(Cs)> kSelected{R::kNames[Cs]...};
+    st_ = db.prepare(select_sql(db, R::kTable, kSelected, tail, alias));
+  }
+  template <class V>
+  Select& bind(int index, V value) {
+    st_.bind(index, value);
+    return *this;
+  }
+  bool next() {
+    if (!st_.step()) return false;
+    row_.nulls = 0;
+    sqlite3_stmt* raw = st_.raw();
+    int i = 0;
+    (row_.template read_at<Cs>(raw, i++), ...);
+    return true;
+  }
+  const R& row() const { return row_; }
+  const R* operator->() const { return &row_; }
+  void reset() { st_.reset(); }
+  Statement& statement() { return st_; }
+
+ private:
+  Statement st_;
+  R row_;
+};
+
+namespace detail {
+template <class R, const auto& Columns, class Indices = std::make_index_sequence<std::size(Columns)>>
+struct SelectOf;
+template <class R, const auto& Columns, size_t... Is>
+struct SelectOf<R, Columns, std::index_sequence<Is...>> {
+  using type = Select<R, Columns[Is]...>;
+};
+}  // namespace detail
+template <class R, const auto& Columns>
+using SelectOf = typename detail::SelectOf<R, Columns>::type;
 
 }  // namespace gpuscope::store

@@ -80,6 +80,37 @@ TEST(Cursor, AllColumnsAndAnAliasForJoins) {
   remove_db(path);
 }
 
+// Columns fixed at compile time read what the run-time Cursor reads.
+constexpr Kernel::Column kSelected[] = {Kernel::kStream, Kernel::kEnd, Kernel::kGraphId};
+
+TEST(Select, ReadsWhatTheCursorReads) {
+  const std::string path = two_kernels();
+  store::Reader r(path);
+  store::SelectOf<Kernel, kSelected> s(r.db(), "WHERE pid=?1 ORDER BY id");
+  s.bind(1, int64_t{7});
+  store::Cursor<Kernel> c(r.db(), kSelected, "WHERE pid=7 ORDER BY id");
+  int rows = 0;
+  while (s.next()) {
+    ASSERT_TRUE(c.next());
+    EXPECT_EQ(s->stream, c->stream);
+    EXPECT_EQ(s->end, c->end);
+    EXPECT_EQ(s->graph_id, c->graph_id);
+    EXPECT_EQ(s->nulls, c->nulls);
+    EXPECT_EQ(s->start, 0) << "a column not named keeps its default";
+    ++rows;
+  }
+  EXPECT_FALSE(c.next());
+  EXPECT_EQ(rows, 2);
+  store::Select<Kernel, Kernel::kGraphId> g(r.db(), "ORDER BY id");
+  ASSERT_TRUE(g.next());
+  EXPECT_TRUE(g->null(Kernel::kGraphId));
+  EXPECT_EQ(g->graph_id, kNull);
+  ASSERT_TRUE(g.next());
+  EXPECT_EQ(g->graph_id, 9);
+  EXPECT_FALSE(g->null(Kernel::kGraphId));
+  remove_db(path);
+}
+
 TEST(Cursor, AColumnTheFilesSchemaPredatesReadsNull) {
   const std::string path = testing::fresh_temp_db("cursor_v1");
   {
