@@ -35,8 +35,36 @@ std::vector<std::string> file_columns(Connection& db, std::string_view table);
 std::string select_sql(Connection& db, std::string_view table, std::span<const std::string_view> columns,
                        std::string_view tail, std::string_view alias);
 
+namespace detail {
+// What Cursor and Select share: the statement, the record, binds and access.
+template <class Derived, class R>
+class Rows {
+ public:
+  template <class V>
+  Derived& bind(int index, V value) {
+    st_.bind(index, value);
+    return static_cast<Derived&>(*this);
+  }
+  const R& row() const { return row_; }
+  const R* operator->() const { return &row_; }
+  // Starts over (after new bind()s).
+  void reset() { st_.reset(); }
+  Statement& statement() { return st_; }
+
+ protected:
+  // Steps to the next row and clears the record's null bits; false at the end.
+  bool step() {
+    if (!st_.step()) return false;
+    row_.nulls = 0;
+    return true;
+  }
+  Statement st_;
+  R row_;
+};
+}  // namespace detail
+
 template <class R>
-class Cursor {
+class Cursor : public detail::Rows<Cursor<R>, R> {
  public:
   using Column = typename R::Column;
 
@@ -51,7 +79,7 @@ class Cursor {
     std::vector<std::string_view> names;
     names.reserve(columns_.size());
     for (Column c : columns_) names.push_back(R::kNames[c]);
-    st_ = db.prepare(select_sql(db, R::kTable, names, tail, alias));
+    this->st_ = db.prepare(select_sql(db, R::kTable, names, tail, alias));
   }
   // Every column of the table.
   static Cursor all(Connection& db, std::string_view tail = {}) {
@@ -60,29 +88,16 @@ class Cursor {
     return Cursor(db, std::span<const Column>(every), tail);
   }
 
-  template <class V>
-  Cursor& bind(int index, V value) {
-    st_.bind(index, value);
-    return *this;
-  }
   // Reads the next row into row(); false at the end.
   bool next() {
-    if (!st_.step()) return false;
-    row_.nulls = 0;
-    sqlite3_stmt* raw = st_.raw();
-    for (size_t i = 0; i < columns_.size(); ++i) row_.read(columns_[i], raw, static_cast<int>(i));
+    if (!this->step()) return false;
+    sqlite3_stmt* raw = this->st_.raw();
+    for (size_t i = 0; i < columns_.size(); ++i) this->row_.read(columns_[i], raw, static_cast<int>(i));
     return true;
   }
-  const R& row() const { return row_; }
-  const R* operator->() const { return &row_; }
-  // Starts over (after new bind()s).
-  void reset() { st_.reset(); }
-  Statement& statement() { return st_; }
 
  private:
   std::vector<Column> columns_;
-  Statement st_;
-  R row_;
 };
 
 // A Cursor whose columns are fixed at compile time: next() reads each field
@@ -90,35 +105,21 @@ class Cursor {
 // viewer's loaders). Select<rec::Kernel, rec::Kernel::kStart, rec::Kernel::kEnd>,
 // or SelectOf<rec::Kernel, kColumns> for a constexpr array of columns.
 template <class R, typename R::Column... Cs>
-class Select {
+class Select : public detail::Rows<Select<R, Cs...>, R> {
  public:
   static constexpr std::array<typename R::Column, sizeof...(Cs)> kColumns{Cs...};
 
   explicit Select(Connection& db, std::string_view tail = {}, std::string_view alias = {}) {
     static constexpr std::array<std::string_view, sizeof...(Cs)> kSelected{R::kNames[Cs]...};
-    st_ = db.prepare(select_sql(db, R::kTable, kSelected, tail, alias));
-  }
-  template <class V>
-  Select& bind(int index, V value) {
-    st_.bind(index, value);
-    return *this;
+    this->st_ = db.prepare(select_sql(db, R::kTable, kSelected, tail, alias));
   }
   bool next() {
-    if (!st_.step()) return false;
-    row_.nulls = 0;
-    sqlite3_stmt* raw = st_.raw();
+    if (!this->step()) return false;
+    sqlite3_stmt* raw = this->st_.raw();
     int i = 0;
-    (row_.template read_at<Cs>(raw, i++), ...);
+    (this->row_.template read_at<Cs>(raw, i++), ...);
     return true;
   }
-  const R& row() const { return row_; }
-  const R* operator->() const { return &row_; }
-  void reset() { st_.reset(); }
-  Statement& statement() { return st_; }
-
- private:
-  Statement st_;
-  R row_;
 };
 
 namespace detail {

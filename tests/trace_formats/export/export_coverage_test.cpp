@@ -11,25 +11,12 @@
 #include "trace_formats/export/chrome_writer.h"
 #include "trace_formats/schema/schema.h"
 #include "trace_formats/store/coverage.h"
+#include "tests/trace_formats/store/scratch_schema.h"
 
 namespace gpuscope::formats {
 namespace {
 
-// A copy of the schema with one integer column added to `table`.
-struct ScratchSchema {
-  std::vector<std::vector<schema::Column>> columns;
-  std::vector<schema::Table> tables;
-  ScratchSchema(std::string_view table, std::string_view added) {
-    for (const schema::Table& t : schema::tables()) {
-      columns.emplace_back(t.columns.begin(), t.columns.end());
-      if (t.name == table) columns.back().push_back({added, schema::ColumnType::kInteger, "scratch"});
-    }
-    for (size_t i = 0; i < columns.size(); ++i) {
-      tables.push_back(schema::tables()[i]);
-      tables.back().columns = columns[i];
-    }
-  }
-};
+using testing::ScratchSchema;
 
 TEST(ExportCoverage, ChromeExportCoversTheBuiltSchema) {
   const std::vector<store::TableUse> uses = chrome_table_uses();

@@ -11,28 +11,12 @@
 #include "trace_formats/export/perfetto_writer.h"
 #include "trace_formats/schema/schema.h"
 #include "trace_formats/store/coverage.h"
+#include "tests/trace_formats/store/scratch_schema.h"
 
 namespace gpuscope::formats {
 namespace {
 
-// A scratch copy of the schema with one column added to `table` (as in
-// tests/trace_formats/store/cursor_test.cpp).
-struct ScratchSchema {
-  std::vector<std::vector<schema::Column>> columns;
-  std::vector<schema::Table> tables;
-  ScratchSchema(std::string_view table, std::string_view added) {
-    for (const schema::Table& t : schema::tables()) {
-      columns.emplace_back(t.columns.begin(), t.columns.end());
-      if (t.name == table) columns.back().push_back({added, schema::ColumnType::kInteger, "scratch"});
-    }
-    size_t i = 0;
-    for (const schema::Table& t : schema::tables()) {
-      schema::Table copy = t;
-      copy.columns = columns[i++];
-      tables.push_back(copy);
-    }
-  }
-};
+using testing::ScratchSchema;
 
 TEST(PerfettoCoverage, DeclaresEveryTableItTurnsIntoEvents) {
   std::vector<std::string_view> tables;

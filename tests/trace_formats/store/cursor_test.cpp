@@ -16,6 +16,7 @@
 #include "trace_formats/store/reader.h"
 #include "trace_formats/store/writer.h"
 #include "tests/trace_formats/store/temp_db.h"
+#include "tests/trace_formats/store/scratch_schema.h"
 
 namespace gpuscope {
 namespace {
@@ -151,23 +152,7 @@ TEST(Coverage, CoversIsTrueOnlyWhenEveryColumnIsNamedOnce) {
   static_assert(!store::covers<Thread>(kAll, kNone));
 }
 
-// A scratch copy of the schema with one column added to `table`.
-struct ScratchSchema {
-  std::vector<std::vector<schema::Column>> columns;
-  std::vector<schema::Table> tables;
-  ScratchSchema(std::string_view table, std::string_view added) {
-    for (const schema::Table& t : schema::tables()) {
-      columns.emplace_back(t.columns.begin(), t.columns.end());
-      if (t.name == table) columns.back().push_back({added, schema::ColumnType::kInteger, "scratch"});
-    }
-    size_t i = 0;
-    for (const schema::Table& t : schema::tables()) {
-      schema::Table copy = t;
-      copy.columns = columns[i++];
-      tables.push_back(copy);
-    }
-  }
-};
+using testing::ScratchSchema;
 
 TEST(Coverage, AColumnAddedToAScratchSchemaIsNamedForTheConsumerThatForgetsIt) {
   using store::rec::Thread;
