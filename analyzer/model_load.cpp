@@ -32,8 +32,8 @@ namespace gpuscope::analyzer {
 namespace {
 
 // Cursors read NULL as store::kNull; the model takes a NULL time, number or
-// size as 0 (as SQLite's own integer read does) and a NULL string id as none.
-int64_t or_zero(int64_t v) { return v == store::kNull ? 0 : v; }
+// size as 0 (the records' *_or_zero(), as SQLite's own integer read does) and
+// a NULL string id as none.
 uint32_t id32(int64_t v) { return v == store::kNull ? kNone : static_cast<uint32_t>(v); }
 
 std::string base_name(const std::string& path) {
@@ -261,7 +261,7 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     using D = store::rec::Device;
     store::Cursor<D> d(db, {D::kId, D::kName, D::kSmCount, D::kTotalMemory}, "ORDER BY id");
     while (d.next())
-      m.devices.push_back({d->id, std::string(d->name), or_zero(d->sm_count), or_zero(d->total_memory)});
+      m.devices.push_back({d->id, std::string(d->name), d->sm_count_or_zero(), d->total_memory_or_zero()});
   }
   m.strings = &reader.strings();
   {
@@ -272,10 +272,10 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     range.bind(1, m.pid);
     while (range.next()) {
       RangeRec r;
-      r.thread = threads.emplace(or_zero(range->tid), static_cast<uint32_t>(threads.size())).first->second;
+      r.thread = threads.emplace(range->tid_or_zero(), static_cast<uint32_t>(threads.size())).first->second;
       r.source = static_cast<uint8_t>(range->source);  // NULL (kNull) narrows to 0
       r.name = id32(range->name_id);
-      r.start = or_zero(range->start);
+      r.start = range->start_or_zero();
       r.end = range->end;
       if (!sane_times(r.start, r.end)) continue;
       r.depth = range->null(R::kDepth) ? -1 : static_cast<int32_t>(range->depth);
@@ -332,7 +332,7 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     step.bind(1, m.pid);
     while (step.next())
       if (sane_times(step->start, step->end))
-        m.step_rows.push_back({or_zero(step->number), step->start, step->end, or_zero(step->source)});
+        m.step_rows.push_back({step->number_or_zero(), step->start, step->end, step->source_or_zero()});
   }
   return m;
 }

@@ -13,13 +13,6 @@ namespace {
 
 namespace rec = store::rec;
 
-// An integer of a Cursor row with NULL (a damaged file) as 0, as SQLite's own
-// integer read gives it, where a Cursor holds store::kNull.
-template <class R>
-int64_t or_zero(const R& row, typename R::Column c, int64_t value) {
-  return row.null(c) ? 0 : value;
-}
-
 int64_t median(std::vector<int64_t>& v) {
   const size_t mid = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
@@ -72,22 +65,22 @@ void read_nccl_kernels(store::Reader& reader,
   store::Cursor<K> kernels(reader.db(), {K::kPid, K::kNameId, K::kStart, K::kEnd, K::kCorrelation});
   while (kernels.next()) {
     const K& k = kernels.row();
-    auto it = names.find(or_zero(k, K::kNameId, k.name_id));
+    auto it = names.find(k.name_id_or_zero());
     if (it == names.end()) continue;
-    const int64_t pid = or_zero(k, K::kPid, k.pid);
+    const int64_t pid = k.pid_or_zero();
     if (!k.null(K::kCorrelation) && k.correlation != 0) by_correlation[pid][k.correlation] = events.size();
-    events.push_back({pid, it->second.first, "kernel:" + it->second.second, or_zero(k, K::kStart, k.start),
-                      or_zero(k, K::kEnd, k.end)});
+    events.push_back({pid, it->second.first, "kernel:" + it->second.second, k.start_or_zero(),
+                      k.end_or_zero()});
   }
   if (events.size() == first || by_correlation.empty()) return;
   using A = rec::ApiCall;
   store::Cursor<A> calls(reader.db(), {A::kPid, A::kCorrelation, A::kStart}, "WHERE correlation != 0");
   while (calls.next()) {
     const A& a = calls.row();
-    auto p = by_correlation.find(or_zero(a, A::kPid, a.pid));
+    auto p = by_correlation.find(a.pid_or_zero());
     if (p == by_correlation.end()) continue;
     auto c = p->second.find(a.correlation);  // not NULL: the WHERE
-    if (c != p->second.end()) events[c->second].start = or_zero(a, A::kStart, a.start);
+    if (c != p->second.end()) events[c->second].start = a.start_or_zero();
   }
 }
 
@@ -100,10 +93,10 @@ void read_cpu_collectives(store::Reader& reader,
   store::Cursor<R> st(reader.db(), {R::kPid, R::kNameId, R::kStart, R::kEnd}, "WHERE \"end\" IS NOT NULL");
   while (st.next()) {
     const R& row = st.row();
-    auto it = names.find(or_zero(row, R::kNameId, row.name_id));
+    auto it = names.find(row.name_id_or_zero());
     if (it == names.end()) continue;
-    events.push_back({or_zero(row, R::kPid, row.pid), it->second.first, prefix + it->second.second,
-                      or_zero(row, R::kStart, row.start), row.end});
+    events.push_back({row.pid_or_zero(), it->second.first, prefix + it->second.second,
+                      row.start_or_zero(), row.end});
   }
 }
 
@@ -176,8 +169,8 @@ FileCollectives read_collectives(store::Reader& reader) {
   using S = rec::Step;
   store::Cursor<S> st(reader.db(), {S::kPid, S::kStart, S::kNumber}, "ORDER BY pid, start");
   while (st.next())
-    steps[or_zero(st.row(), S::kPid, st->pid)].emplace_back(or_zero(st.row(), S::kStart, st->start),
-                                                            or_zero(st.row(), S::kNumber, st->number));
+    steps[st->pid_or_zero()].emplace_back(st->start_or_zero(),
+                                                            st->number_or_zero());
   return key_collectives(std::move(events), steps);
 }
 

@@ -65,11 +65,10 @@ std::vector<std::vector<double>> Recording::kernel_step_ms(const std::vector<std
   store::Cursor<K> k(reader.db(), {K::kNameId, K::kStart, K::kEnd}, "WHERE pid=?1 AND device=?2");
   k.bind(1, analysis_.summary.pid);
   k.bind(2, analysis_.summary.device);
-  auto or_zero = [](int64_t v) { return v == store::kNull ? 0 : v; };  // as the analysis reads a NULL
   while (k.next()) {
-    auto it = by_id.find(or_zero(k->name_id));
+    auto it = by_id.find(k->name_id_or_zero());
     if (it == by_id.end()) continue;
-    const int64_t start = or_zero(k->start), end = or_zero(k->end);
+    const int64_t start = k->start_or_zero(), end = k->end_or_zero();
     auto pos = std::upper_bound(starts.begin(), starts.end(), start);
     if (pos == starts.begin()) continue;
     const auto step = static_cast<size_t>(pos - starts.begin() - 1);

@@ -56,8 +56,8 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
   store::Cursor<S> st(r.db(), {S::kPid, S::kNumber, S::kStart, S::kEnd}, "ORDER BY start, pid");
   while (st.next()) {
     const S& s = st.row();
-    batch->steps.push_back({or_zero(s, S::kPid, s.pid), or_zero(s, S::kNumber, s.number),
-                            or_zero(s, S::kStart, s.start), or_zero(s, S::kEnd, s.end)});
+    batch->steps.push_back({s.pid_or_zero(), s.number_or_zero(),
+                            s.start_or_zero(), s.end_or_zero()});
     ++rows;
   }
   // A distributed job: each rank's steps as a lane on top of its group, so
@@ -87,8 +87,8 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
   while (c.next()) {
     const C& x = c.row();
     int64_t device = x.null(C::kDevice) ? -1 : x.device;
-    int64_t pid = device >= 0 ? -1 : or_zero(x, C::kPid, x.pid);
-    series[{device, pid, or_zero(x, C::kNameId, x.name_id)}].push_back({or_zero(x, C::kTs, x.ts), x.value});
+    int64_t pid = device >= 0 ? -1 : x.pid_or_zero();
+    series[{device, pid, x.name_id_or_zero()}].push_back({x.ts_or_zero(), x.value});
     ++rows;
   }
   int64_t order = 0;
@@ -112,13 +112,13 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
       "ORDER BY ts, id");
   while (m.next()) {
     const M& e = m.row();
-    Mem& x = mem[{or_zero(e, M::kDevice, e.device), or_zero(e, M::kPid, e.pid)}];
-    int64_t ts = or_zero(e, M::kTs, e.ts);
+    Mem& x = mem[{e.device_or_zero(), e.pid_or_zero()}];
+    int64_t ts = e.ts_or_zero();
     if (e.source == schema::memory_source::torch_allocator) {
       if (!e.null(M::kTotalAllocated)) x.allocated.push_back({ts, static_cast<double>(e.total_allocated)});
       if (!e.null(M::kTotalReserved)) x.reserved.push_back({ts, static_cast<double>(e.total_reserved)});
     } else {
-      const int64_t bytes = std::clamp<int64_t>(or_zero(e, M::kBytes, e.bytes), -INT64_MAX, INT64_MAX);
+      const int64_t bytes = std::clamp<int64_t>(e.bytes_or_zero(), -INT64_MAX, INT64_MAX);
       x.cuda_total = saturating_add(x.cuda_total, e.op == schema::memory_op::free ? -bytes : bytes);
       x.cuda.push_back({ts, static_cast<double>(x.cuda_total)});
     }

@@ -80,11 +80,11 @@ void read_range(LoadContext& ctx, const std::string& table, IdRange range, const
       Event e;
       e.row = static_cast<uint32_t>(a.id);
       e.name = static_cast<uint32_t>(a.name_id);
-      e.start = clamp_time(or_zero(a, A::kStart, a.start));
-      e.end = std::max(e.start, clamp_time(or_zero(a, A::kEnd, a.end)));
+      e.start = clamp_time(a.start_or_zero());
+      e.end = std::max(e.start, clamp_time(a.end_or_zero()));
       e.extra = static_cast<uint32_t>(a.correlation);
       e.kind = EventKind::kApiCall;
-      map.at(or_zero(a, A::kPid, a.pid), or_zero(a, A::kTid, a.tid)).push_back(e);
+      map.at(a.pid_or_zero(), a.tid_or_zero()).push_back(e);
     });
   } else if (table == "sync") {
     using S = rec::Sync;
@@ -94,11 +94,11 @@ void read_range(LoadContext& ctx, const std::string& table, IdRange range, const
       // An unknown type (NULL too) is named as type 0.
       const bool known = s.type >= schema::sync_type::unknown && s.type <= schema::sync_type::context_synchronize;
       e.name = info.sync_name_base + static_cast<uint32_t>(known ? s.type : 0);
-      e.start = clamp_time(or_zero(s, S::kStart, s.start));
-      e.end = std::max(e.start, clamp_time(or_zero(s, S::kEnd, s.end)));
+      e.start = clamp_time(s.start_or_zero());
+      e.end = std::max(e.start, clamp_time(s.end_or_zero()));
       e.extra = static_cast<uint32_t>(s.correlation);
       e.kind = EventKind::kSync;
-      map.at(or_zero(s, S::kPid, s.pid), s.null(S::kTid) ? kSyncTrack : s.tid).push_back(e);
+      map.at(s.pid_or_zero(), s.null(S::kTid) ? kSyncTrack : s.tid).push_back(e);
     });
   } else if (table == "op") {
     using O = rec::Op;
@@ -106,32 +106,32 @@ void read_range(LoadContext& ctx, const std::string& table, IdRange range, const
       Event e;
       e.row = static_cast<uint32_t>(o.id);
       e.name = static_cast<uint32_t>(o.name_id);
-      e.start = clamp_time(or_zero(o, O::kStart, o.start));
-      e.end = std::max(e.start, clamp_time(or_zero(o, O::kEnd, o.end)));
+      e.start = clamp_time(o.start_or_zero());
+      e.end = std::max(e.start, clamp_time(o.end_or_zero()));
       e.kind = EventKind::kOp;
-      map.at(or_zero(o, O::kPid, o.pid), or_zero(o, O::kTid, o.tid)).push_back(e);
+      map.at(o.pid_or_zero(), o.tid_or_zero()).push_back(e);
     });
   } else {
     using R = rec::Range;
     done = read_ids<R, kRangeColumns>(ctx, stage, range, [&](const R& g) {
-      const int64_t source = or_zero(g, R::kSource, g.source);
+      const int64_t source = g.source_or_zero();
       Event e;
       e.row = static_cast<uint32_t>(g.id);
-      e.kind = range_kind(source, or_zero(g, R::kKind, g.kind));
+      e.kind = range_kind(source, g.kind_or_zero());
       e.name = static_cast<uint32_t>(g.name_id);
-      e.start = clamp_time(or_zero(g, R::kStart, g.start));
+      e.start = clamp_time(g.start_or_zero());
       // A range never closed lasts until its process's last flush.
       int64_t end = g.end;
       if (g.null(R::kEnd)) {
         auto it = g.null(R::kPid) ? flush.end() : flush.find(g.pid);
-        end = it != flush.end() ? it->second : or_zero(g, R::kStart, g.start);
+        end = it != flush.end() ? it->second : g.start_or_zero();
       }
       e.end = e.kind == EventKind::kMark ? e.start : std::max(e.start, clamp_time(end));
       e.extra = g.null(R::kColor) ? 0 : static_cast<uint32_t>(g.color);
       const int64_t tid = source == store::kRangeSourceSamplingWindow ? kTracedTrack
                           : e.kind == EventKind::kAsyncRange          ? kAsyncTrack
-                                                                      : or_zero(g, R::kTid, g.tid);
-      map.at(or_zero(g, R::kPid, g.pid), tid).push_back(e);
+                                                                      : g.tid_or_zero();
+      map.at(g.pid_or_zero(), tid).push_back(e);
     });
   }
   if (done) sort_lists(map.threads);
@@ -164,7 +164,7 @@ std::shared_ptr<LoadBatch> load_cpu_part(LoadContext& ctx) {
   std::map<std::pair<int64_t, int64_t>, std::string> names;
   store::Cursor<rec::Thread> th(r.db(), {rec::Thread::kPid, rec::Thread::kTid, rec::Thread::kName});
   while (th.next())
-    names[{or_zero(th.row(), rec::Thread::kPid, th->pid), or_zero(th.row(), rec::Thread::kTid, th->tid)}] =
+    names[{th->pid_or_zero(), th->tid_or_zero()}] =
         std::string(th->name);
 
   auto batch = std::make_shared<LoadBatch>();

@@ -51,8 +51,8 @@ void read_range(LoadContext& ctx, IdRange range, StreamMap& out, std::vector<int
     Event e;
     e.row = static_cast<uint32_t>(row.id);
     e.extra = static_cast<uint32_t>(row.correlation);
-    e.start = clamp_time(or_zero(row, R::kStart, row.start));
-    e.end = std::max(e.start, clamp_time(or_zero(row, R::kEnd, row.end)));
+    e.start = clamp_time(row.start_or_zero());
+    e.end = std::max(e.start, clamp_time(row.end_or_zero()));
     if constexpr (std::is_same_v<R, rec::Kernel>) {
       e.kind = EventKind::kKernel;
       e.name = static_cast<uint32_t>(row.name_id);
@@ -62,12 +62,12 @@ void read_range(LoadContext& ctx, IdRange range, StreamMap& out, std::vector<int
       if (ck < 0 || ck > 10) ck = 0;  // NULL too
       e.aux = static_cast<uint8_t>(ck);
       e.name = info.memcpy_name_base + e.aux;
-      copy_bytes[e.aux] = saturating_add(copy_bytes[e.aux], or_zero(row, R::kBytes, row.bytes));
+      copy_bytes[e.aux] = saturating_add(copy_bytes[e.aux], row.bytes_or_zero());
     } else {
       e.kind = EventKind::kMemset;
       e.name = info.memset_name;
     }
-    out.at(or_zero(row, R::kDevice, row.device), or_zero(row, R::kPid, row.pid), or_zero(row, R::kStream, row.stream))
+    out.at(row.device_or_zero(), row.pid_or_zero(), row.stream_or_zero())
         .push_back(e);
   });
   if (done) sort_lists(out.streams);

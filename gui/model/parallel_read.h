@@ -40,14 +40,6 @@ inline std::vector<IdRange> split_ids(store::Reader& r, const std::string& table
   return out;
 }
 
-// An integer of a Cursor row with NULL as 0: the viewer has always taken a
-// NULL (a damaged or foreign file) as SQLite's integer read gives it, where a
-// Cursor holds store::kNull.
-template <class R>
-int64_t or_zero(const R& row, typename R::Column c, int64_t value) {
-  return row.null(c) ? 0 : value;
-}
-
 // Rows read between two progress reports (and checks for cancel).
 inline constexpr int64_t kProgressEvery = 250'000;
 

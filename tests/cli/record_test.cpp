@@ -144,7 +144,9 @@ TEST(Record, HelpEnvPrintsEverySettingWithItsDefault) {
     const std::string entry = r.output.substr(at, r.output.find(" GPUSCOPE_", at + 1) - at);
     EXPECT_NE(entry.find(std::string(s.type) + ", default: " + settings::shown_default(s)), std::string::npos) << entry;
     const std::string note = settings::record_note(s);
-    if (!note.empty()) EXPECT_NE(entry.find("(" + note + ")"), std::string::npos) << entry;
+    if (!note.empty()) {
+      EXPECT_NE(entry.find("(" + note + ")"), std::string::npos) << entry;
+    }
     EXPECT_NE(entry.find(s.meaning), std::string::npos) << entry;
   }
   EXPECT_TRUE(r.has("W,N[,MS], default: 3,8,200 (record --full: 0)")) << r.output;

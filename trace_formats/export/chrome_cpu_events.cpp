@@ -37,13 +37,13 @@ void ChromeWriter::ops() {
   store::Cursor<Op> q(m_.reader().db(), kOpRead, m_.where_pid());
   while (q.next()) {
     const Op& op = q.row();
-    const std::string& name = m_.json_string(or_zero(op.name_id));
+    const std::string& name = m_.json_string(op.name_id_or_zero());
     const std::string* shapes = op.null(Op::kShapesId) ? nullptr : &m_.json_value(op.shapes_id);
     const std::string* dtypes = op.null(Op::kDtypesId) ? nullptr : &m_.json_value(op.dtypes_id);
     begin('X', name.size() + (shapes ? shapes->size() : 0) + (dtypes ? dtypes->size() : 0));
     o_.lit(",\"cat\":\"cpu_op\",\"name\":");
     o_.put(name);
-    host_span(or_zero(op.pid), row_tid(kOpRows, op.id, or_zero(op.tid)), or_zero(op.start), or_zero(op.end));
+    host_span(op.pid_or_zero(), row_tid(kOpRows, op.id, op.tid_or_zero()), op.start_or_zero(), op.end_or_zero());
     char* mark = open_args();
     if (!op.null(Op::kExternalId)) int_arg("External id", op.external_id);
     if (!op.null(Op::kSeqNr)) int_arg("Sequence number", op.seq_nr);
@@ -76,14 +76,14 @@ void ChromeWriter::ranges() {
   store::Cursor<Range> q(m_.reader().db(), kRangeRead, m_.where_pid());
   while (q.next()) {
     const Range& r = q.row();
-    int64_t pid = or_zero(r.pid), tid = or_zero(r.tid), source = or_zero(r.source), kind = or_zero(r.kind);
-    int64_t start = or_zero(r.start);
+    int64_t pid = r.pid_or_zero(), tid = r.tid_or_zero(), source = r.source_or_zero(), kind = r.kind_or_zero();
+    int64_t start = r.start_or_zero();
     bool unclosed = r.null(Range::kEnd);
     int64_t end = unclosed ? start : r.end;
     std::string_view domain = m_.str(r.domain_id);  // empty for the default domain (NULL)
-    const std::string& name = m_.json_string(or_zero(r.name_id));
+    const std::string& name = m_.json_string(r.name_id_or_zero());
     if (domain == kGpuAnnotationDomain) {
-      int64_t device = or_zero(r.category);
+      int64_t device = r.category_or_zero();
       stream_name(device, tid);
       begin('X', name.size());
       o_.lit(",\"cat\":\"gpu_user_annotation\",\"name\":");
@@ -157,20 +157,20 @@ void ChromeWriter::api_calls() {
   store::Cursor<ApiCall> q(m_.reader().db(), kApiCallRead, m_.where_pid());
   while (q.next()) {
     const ApiCall& a = q.row();
-    int64_t pid = or_zero(a.pid), tid = row_tid(kApiRows, a.id, or_zero(a.tid)), start = or_zero(a.start);
-    int64_t corr = or_zero(a.correlation);
+    int64_t pid = a.pid_or_zero(), tid = row_tid(kApiRows, a.id, a.tid_or_zero()), start = a.start_or_zero();
+    int64_t corr = a.correlation_or_zero();
     const CorrelationMap::Entry* c = m_.api_call_correlation(a.pid, a.correlation);
-    const std::string& name = m_.json_string(or_zero(a.name_id));
+    const std::string& name = m_.json_string(a.name_id_or_zero());
     begin('X', name.size());
     if (a.domain == schema::api_domain::driver) o_.lit(",\"cat\":\"cuda_driver\",\"name\":");
     else o_.lit(",\"cat\":\"cuda_runtime\",\"name\":");
     o_.put(name);
-    host_span(pid, tid, start, or_zero(a.end));
+    host_span(pid, tid, start, a.end_or_zero());
     o_.lit(",\"args\":{\"cbid\":");
-    o_.put_int(or_zero(a.cbid));
+    o_.put_int(a.cbid_or_zero());
     int_arg("correlation", corr);
     if (c && c->has_external) int_arg("External id", c->external_id);
-    if (int64_t rc = or_zero(a.return_code); rc != 0) int_arg("return code", rc);
+    if (int64_t rc = a.return_code_or_zero(); rc != 0) int_arg("return code", rc);
     o_.put('}');
     end_event();
     // The launch -> GPU arrow starts here once; each GPU activity ends one.
@@ -203,12 +203,12 @@ void ChromeWriter::load_step_rows() {
   std::map<int64_t, int64_t> sources;  // of the analysed process's steps, by number
   while (q.next()) {
     const Step& step = q.row();
-    int64_t pid = or_zero(step.pid), number = or_zero(step.number), source = or_zero(step.source);
-    int64_t start = or_zero(step.start);
+    int64_t pid = step.pid_or_zero(), number = step.number_or_zero(), source = step.source_or_zero();
+    int64_t start = step.start_or_zero();
     if (analysed && pid == window_->pid) sources[number] = source;
     if (has_ranges.count(pid) || (analysed && pid == window_->pid)) continue;
     step_info_[pid].push_back({number, source});
-    step_rows_[pid].second.push_back({start, std::max(start, or_zero(step.end))});
+    step_rows_[pid].second.push_back({start, std::max(start, step.end_or_zero())});
   }
   if (analysed)
     for (const auto& s : window_->steps) {
@@ -263,7 +263,7 @@ void ChromeWriter::memory() {
   store::Cursor<MemoryEvent> q(m_.reader().db(), kMemoryRead, m_.where_pid());
   while (q.next()) {
     const MemoryEvent& e = q.row();
-    int64_t pid = or_zero(e.pid), device = or_zero(e.device), bytes = or_zero(e.bytes);
+    int64_t pid = e.pid_or_zero(), device = e.device_or_zero(), bytes = e.bytes_or_zero();
     begin('i');
     // Only the torch allocator's events are "[memory]": TensorBoard draws its
     // memory curves from their totals, which CUDA-level events lack.
@@ -271,11 +271,11 @@ void ChromeWriter::memory() {
       o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[cuda memory]\"");
     else
       o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"");
-    where(pid, pid, or_zero(e.ts));
+    where(pid, pid, e.ts_or_zero());
     o_.lit(",\"args\":{\"Device Type\":");
     o_.put(device >= 0 ? '1' : '0');
     int_arg("Device Id", device);
-    int_arg("Addr", or_zero(e.address));
+    int_arg("Addr", e.address_or_zero());
     int_arg("Bytes", e.op == schema::memory_op::free ? -bytes : bytes);
     if (!e.null(MemoryEvent::kTotalAllocated)) int_arg("Total Allocated", e.total_allocated);
     if (!e.null(MemoryEvent::kTotalReserved)) int_arg("Total Reserved", e.total_reserved);
@@ -301,16 +301,16 @@ void ChromeWriter::counters() {
   store::Cursor<Counter> q(m_.reader().db(), kCounterRead, m_.where_pid());
   while (q.next()) {
     const Counter& c = q.row();
-    const std::string& name = m_.json_string(or_zero(c.name_id));
+    const std::string& name = m_.json_string(c.name_id_or_zero());
     begin('C', name.size());
     o_.lit(",\"name\":");
     o_.put(name);
     // Device counters sit on the GPU's row, host counters on the process.
-    int64_t pid = c.null(Counter::kDevice) ? or_zero(c.pid) : c.device;
+    int64_t pid = c.null(Counter::kDevice) ? c.pid_or_zero() : c.device;
     o_.lit(",\"pid\":");
     o_.put_int(pid);
     o_.lit(",\"ts\":");
-    o_.put_us(or_zero(c.ts));
+    o_.put_us(c.ts_or_zero());
     o_.lit(",\"args\":{\"value\":");
     o_.put_double(c.value);
     o_.put('}');

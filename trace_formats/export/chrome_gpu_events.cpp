@@ -45,17 +45,17 @@ void ChromeWriter::kernels() {
   int64_t sm_device = INT64_MIN, sms = 0;
   while (q.next()) {
     const Kernel& k = q.row();
-    int64_t pid = k.pid, device = or_zero(k.device), stream = or_zero(k.stream), corr = or_zero(k.correlation);
-    int64_t start = or_zero(k.start);
+    int64_t pid = k.pid, device = k.device_or_zero(), stream = k.stream_or_zero(), corr = k.correlation_or_zero();
+    int64_t start = k.start_or_zero();
     const CorrelationMap::Entry* c = m_.correlation(k.pid, k.correlation);
     stream_name(device, stream);
-    const std::string& name = m_.json_string(or_zero(k.name_id));
-    gpu_event_head("kernel", name, device, stream, start, or_zero(k.end), c, or_zero(k.context), corr);
-    int_arg("registers per thread", or_zero(k.registers));
-    int64_t static_smem = or_zero(k.static_smem), dynamic_smem = or_zero(k.dynamic_smem);
+    const std::string& name = m_.json_string(k.name_id_or_zero());
+    gpu_event_head("kernel", name, device, stream, start, k.end_or_zero(), c, k.context_or_zero(), corr);
+    int_arg("registers per thread", k.registers_or_zero());
+    int64_t static_smem = k.static_smem_or_zero(), dynamic_smem = k.dynamic_smem_or_zero();
     int_arg("shared memory", static_smem + dynamic_smem);
-    int64_t gx = or_zero(k.grid_x), gy = or_zero(k.grid_y), gz = or_zero(k.grid_z);
-    int64_t bx = or_zero(k.block_x), by = or_zero(k.block_y), bz = or_zero(k.block_z);
+    int64_t gx = k.grid_x_or_zero(), gy = k.grid_y_or_zero(), gz = k.grid_z_or_zero();
+    int64_t bx = k.block_x_or_zero(), by = k.block_y_or_zero(), bz = k.block_z_or_zero();
     if (device != sm_device) {
       sm_device = device;
       sms = m_.sm_count(device);
@@ -131,13 +131,13 @@ void ChromeWriter::memcpys() {
   NameCache names;
   while (q.next()) {
     const Memcpy& m = q.row();
-    int64_t pid = m.pid, device = or_zero(m.device), stream = or_zero(m.stream), corr = or_zero(m.correlation);
-    int64_t start = or_zero(m.start), end = or_zero(m.end), bytes = or_zero(m.bytes);
+    int64_t pid = m.pid, device = m.device_or_zero(), stream = m.stream_or_zero(), corr = m.correlation_or_zero();
+    int64_t start = m.start_or_zero(), end = m.end_or_zero(), bytes = m.bytes_or_zero();
     const CorrelationMap::Entry* c = m_.correlation(m.pid, m.correlation);
     stream_name(device, stream);
-    int64_t kind = or_zero(m.copy_kind), src = or_zero(m.src_kind), dst = or_zero(m.dst_kind);
+    int64_t kind = m.copy_kind_or_zero(), src = m.src_kind_or_zero(), dst = m.dst_kind_or_zero();
     const std::string& name = names.get(kind, src, dst, [&] { return memcpy_name(kind, src, dst); });
-    gpu_event_head("gpu_memcpy", name, device, stream, start, end, c, or_zero(m.context), corr);
+    gpu_event_head("gpu_memcpy", name, device, stream, start, end, c, m.context_or_zero(), corr);
     int_arg("bytes", bytes);
     if (end > start) {
       key("memory bandwidth (GB/s)");
@@ -170,13 +170,13 @@ void ChromeWriter::memsets() {
   NameCache names;
   while (q.next()) {
     const Memset& m = q.row();
-    int64_t pid = m.pid, device = or_zero(m.device), stream = or_zero(m.stream), corr = or_zero(m.correlation);
-    int64_t start = or_zero(m.start), end = or_zero(m.end), bytes = or_zero(m.bytes);
+    int64_t pid = m.pid, device = m.device_or_zero(), stream = m.stream_or_zero(), corr = m.correlation_or_zero();
+    int64_t start = m.start_or_zero(), end = m.end_or_zero(), bytes = m.bytes_or_zero();
     const CorrelationMap::Entry* c = m_.correlation(m.pid, m.correlation);
     stream_name(device, stream);
-    int64_t kind = or_zero(m.mem_kind);
+    int64_t kind = m.mem_kind_or_zero();
     const std::string& name = names.get(kind, 0, 0, [&] { return memset_name(kind); });
-    gpu_event_head("gpu_memset", name, device, stream, start, end, c, or_zero(m.context), corr);
+    gpu_event_head("gpu_memset", name, device, stream, start, end, c, m.context_or_zero(), corr);
     int_arg("bytes", bytes);
     if (end > start) {
       key("memory bandwidth (GB/s)");
@@ -205,20 +205,20 @@ void ChromeWriter::syncs() {
   store::Cursor<Sync> q(m_.reader().db(), kSyncRead, m_.where_pid());
   while (q.next()) {
     const Sync& s = q.row();
-    int64_t device = m_.context_device(or_zero(s.pid), or_zero(s.context));
-    int64_t stream = or_zero(s.stream);
+    int64_t device = m_.context_device(s.pid_or_zero(), s.context_or_zero());
+    int64_t stream = s.stream_or_zero();
     stream_name(device, stream);
-    std::string_view name = sync_name(or_zero(s.type));
+    std::string_view name = sync_name(s.type_or_zero());
     begin('X', name.size());
     o_.lit(",\"cat\":\"cuda_sync\",\"name\":\"");
     o_.put(name);
     o_.put('"');
-    span(device, stream, or_zero(s.start), or_zero(s.end));
+    span(device, stream, s.start_or_zero(), s.end_or_zero());
     o_.lit(",\"args\":{\"device\":");
     o_.put_int(device);
-    int_arg("context", or_zero(s.context));
+    int_arg("context", s.context_or_zero());
     int_arg("stream", s.null(Sync::kStream) ? -1 : s.stream);
-    int_arg("correlation", or_zero(s.correlation));
+    int_arg("correlation", s.correlation_or_zero());
     if (!s.null(Sync::kEvent)) int_arg("event", s.event);
     // What a stream wait waited for, as Kineto names it (HTA's critical path follows these).
     if (!s.null(Sync::kWaitStream)) int_arg("wait_on_stream", s.wait_stream);

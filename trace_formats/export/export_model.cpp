@@ -39,31 +39,31 @@ ExportModel::ExportModel(store::Reader& reader, std::optional<int64_t> only_pid)
                            where_pid() + " ORDER BY pid");
   while (p.next()) {
     ProcessInfo info;
-    info.pid = or_zero(p->pid);
+    info.pid = p->pid_or_zero();
     info.host = p->host;
     info.exe = p->exe;
     info.cmdline = p->cmdline;
     info.rank = p->rank;  // kNull (INT64_MIN) when unranked
     info.world_size = p->world_size;
-    info.start_utc_ns = or_zero(p->start_utc_ns);
+    info.start_utc_ns = p->start_utc_ns_or_zero();
     info.index = static_cast<int>(processes_.size());
     process_index_[info.pid] = info.index;
     processes_.push_back(std::move(info));
   }
   store::Cursor<Thread> t(r_.db(), {Thread::kPid, Thread::kTid, Thread::kName}, where_pid() + " ORDER BY pid, tid");
-  while (t.next()) threads_.push_back({or_zero(t->pid), or_zero(t->tid), std::string(t->name)});
+  while (t.next()) threads_.push_back({t->pid_or_zero(), t->tid_or_zero(), std::string(t->name)});
   auto d = store::Cursor<Device>::all(r_.db(), "ORDER BY id");
   while (d.next()) {
     DeviceInfo info;
-    info.id = or_zero(d->id);
+    info.id = d->id_or_zero();
     info.name = d->name;
     info.uuid = d->uuid;
-    info.sm_count = or_zero(d->sm_count);
-    info.total_memory = or_zero(d->total_memory);
-    info.compute_major = or_zero(d->compute_major);
-    info.compute_minor = or_zero(d->compute_minor);
-    info.memory_bandwidth = or_zero(d->memory_bandwidth);
-    info.core_clock_khz = or_zero(d->core_clock_khz);
+    info.sm_count = d->sm_count_or_zero();
+    info.total_memory = d->total_memory_or_zero();
+    info.compute_major = d->compute_major_or_zero();
+    info.compute_minor = d->compute_minor_or_zero();
+    info.memory_bandwidth = d->memory_bandwidth_or_zero();
+    info.core_clock_khz = d->core_clock_khz_or_zero();
     devices_.push_back(std::move(info));
   }
   std::string utc = r_.meta(meta_key::kOriginUtcNs);

@@ -17,10 +17,6 @@
 
 namespace gpuscope::formats {
 
-// An integer column that holds NULL (store::kNull in a cursor's record) as the
-// exports have always written it: 0.
-inline int64_t or_zero(int64_t v) { return v == store::kNull ? 0 : v; }
-
 struct ProcessInfo {
   int64_t pid = 0;
   std::string host, exe, cmdline;

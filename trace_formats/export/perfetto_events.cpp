@@ -179,18 +179,11 @@ int64_t bits_of(double v) {
   return bits;
 }
 
-// An integer column as the export has always taken it: NULL as 0. (A record
-// holds store::kNull there, which would change names, tracks and times.)
-template <class R>
-int64_t or0(const R& row, typename R::Column c, int64_t value) {
-  return row.null(c) ? 0 : value;
-}
-
 // An API call's or GPU row's correlation, and whether it can match (SQL's `=`
 // never matches NULL).
 template <class R>
 void correlate(const R& row, TimedRow& r) {
-  r.x = or0(row, R::kCorrelation, row.correlation);
+  r.x = row.correlation_or_zero();
   if (row.null(R::kPid)) r.flags |= TimedRow::kNullPid;
   else if (!row.null(R::kCorrelation)) r.flags |= TimedRow::kCorrelated;
 }
@@ -199,12 +192,12 @@ void correlate(const R& row, TimedRow& r) {
 template <class R>
 TimedRow gpu_row(const R& row) {
   TimedRow r;
-  r.k1 = or0(row, R::kPid, row.pid);
-  r.k2 = or0(row, R::kDevice, row.device);
-  r.k3 = or0(row, R::kStream, row.stream);
+  r.k1 = row.pid_or_zero();
+  r.k2 = row.device_or_zero();
+  r.k3 = row.stream_or_zero();
   correlate(row, r);
-  r.start = or0(row, R::kStart, row.start);
-  r.end = or0(row, R::kEnd, row.end);
+  r.start = row.start_or_zero();
+  r.end = row.end_or_zero();
   return r;
 }
 
@@ -392,18 +385,18 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
   for (store::Cursor<Range> q(db, kRangeRead, where); q.next();) {
     const Range& g = q.row();
     TimedRow r;
-    r.k1 = or0(g, Range::kPid, g.pid);
-    r.k2 = or0(g, Range::kTid, g.tid);
-    r.name = slice_name(texts_, or0(g, Range::kNameId, g.name_id));
-    r.start = or0(g, Range::kStart, g.start);
+    r.k1 = g.pid_or_zero();
+    r.k2 = g.tid_or_zero();
+    r.name = slice_name(texts_, g.name_id_or_zero());
+    r.start = g.start_or_zero();
     r.end = g.null(Range::kEnd) ? r.start : g.end;
-    const int64_t kind = or0(g, Range::kKind, g.kind);
+    const int64_t kind = g.kind_or_zero();
     if (gpu_domain && !g.null(Range::kDomainId) && g.domain_id == *gpu_domain) {
       r.k3 = r.k2;
-      r.k2 = or0(g, Range::kCategory, g.category);
+      r.k2 = g.category_or_zero();
       add(kSrcGpuAnnotation, r);
     } else if (kind == range_kind::push_pop) {
-      r.flags |= range_flags(or0(g, Range::kSource, g.source));
+      r.flags |= range_flags(g.source_or_zero());
       add(kSrcRange, r);
     } else if (kind == range_kind::start_end) {
       add(kSrcLaneRange, r);
@@ -415,74 +408,74 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
   for (store::Cursor<Op> q(db, kOpRead, where); q.next();) {
     const Op& o = q.row();
     TimedRow r;
-    r.k1 = or0(o, Op::kPid, o.pid);
-    r.k2 = or0(o, Op::kTid, o.tid);
-    r.name = slice_name(texts_, or0(o, Op::kNameId, o.name_id));
-    r.start = or0(o, Op::kStart, o.start);
-    r.end = or0(o, Op::kEnd, o.end);
+    r.k1 = o.pid_or_zero();
+    r.k2 = o.tid_or_zero();
+    r.name = slice_name(texts_, o.name_id_or_zero());
+    r.start = o.start_or_zero();
+    r.end = o.end_or_zero();
     add(kSrcOp, r);
   }
   for (store::Cursor<ApiCall> q(db, kApiCallRead, where); q.next();) {
     const ApiCall& a = q.row();
     TimedRow r;
-    r.k1 = or0(a, ApiCall::kPid, a.pid);
-    r.k2 = or0(a, ApiCall::kTid, a.tid);
-    if (or0(a, ApiCall::kDomain, a.domain) == schema::api_domain::driver) r.flags = TimedRow::kAlt;
-    r.name = slice_name(texts_, or0(a, ApiCall::kNameId, a.name_id));
-    r.start = or0(a, ApiCall::kStart, a.start);
-    r.end = or0(a, ApiCall::kEnd, a.end);
+    r.k1 = a.pid_or_zero();
+    r.k2 = a.tid_or_zero();
+    if (a.domain_or_zero() == schema::api_domain::driver) r.flags = TimedRow::kAlt;
+    r.name = slice_name(texts_, a.name_id_or_zero());
+    r.start = a.start_or_zero();
+    r.end = a.end_or_zero();
     correlate(a, r);
     add(kSrcApi, r);
   }
   for (store::Cursor<Kernel> q(db, kKernelRead, where); q.next();) {
     const Kernel& k = q.row();
     TimedRow r = gpu_row(k);
-    r.name = slice_name(texts_, or0(k, Kernel::kNameId, k.name_id));
+    r.name = slice_name(texts_, k.name_id_or_zero());
     add(kSrcKernel, r);
   }
   for (store::Cursor<Memcpy> q(db, kMemcpyRead, where); q.next();) {
     const Memcpy& c = q.row();
     TimedRow r = gpu_row(c);
-    r.name = texts_.name_of(memcpy_name(or0(c, Memcpy::kCopyKind, c.copy_kind), or0(c, Memcpy::kSrcKind, c.src_kind),
-                                        or0(c, Memcpy::kDstKind, c.dst_kind)));
+    r.name = texts_.name_of(memcpy_name(c.copy_kind_or_zero(), c.src_kind_or_zero(),
+                                        c.dst_kind_or_zero()));
     add(kSrcMemcpy, r);
   }
   for (store::Cursor<Memset> q(db, kMemsetRead, where); q.next();) {
     const Memset& s = q.row();
     TimedRow r = gpu_row(s);
-    r.name = texts_.name_of(memset_name(or0(s, Memset::kMemKind, s.mem_kind)));
+    r.name = texts_.name_of(memset_name(s.mem_kind_or_zero()));
     add(kSrcMemset, r);
   }
   for (store::Cursor<Sync> q(db, kSyncRead, where); q.next();) {
     const Sync& y = q.row();
     TimedRow r;
-    r.k1 = or0(y, Sync::kPid, y.pid);
-    r.name = texts_.name_of(std::string(sync_name(or0(y, Sync::kType, y.type))));
-    r.start = or0(y, Sync::kStart, y.start);
-    r.end = or0(y, Sync::kEnd, y.end);
+    r.k1 = y.pid_or_zero();
+    r.name = texts_.name_of(std::string(sync_name(y.type_or_zero())));
+    r.start = y.start_or_zero();
+    r.end = y.end_or_zero();
     add(kSrcSync, r);
   }
   for (store::Cursor<Step> q(db, kStepRead, where); q.next();) {
     const Step& t = q.row();
     TimedRow r;
-    r.k1 = or0(t, Step::kPid, t.pid);
-    r.name = texts_.name_of("step " + n(or0(t, Step::kNumber, t.number)));
-    r.start = or0(t, Step::kStart, t.start);
-    r.end = or0(t, Step::kEnd, t.end);
+    r.k1 = t.pid_or_zero();
+    r.name = texts_.name_of("step " + n(t.number_or_zero()));
+    r.start = t.start_or_zero();
+    r.end = t.end_or_zero();
     add(kSrcStep, r);
   }
   for (store::Cursor<Counter> q(db, kCounterRead, where); q.next();) {
     const Counter& c = q.row();
     TimedRow r;
-    r.k1 = or0(c, Counter::kPid, c.pid);
+    r.k1 = c.pid_or_zero();
     if (c.null(Counter::kDevice)) {
       r.k2 = -1;
       r.flags = TimedRow::kAlt;
     } else {
       r.k2 = c.device;
     }
-    r.name = or0(c, Counter::kNameId, c.name_id);
-    r.start = r.end = or0(c, Counter::kTs, c.ts);
+    r.name = c.name_id_or_zero();
+    r.start = r.end = c.ts_or_zero();
     r.x = bits_of(c.value);  // NULL reads as 0.0
     add(kSrcCounter, r);
   }
@@ -490,9 +483,9 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
        q.next();) {
     const MemoryEvent& e = q.row();
     TimedRow r;
-    r.k1 = or0(e, MemoryEvent::kPid, e.pid);
-    r.k2 = or0(e, MemoryEvent::kDevice, e.device);
-    r.start = r.end = or0(e, MemoryEvent::kTs, e.ts);
+    r.k1 = e.pid_or_zero();
+    r.k2 = e.device_or_zero();
+    r.start = r.end = e.ts_or_zero();
     r.x = e.total_allocated;  // never NULL here (the WHERE)
     if (e.null(MemoryEvent::kTotalReserved)) {
       r.k3 = -1;

@@ -88,6 +88,11 @@ void write_record(std::ostream& o, const Table& t) {
   o << "  // Bit c: column c was NULL in the last row read (its field holds kNull, 0.0 or empty).\n";
   o << "  uint64_t nulls = 0;\n";
   o << "  bool null(Column c) const { return (nulls >> c) & 1; }\n";
+  o << "  // An integer column as SQLite's own integer read gives it: 0 where it was NULL.\n";
+  for (const Column& c : t.columns)
+    if (c.type != ColumnType::kReal && c.type != ColumnType::kText)
+      o << "  int64_t " << c.name << "_or_zero() const { return null(k" << camel(c.name) << ") ? 0 : " << field(c.name)
+        << "; }\n";
   // read_at<C>: one column chosen at compile time (store::Select); read: at run time (store::Cursor).
   o << "  template <Column C>\n  void read_at(sqlite3_stmt* st, int i) {\n";
   for (size_t k = 0; k < n; ++k) {
