@@ -8,7 +8,6 @@
 namespace gpuscope::analyzer::whatif {
 namespace {
 
-constexpr uint32_t kNoTask = UINT32_MAX;
 // A GPU task that started this much later than its launch and its stream
 // allowed waited for something else: an event recorded on another stream.
 constexpr int64_t kWaitSlackNs = 20'000;
