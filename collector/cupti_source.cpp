@@ -545,41 +545,6 @@ bool live() {
 State state() { return now_state(); }
 uint64_t illegal_transitions() { return g_illegal.load(std::memory_order_relaxed); }
 
-bool transition_allowed(State from, State to) {
-  switch (from) {
-    case State::kOff:  // start()
-      return to == State::kSubscribed || to == State::kTracing;
-    case State::kSubscribed:  // a resume; stop()
-      return to == State::kTracing || to == State::kStopped;
-    case State::kTracing:  // a pause, with or without a teardown to come; stop()
-      return to == State::kSubscribed || to == State::kDraining || to == State::kStopped;
-    case State::kDraining:  // disarmed (a resume, a graph, a failed drain, stop()) or torn down
-      return to == State::kSubscribed || to == State::kTornDown;
-    case State::kTornDown:  // a resume subscribes again
-      return to == State::kSubscribed;
-    case State::kStopped:
-      return false;
-  }
-  return false;
-}
-
-const char* state_name(State s) {
-  switch (s) {
-    case State::kOff:
-      return "off";
-    case State::kSubscribed:
-      return "subscribed";
-    case State::kTracing:
-      return "tracing";
-    case State::kDraining:
-      return "draining";
-    case State::kTornDown:
-      return "torn down";
-    case State::kStopped:
-      return "stopped";
-  }
-  return "?";
-}
 const CuptiApi& api() { return g_api; }
 
 void flush(bool forced) {
