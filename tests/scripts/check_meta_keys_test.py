@@ -3,27 +3,13 @@
 the table, names a key spelled in quotes (C++ string or SQL literal) where meta
 is read or written, and leaves tests/ and the table itself alone."""
 import pathlib
-import subprocess
 import sys
-import tempfile
 
-SCRIPT = pathlib.Path(sys.argv[1]) / "scripts" / "check_meta_keys.py"
-failed = 0
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from planted_tree import Checks  # noqa: E402
 
-
-def check(ok, what):
-    global failed
-    print(("ok   " if ok else "FAIL ") + what)
-    failed |= not ok
-
-
-def run(files):
-    root = pathlib.Path(tempfile.mkdtemp(prefix="check_meta_keys_"))
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return subprocess.run([sys.executable, str(SCRIPT), str(root)], capture_output=True, text=True)
-
+t = Checks(pathlib.Path(sys.argv[1]) / "scripts" / "check_meta_keys.py")
+check, run = t.check, t.run
 
 table = {"trace_formats/schema/meta_keys.h": 'inline constexpr std::string_view kOriginNs = "origin_ns";\n'
                                              'inline constexpr std::string_view kHost = "host";\n'}
@@ -38,4 +24,4 @@ r = run(dict(table, **{"tests/t.cpp": 'w.set_meta("origin_ns", x);\n'}))
 check(r.returncode == 0, "tests may spell keys (they check what a file holds)")
 r = run({"cli/a.cpp": "\n"})
 check(r.returncode == 1 and "missing" in r.stdout, "no table is an error, not a pass")
-sys.exit(1 if failed else 0)
+t.exit()
