@@ -18,85 +18,10 @@
 #include "collector/cupti_source.h"
 #include "collector/schedule.h"
 #include "collector/writer_thread.h"
+#include "tests/collector/cupti_fake_session.h"
 
 namespace gpuscope::collector {
 namespace {
-
-// Each test runs in its own process (gtest_discover_tests): cupti_source is process-wide.
-std::vector<std::string> calls() {
-  auto fn = reinterpret_cast<const char* (*)()>(dlsym(RTLD_DEFAULT, "fake_calls"));
-  std::vector<std::string> out;
-  if (!fn) return out;
-  std::istringstream in(fn());
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
-int count(const std::vector<std::string>& log, const std::string& what) {
-  int n = 0;
-  for (const std::string& s : log) n += s == what;
-  return n;
-}
-
-int index_of(const std::vector<std::string>& log, const std::string& what, int from = 0) {
-  for (int i = from; i < static_cast<int>(log.size()); ++i)
-    if (log[i] == what) return i;
-  return -1;
-}
-
-Config start_fake(bool finalize, bool with_cuda) {
-  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
-  // Global, so the test (and the fake libcuda) can reach its log; load_cupti gets this handle.
-  EXPECT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
-  if (with_cuda) {
-    EXPECT_NE(dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
-  }
-  Config config;
-  config.finalize_when_off = finalize;
-  std::string why;
-  EXPECT_TRUE(cupti_source::start(config, true, why)) << why;
-  EXPECT_NE(dlsym(RTLD_DEFAULT, "fake_calls"), nullptr) << "the fake libcupti was not the one loaded";
-  return config;
-}
-
-constexpr uint64_t kMs = 1000000;
-
-// The fake with teardowns, where the writer's decode before cuptiFinalize takes `ms`.
-int g_decode_ms = 0;
-void start_fake_with_decode(int ms) {
-  start_fake(true, true);
-  g_decode_ms = ms;
-  cupti_source::set_before_teardown([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(g_decode_ms));
-    return true;
-  });
-}
-
-// Plays CUPTI calling the collector at the exit of an API call returning rc
-// (the fake libcupti's fake_api_exit; a test with no such fake fails here).
-void api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int rc) {
-  auto fn = reinterpret_cast<void (*)(CUpti_CallbackDomain, CUpti_CallbackId, int)>(
-      dlsym(RTLD_DEFAULT, "fake_api_exit"));
-  ASSERT_NE(fn, nullptr);
-  fn(domain, cbid, rc);
-}
-
-const std::string kRuntimeOn = "enable " + std::to_string(CUPTI_ACTIVITY_KIND_RUNTIME);
-
-// Tracing off and on from a job thread (may wait for the lock) or the writer thread.
-bool off(bool may_wait = true) {
-  std::string why;
-  return cupti_source::set_tracing(false, may_wait, why) == cupti_source::Switched::yes;
-}
-bool on(bool may_wait = true) {
-  std::string why;
-  const bool done = cupti_source::set_tracing(true, may_wait, why) == cupti_source::Switched::yes;
-  EXPECT_EQ(why, "");
-  return done;
-}
-
-// An ordinary call (cudaLaunchKernel, fake cbid 2) returns on a job thread.
-void launch_exit() { api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, 2, 0); }
 
 TEST(CuptiSwitch, EveryResumeSwitchesTheNoisyCallsOffAgain) {
   start_fake(false, false);
@@ -551,79 +476,6 @@ TEST(CuptiSwitch, StoppedForGoodTearsCuptiDown) {
   EXPECT_EQ(count(calls(), "subscribe"), 1) << "subscribed again after the stop";
 }
 
-
-// The lifecycle moves only along cupti_source.h's table: through a teardown and
-// two resumes (one before the teardown came), then the stop at exit, after
-// which nothing switches tracing on again.
-TEST(CuptiLifecycle, MovesAlongItsTable) {
-  using cupti_source::State;
-  start_fake(true, true);
-  EXPECT_EQ(cupti_source::state(), State::kTracing);
-  ASSERT_TRUE(off(false));
-  EXPECT_EQ(cupti_source::state(), State::kDraining);
-  launch_exit();
-  EXPECT_EQ(cupti_source::state(), State::kTornDown);
-  ASSERT_TRUE(on());
-  EXPECT_EQ(cupti_source::state(), State::kTracing);
-  ASSERT_TRUE(off());
-  EXPECT_EQ(cupti_source::state(), State::kDraining);
-  ASSERT_TRUE(on());  // before any API exit: disarmed, then traced again
-  EXPECT_EQ(cupti_source::state(), State::kTracing);
-  cupti_source::stop();
-  EXPECT_EQ(cupti_source::state(), State::kStopped);
-  EXPECT_TRUE(cupti_source::live()) << "the final flush still reaches CUPTI";
-  const int enables = count(calls(), "enable " + std::to_string(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-  EXPECT_TRUE(on());
-  EXPECT_TRUE(off());
-  EXPECT_EQ(cupti_source::state(), State::kStopped);
-  EXPECT_EQ(count(calls(), "enable " + std::to_string(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)), enables);
-  EXPECT_EQ(cupti_source::illegal_transitions(), 0u);
-}
-
-// A recording that starts untraced (sampled, windowed, on demand) starts
-// subscribed; a drain that fails leaves it subscribed, not torn down.
-TEST(CuptiLifecycle, AnUntracedStartIsSubscribed) {
-  using cupti_source::State;
-  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
-  ASSERT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
-  ASSERT_NE(dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
-  EXPECT_EQ(cupti_source::state(), State::kOff);
-  EXPECT_FALSE(cupti_source::active());
-  Config config;
-  config.finalize_when_off = true;
-  std::string why;
-  ASSERT_TRUE(cupti_source::start(config, false, why)) << why;
-  EXPECT_EQ(cupti_source::state(), State::kSubscribed);
-  ASSERT_TRUE(on());
-  EXPECT_EQ(cupti_source::state(), State::kTracing);
-  cupti_source::set_before_teardown([] { return false; });  // the records could not be decoded
-  ASSERT_TRUE(off());
-  launch_exit();
-  EXPECT_EQ(cupti_source::state(), State::kSubscribed);
-  EXPECT_EQ(cupti_source::illegal_transitions(), 0u);
-}
-
-TEST(CuptiLifecycle, TheTableAllowsOnlyTheDocumentedMoves) {
-  using cupti_source::State;
-  const State all[] = {State::kOff, State::kSubscribed, State::kTracing, State::kDraining, State::kTornDown,
-                       State::kStopped};
-  std::vector<std::string> allowed;
-  for (State from : all)
-    for (State to : all)
-      if (cupti_source::transition_allowed(from, to))
-        allowed.push_back(std::string(cupti_source::state_name(from)) + " > " + cupti_source::state_name(to));
-  EXPECT_EQ(allowed, (std::vector<std::string>{
-                         "off > subscribed", "off > tracing", "subscribed > tracing", "subscribed > stopped",
-                         "tracing > subscribed", "tracing > draining", "tracing > stopped",
-                         "draining > subscribed", "draining > torn down", "torn down > subscribed"}));
-}
-
-// Every test of this file: whatever it did, CUPTI's state moved only along the table.
-class NoIllegalTransitions : public ::testing::Environment {
- public:
-  void TearDown() override { EXPECT_EQ(cupti_source::illegal_transitions(), 0u); }
-};
-const auto* const kNoIllegalTransitions = ::testing::AddGlobalTestEnvironment(new NoIllegalTransitions);
 
 }  // namespace
 }  // namespace gpuscope::collector
