@@ -11,6 +11,7 @@
 #include "analyzer/rule_docs.h"
 #include "cli/commands.h"
 #include "cli/live_recording.h"
+#include "report/output.h"
 #include "trace_formats/common/atomic_file.h"
 #include "trace_formats/common/error.h"
 #include "trace_formats/import/open_recording.h"
@@ -59,10 +60,7 @@ void run(const AnalyzeArgs& args) {
   else if (args.format == "html") text = analyzer::to_html(a);
   else text = analyzer::to_text(a);
 
-  if (args.output.empty() || args.output == "-")
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  else
-    write_file_atomically(args.output, text, args.force);
+  report::write_outputs({{args.output.empty() ? "-" : args.output, text}}, args.force);
 
   if (args.fail_on_saving >= 0)
     for (const auto& f : a.findings)

@@ -5,7 +5,8 @@
 
 #include "cli/commands.h"
 #include "regress/diff.h"
-#include "regress/output_file.h"
+#include "report/output.h"
+#include "trace_formats/common/atomic_file.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -17,19 +18,19 @@ struct CheckArgs {
 
 void run(const CheckArgs& a) {
   const regress::Budget budget = regress::load_budget(a.budget);
-  regress::check_outputs({a.markdown, a.junit, a.json}, {a.recording, a.budget}, a.force);
+  check_outputs({a.markdown, a.junit, a.json}, {a.recording, a.budget}, a.force);
   analyzer::Options ao;
   ao.progress = true;
   const regress::Recording rec = regress::Recording::load(a.recording, ao, 1);
   const regress::CheckResult c = regress::check(rec, budget, a.budget);
 
-  std::vector<regress::Output> out;
+  std::vector<report::Output> out;
   if (!a.markdown.empty()) out.push_back({a.markdown, regress::to_markdown(c)});
   if (!a.junit.empty()) out.push_back({a.junit, regress::to_junit(c)});
   if (!a.json.empty()) out.push_back({a.json, regress::to_json(c)});
   const bool stdout_taken = a.markdown == "-" || a.junit == "-" || a.json == "-";
   if (!a.quiet && !stdout_taken) out.push_back({"-", regress::to_text(c)});
-  regress::write_outputs(out, a.force);
+  report::write_outputs(out, a.force);
   exit_code = c.exit_code();
 }
 

@@ -5,7 +5,8 @@
 
 #include "cli/commands.h"
 #include "regress/diff.h"
-#include "regress/output_file.h"
+#include "report/output.h"
+#include "trace_formats/common/atomic_file.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -22,7 +23,7 @@ void run(const DiffArgs& a) {
   opt.threshold = regress::parse_percent(a.threshold, "--threshold");
   opt.alpha = a.alpha;
   opt.top = a.top;
-  regress::check_outputs({a.markdown, a.junit, a.json, a.html}, {a.base, a.next}, a.force);
+  check_outputs({a.markdown, a.junit, a.json, a.html}, {a.base, a.next}, a.force);
 
   analyzer::Options ao;
   ao.progress = true;
@@ -30,14 +31,14 @@ void run(const DiffArgs& a) {
   const regress::Recording next = regress::Recording::load(a.next, ao);
   const regress::DiffResult d = regress::diff(base, next, opt);
 
-  std::vector<regress::Output> out;
+  std::vector<report::Output> out;
   if (!a.markdown.empty()) out.push_back({a.markdown, regress::to_markdown(d)});
   if (!a.junit.empty()) out.push_back({a.junit, regress::to_junit(d)});
   if (!a.json.empty()) out.push_back({a.json, regress::to_json(d)});
   if (!a.html.empty()) out.push_back({a.html, regress::to_html(d)});
   const bool stdout_taken = a.markdown == "-" || a.junit == "-" || a.json == "-" || a.html == "-";
   if (!a.quiet && !stdout_taken) out.push_back({"-", regress::to_text(d)});
-  regress::write_outputs(out, a.force);
+  report::write_outputs(out, a.force);
   exit_code = d.exit_code();
 }
 

@@ -12,7 +12,7 @@
 #include "analyzer/rule_docs.h"
 #include "trace_formats/common/error.h"
 #include "regress/diff.h"
-#include "regress/text_format.h"
+#include "report/format.h"
 
 namespace gpuscope::regress {
 namespace {
@@ -117,9 +117,9 @@ CheckResult check(const Recording& run, const Budget& budget, const std::string&
     if (d.id == a.summary.device) r.run.device_name = d.name;
 
   auto step_limit = [&](const char* name, double limit, double actual, const char* what) {
-    BudgetCheck c{name, fmt::duration(limit), fmt::duration(actual), actual <= limit, "", limit, actual};
+    BudgetCheck c{name, report::duration(limit), report::duration(actual), actual <= limit, "", limit, actual};
     c.detail = std::string(what) + " over " + std::to_string(r.run.steps) + " analysed steps" +
-               (c.pass ? "" : ": " + fmt::signed_percent(actual / limit - 1) + " over the limit");
+               (c.pass ? "" : ": " + report::signed_percent(actual / limit - 1) + " over the limit");
     r.checks.push_back(c);
   };
   if (budget.max_step_ms_median) step_limit("max_step_ms_median", *budget.max_step_ms_median, r.run.median_ms, "median step time");
@@ -140,7 +140,7 @@ CheckResult check(const Recording& run, const Budget& budget, const std::string&
     const auto limit = *budget.max_peak_memory_bytes;
     BudgetCheck c{"max_peak_memory_bytes", format_bytes(static_cast<double>(limit)), format_bytes(static_cast<double>(peak)),
                   peak <= limit, what, static_cast<double>(limit), static_cast<double>(peak)};
-    if (!c.pass) c.detail += ": " + fmt::signed_bytes(static_cast<double>(peak - limit)) + " over the limit";
+    if (!c.pass) c.detail += ": " + report::signed_bytes(static_cast<double>(peak - limit)) + " over the limit";
     r.checks.push_back(c);
   }
   if (budget.min_gpu_utilization) {

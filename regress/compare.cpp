@@ -8,7 +8,7 @@
 
 #include "trace_formats/common/error.h"
 #include "regress/diff.h"
-#include "regress/text_format.h"
+#include "report/format.h"
 
 namespace gpuscope::regress {
 namespace {
@@ -263,10 +263,10 @@ void fill_causes(DiffResult& d, const std::vector<Change>& copies, double step_d
 }
 
 std::string headline(const DiffResult& d) {
-  const std::string shift = "step time " + fmt::signed_percent(d.test.shift) + " (median " + fmt::duration(d.base.median_ms) +
-                            " -> " + fmt::duration(d.next.median_ms) + ")";
+  const std::string shift = "step time " + report::signed_percent(d.test.shift) + " (median " + report::duration(d.base.median_ms) +
+                            " -> " + report::duration(d.next.median_ms) + ")";
   const std::string thr = format_percent(d.options.threshold, 1);
-  auto p_text = [](double p) { return "p " + fmt::p_is(p); };
+  auto p_text = [](double p) { return "p " + report::p_is(p); };
   switch (d.verdict) {
     case Verdict::kRegression:
       return "Regression: " + shift + ", beyond the " + thr + " threshold (" + p_text(d.test.p_slower) + ")";

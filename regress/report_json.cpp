@@ -6,7 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "regress/diff.h"
-#include "regress/text_format.h"
+#include "report/json.h"
+#include "trace_formats/common/text.h"
 
 namespace gpuscope::regress {
 namespace {
@@ -73,8 +74,6 @@ json changes(const std::vector<Change>& list) {
   for (const auto& c : list) a.push_back(change(c));
   return a;
 }
-
-std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
 
 }  // namespace
 
@@ -150,7 +149,7 @@ std::string to_json(const DiffResult& d) {
   json notes = json::array();
   for (const auto& n : d.notes) notes.push_back(valid_utf8(n));
   j["notes"] = notes;
-  return dump(j);
+  return report::json_text(j);
 }
 
 std::string to_json(const CheckResult& c) {
@@ -172,7 +171,7 @@ std::string to_json(const CheckResult& c) {
   json notes = json::array();
   for (const auto& n : c.notes) notes.push_back(valid_utf8(n));
   j["notes"] = notes;
-  return dump(j);
+  return report::json_text(j);
 }
 
 }  // namespace gpuscope::regress

@@ -2,8 +2,7 @@
 // test case per gate, a <failure> carrying the report when it fails. No
 // timestamps or host names, so the same input gives the same file.
 #include "regress/diff.h"
-#include "regress/report_util.h"
-#include "regress/text_format.h"
+#include "report/format.h"
 
 namespace gpuscope::regress {
 namespace {
@@ -30,7 +29,7 @@ std::string to_junit(const DiffResult& d) {
   o += "    <properties>\n" + property("base", d.base.recording) + property("new", d.next.recording) +
        property("verdict", verdict_name(d.verdict)) + property("threshold_pct", format_fixed(d.options.threshold * 100, 2)) +
        property("alpha", format_fixed(d.options.alpha, 4)) + property("shift_pct", format_fixed(d.test.shift * 100, 2)) +
-       property("p_slower", fmt::p_value(d.test.p_slower)) + property("base_step_ms_median", format_fixed(d.base.median_ms, 3)) +
+       property("p_slower", report::p_value(d.test.p_slower)) + property("base_step_ms_median", format_fixed(d.base.median_ms, 3)) +
        property("new_step_ms_median", format_fixed(d.next.median_ms, 3)) + "    </properties>\n";
   o += "    <testcase" + attr("classname", "gpuscope.diff") + attr("name", "step time: " + d.next.recording + " vs " + d.base.recording) +
        attr("time", "0") + ">\n";

@@ -3,15 +3,16 @@
 // would keep table pipes and HTML literally) and cut to keep the comment small.
 #include "regress/diff.h"
 #include "regress/report_util.h"
-#include "regress/text_format.h"
+#include "report/format.h"
+#include "report/markdown.h"
 
 namespace gpuscope::regress {
 namespace {
 
-using namespace report;
+using namespace gpuscope::report;
 
 constexpr size_t kNameChars = 90;
-std::string name_cell(const std::string& s) { return markdown_escape(plain_text(s, kNameChars)); }
+std::string name_cell(const std::string& s) { return markdown_name(s, kNameChars); }
 
 const char* verdict_icon(Verdict v) { return v == Verdict::kRegression ? "\u274c" : "\u2705"; }
 
@@ -19,15 +20,13 @@ void step_table(std::string& o, const DiffResult& d) {
   o += "| | base | new | change |\n|---|---:|---:|---:|\n";
   o += "| recording | " + name_cell(d.base.recording) + " | " + name_cell(d.next.recording) + " | |\n";
   o += "| steps analysed | " + std::to_string(d.base.steps) + " | " + std::to_string(d.next.steps) + " | |\n";
-  o += "| step time median | " + fmt::duration(d.base.median_ms) + " | " + fmt::duration(d.next.median_ms) + " | " +
-       fmt::signed_percent(d.median_change) + " |\n";
-  o += "| step time p95 | " + fmt::duration(d.base.p95_ms) + " | " + fmt::duration(d.next.p95_ms) + " | " +
-       fmt::signed_percent(d.p95_change) + " |\n";
-  o += "| shift estimate (95 % CI) | | | " + fmt::signed_percent(d.test.shift) + " (" + fmt::signed_percent(d.test.ci_low) +
-       " to " + fmt::signed_percent(d.test.ci_high) + ") |\n";
+  o += markdown_row({"step time median", duration(d.base.median_ms), duration(d.next.median_ms), signed_percent(d.median_change)});
+  o += markdown_row({"step time p95", duration(d.base.p95_ms), duration(d.next.p95_ms), signed_percent(d.p95_change)});
+  o += "| shift estimate (95 % CI) | | | " + signed_percent(d.test.shift) + " (" + signed_percent(d.test.ci_low) +
+       " to " + signed_percent(d.test.ci_high) + ") |\n";
   for (const auto& m : d.metrics) {
     if (m.name == "step time median" || m.name == "step time p95") continue;
-    o += "| " + m.name + " | " + fmt::metric(m.base, m.unit) + " | " + fmt::metric(m.next, m.unit) + " | " + metric_change(m) + " |\n";
+    o += markdown_row({m.name, metric(m.base, m.unit), metric(m.next, m.unit), metric_change(m)});
   }
   o += "\n";
 }
@@ -38,9 +37,8 @@ void changes_table(std::string& o, const std::vector<Change>& list, size_t limit
   size_t i = 0;
   for (const Change& c : list) {
     if (i == limit) break;
-    o += "| " + std::to_string(++i) + " | " + c.kind + " | " + name_cell(c.name) + " | " + status_name(c.status) + " | " +
-         side_ms(c, false) + " | " + side_ms(c, true) + " | " + fmt::signed_fixed(c.delta_ms, 3) + " | " +
-         fmt::optional_percent(c.delta_pct) + " | " + share_text(c) + " | " + markdown_escape(p_text(c)) + " |\n";
+    o += markdown_row({std::to_string(++i), c.kind, name_cell(c.name), status_name(c.status), side_ms(c, false), side_ms(c, true),
+                       signed_fixed(c.delta_ms, 3), optional_percent(c.delta_pct), share_text(c), markdown_escape(p_text(c))});
   }
   o += "\n";
 }
@@ -53,7 +51,7 @@ std::string to_markdown(const DiffResult& d) {
   if (!d.causes.empty()) {
     o += "Behind it:\n\n";
     for (const Cause& c : d.causes)
-      o += "- " + cause_subject(c, name_cell(c.name)) + " " + fmt::signed_fixed(c.delta_ms, 3) + " ms per step (" +
+      o += "- " + cause_subject(c, name_cell(c.name)) + " " + signed_fixed(c.delta_ms, 3) + " ms per step (" +
            format_fixed(c.share * 100, 0) + " % of the change)\n";
     o += "\n";
   }
@@ -82,17 +80,16 @@ std::string to_markdown(const DiffResult& d) {
   if (!d.copies.empty()) {
     o += "### Memory copies and sets, per step\n\n| kind | base | new | base ms | new ms |\n|---|---:|---:|---:|---:|\n";
     for (const auto& c : d.copies)
-      o += "| " + markdown_escape(c.label) + " | " + format_bytes(c.base_bytes) + " | " + format_bytes(c.new_bytes) + " | " +
-           format_fixed(c.base_ms, 3) + " | " + format_fixed(c.new_ms, 3) + " |\n";
+      o += markdown_row({markdown_escape(c.label), format_bytes(c.base_bytes), format_bytes(c.new_bytes), format_fixed(c.base_ms, 3),
+                         format_fixed(c.new_ms, 3)});
     o += "\n";
   }
   o += "<details><summary>Step time breakdown and all notes</summary>\n\n";
   o += "| category | base ms per step | new ms per step | \u0394 ms |\n|---|---:|---:|---:|\n";
   for (const auto& b : d.breakdown)
-    o += "| " + b.name + " | " + format_fixed(b.base, 3) + " | " + format_fixed(b.next, 3) + " | " + fmt::signed_fixed(b.next - b.base, 3) + " |\n";
+    o += markdown_row({b.name, format_fixed(b.base, 3), format_fixed(b.next, 3), signed_fixed(b.next - b.base, 3)});
   o += "\n";
-  for (const auto& n : d.notes) o += "- " + markdown_escape(n) + "\n";
-  if (!d.notes.empty()) o += "\n";
+  if (!d.notes.empty()) o += markdown_list(d.notes) + "\n";
   o += "</details>\n\n";
   o += "<sub>gpuscope diff: threshold " + format_percent(d.options.threshold) + ", alpha " + format_fixed(d.options.alpha, 3) +
        ", one-sided Mann-Whitney U over " + std::to_string(d.base.steps) + " + " + std::to_string(d.next.steps) +
@@ -103,14 +100,12 @@ std::string to_markdown(const DiffResult& d) {
 std::string to_markdown(const CheckResult& c) {
   std::string o = std::string("## ") + (c.pass() ? "\u2705 gpuscope check: PASS" : "\u274c gpuscope check: FAIL") + "\n\n";
   o += name_cell(c.recording) + " against " + name_cell(c.budget) + ": " + std::to_string(c.run.steps) +
-       " analysed steps, median " + fmt::duration(c.run.median_ms) + ", p95 " + fmt::duration(c.run.p95_ms) + ".\n\n";
+       " analysed steps, median " + duration(c.run.median_ms) + ", p95 " + duration(c.run.p95_ms) + ".\n\n";
   o += "| limit | budget | actual | result | detail |\n|---|---:|---:|---|---|\n";
   for (const auto& k : c.checks)
-    o += "| " + markdown_escape(k.name) + " | " + k.limit + " | " + k.actual + " | " + (k.pass ? "pass" : "**FAIL**") + " | " +
-         markdown_escape(plain_text(k.detail, 300)) + " |\n";
+    o += markdown_row({markdown_escape(k.name), k.limit, k.actual, k.pass ? "pass" : "**FAIL**", markdown_name(k.detail, 300)});
   o += "\n";
-  for (const auto& n : c.notes) o += "- " + markdown_escape(n) + "\n";
-  return o;
+  return o + markdown_list(c.notes);
 }
 
 }  // namespace gpuscope::regress

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "regress/text_format.h"
+#include "report/format.h"
 
-namespace gpuscope::regress::report {
+namespace gpuscope::regress {
 
 const char* verdict_label(Verdict v) {
   switch (v) {
@@ -23,9 +23,9 @@ std::string cause_subject(const Cause& c, const std::string& name) {
 }
 
 std::string metric_change(const MetricChange& m) {
-  if (m.unit == "fraction") return fmt::signed_fixed((m.next - m.base) * 100, 1) + " pts";
+  if (m.unit == "fraction") return report::signed_fixed((m.next - m.base) * 100, 1) + " pts";
   if (m.base == 0) return m.next == 0 ? "0.0 %" : "";
-  return fmt::signed_percent(m.next / m.base - 1);
+  return report::signed_percent(m.next / m.base - 1);
 }
 
 std::string side_ms(const Change& c, bool is_new) {
@@ -35,6 +35,6 @@ std::string side_ms(const Change& c, bool is_new) {
 
 std::string share_text(const Change& c) { return c.share ? format_fixed(*c.share * 100, 0) + " %" : ""; }
 
-std::string p_text(const Change& c) { return c.p_value ? fmt::p_value(*c.p_value) : ""; }
+std::string p_text(const Change& c) { return c.p_value ? report::p_value(*c.p_value) : ""; }
 
-}  // namespace gpuscope::regress::report
+}  // namespace gpuscope::regress

@@ -7,7 +7,7 @@
 
 #include "regress/diff.h"
 
-namespace gpuscope::regress::report {
+namespace gpuscope::regress {
 
 // "REGRESSION", "FASTER", "NO REGRESSION", "NO CHANGE"
 const char* verdict_label(Verdict v);
@@ -27,4 +27,4 @@ std::string share_text(const Change& c);
 // "0.003" / "< 0.0001", "" when not tested.
 std::string p_text(const Change& c);
 
-}  // namespace gpuscope::regress::report
+}  // namespace gpuscope::regress

@@ -1,13 +1,8 @@
 #include "analyzer/report/format.h"
+
 #include <cmath>
 
-
 namespace gpuscope::analyzer::report {
-
-std::string ms(int64_t ns) { return format_fixed(static_cast<double>(ns) / 1e6, 3); }
-std::string ms_unit(double v) { return format_fixed(v, 3) + " ms"; }
-
-std::string seconds(int64_t ns) { return format_fixed(static_cast<double>(ns) / 1e9, 6) + " s"; }
 
 std::string untraced_line(const Analysis& a) {
   const Summary& s = a.summary;
@@ -15,15 +10,14 @@ std::string untraced_line(const Analysis& a) {
     return "untraced step time unknown: " + s.untraced_unknown + "; savings are judged against the traced step of " +
            format_fixed(s.traced_step_ms, 3) + " ms, which includes gpuscope's cost";
   const double cost = s.tracing_cost_pct;
-  auto signed_pct = [](double pct) { return (pct >= 0 ? "+" : "") + format_fixed(pct, 1) + " %"; };
   std::string by_kind;
   if (s.kernels_only_steps > 0)
-    by_kind = " (steps tracing kernels only " + signed_pct(100 * (s.kernels_only_step_ms / s.untraced_step_ms - 1)) +
-              (s.ops_steps > 0 ? ", steps recording ops " + signed_pct(100 * (s.ops_step_ms / s.untraced_step_ms - 1)) : "") +
+    by_kind = " (steps tracing kernels only " + plus_percent(100 * (s.kernels_only_step_ms / s.untraced_step_ms - 1)) +
+              (s.ops_steps > 0 ? ", steps recording ops " + plus_percent(100 * (s.ops_step_ms / s.untraced_step_ms - 1)) : "") +
               ", medians)";
   return "untraced step " + format_fixed(s.untraced_step_ms, 3) + " ms (" +
          (s.untraced_method == "gpu_drained" ? "GPU time of the untraced steps" : "median of the untraced steps") +
-         "), traced " + format_fixed(s.traced_step_ms, 3) + " ms: tracing cost " + signed_pct(cost) + by_kind +
+         "), traced " + format_fixed(s.traced_step_ms, 3) + " ms: tracing cost " + plus_percent(cost) + by_kind +
          "; savings are judged against the untraced step";
 }
 
@@ -81,7 +75,7 @@ std::string whatif_check_line(const Analysis& a) {
   if (!w.available) return w.unavailable.empty() ? std::string() : "what-if replay: none (" + w.unavailable + ")";
   std::string line = "what-if replay of " + std::to_string(w.steps) + " steps: " + format_fixed(w.replay_ms, 2) +
                      " ms a step against the job's " + format_fixed(w.job_step_ms, 2) + " ms (" +
-                     (w.identity_error_pct >= 0 ? "+" : "") + format_fixed(w.identity_error_pct, 1) + " %)";
+                     plus_percent(w.identity_error_pct) + ")";
   if (w.tracing_cost_per_call_us > 0)
     line += ", tracing's " + format_fixed(w.tracing_cost_per_call_us, 2) + " us a CUDA call taken off";
   line += "; as traced " + format_fixed(w.replay_traced_ms, 2) + " ms against " + format_fixed(w.traced_step_ms, 2) +

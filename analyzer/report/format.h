@@ -1,20 +1,19 @@
-// Report lines and time formats shared by the report renderers; numbers,
-// units and escaping per format come from common/text.h.
+// The lines of an analysis that every format of analyze's report says the
+// same way. Numbers, times and the HTML, Markdown and SVG pieces come from
+// the report kit (report/), which this namespace reads as its own.
 #pragma once
 
-#include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "analyzer/result.h"
-#include "trace_formats/common/text.h"
+#include "report/format.h"
 
 namespace gpuscope::analyzer::report {
 
-std::string ms(int64_t ns);            // "12.345" (no unit)
-std::string ms_unit(double ms_value);  // "12.345 ms"
-std::string seconds(int64_t ns);       // "1.234567 s", for time ranges
+// Analyze's renderers, and callers such as the viewer (report::ms_unit),
+// reach the kit's units and pieces through this namespace.
+using namespace gpuscope::report;
 
 // The analysed scope in one line: process, device, steps and how they were found.
 std::string scope_line(const Analysis& a);

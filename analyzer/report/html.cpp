@@ -6,27 +6,25 @@
 #include "analyzer/report/report.h"
 #include "analyzer/report/format.h"
 #include "analyzer/report/svg.h"
+#include "report/html.h"
 
 namespace gpuscope::analyzer {
 namespace {
 
 using namespace report;
 
-constexpr const char* kStyle = R"(body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;color:#222;padding:0 12px}
-h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}h3{font-size:15px;margin:0}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
-pre{background:#f6f8fa;padding:10px;overflow-x:auto;border-radius:4px}.scope{color:#555}.name{word-break:break-all}
+// Analyze's own rules after the shared ones: code blocks, the findings'
+// details and severities, and the charts of svg.cpp.
+const std::string& style() {
+  static const std::string s = page_style(1000, "h3{font-size:15px;margin:0}", "code,pre") +
+                               R"(pre{background:#f6f8fa;padding:10px;overflow-x:auto;border-radius:4px}.scope{color:#555}.name{word-break:break-all}
 details{border:1px solid #ddd;border-radius:6px;padding:8px 12px;margin:10px 0}summary{cursor:pointer}
 .sev-high{color:#b00020;font-weight:bold}.sev-medium{color:#b36200;font-weight:bold}.sev-low{color:#555}
 svg{display:block;margin:8px 0}svg .grid{stroke:#eee}svg .axis{font-size:11px;fill:#555}svg .label{font-size:11px;fill:#222}
 svg .series{fill:none;stroke-width:1.5}svg .median{stroke:#e15759;stroke-dasharray:4 3}svg .capacity{stroke:#b00020;stroke-dasharray:6 3}
 svg .outlier{fill:#e15759}.note{color:#555})";
-
-std::string td(const std::string& s, bool numeric = false) {
-  return std::string(numeric ? "<td class=\"n\">" : "<td>") + s + "</td>";
+  return s;
 }
-std::string name_td(const std::string& s) { return "<td class=\"name\"><code>" + html_escape(s) + "</code></td>"; }
 
 void summary(std::string& o, const Analysis& a) {
   const Summary& s = a.summary;
@@ -132,9 +130,7 @@ void findings(std::string& o, const Analysis& a) {
 void plan(std::string& o, const Analysis& a) {
   const std::string check = report::whatif_check_line(a);
   if (check.empty()) return;
-  o += "<h2>Plan</h2>\n<p>" + html_escape(check) + "</p>\n<ul>\n";
-  for (const auto& line : report::plan_lines(a)) o += "<li>" + html_escape(line) + "</li>\n";
-  o += "</ul>\n";
+  o += "<h2>Plan</h2>\n<p>" + html_escape(check) + "</p>\n" + html_list(report::plan_lines(a));
 }
 
 void idle(std::string& o, const Analysis& a) {
@@ -199,9 +195,8 @@ void tables(std::string& o, const Analysis& a) {
 
 std::string to_html(const Analysis& a) {
   const std::string title = "gpuscope analysis: " + html_escape(a.summary.recording);
-  std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + title +
-                  "</title>\n<style>\n" + kStyle + "\n</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n<p class=\"scope\">" +
-                  html_escape(report::scope_line(a)) + "</p>\n<p>" + html_escape(report::untraced_line(a)) + "</p>\n";
+  std::string o = page_start(title, style()) + "<p class=\"scope\">" + html_escape(report::scope_line(a)) + "</p>\n<p>" +
+                  html_escape(report::untraced_line(a)) + "</p>\n";
   if (const std::string line = report::tracer_overhead_line(a); !line.empty()) o += "<p>" + html_escape(line) + "</p>\n";
   summary(o, a);
   ranks(o, a);
@@ -210,13 +205,7 @@ std::string to_html(const Analysis& a) {
   breakdown(o, a);
   idle(o, a);
   tables(o, a);
-  if (!a.notes.empty()) {
-    o += "<h2>Notes</h2>\n<ul>\n";
-    for (const auto& n : a.notes) o += "<li>" + html_escape(n) + "</li>\n";
-    o += "</ul>\n";
-  }
-  o += "<p class=\"note\">Report schema " + std::string(kReportSchema) + ".</p>\n</body>\n</html>\n";
-  return o;
+  return o + html_notes(a.notes) + page_end("Report schema " + std::string(kReportSchema) + ".");
 }
 
 }  // namespace gpuscope::analyzer

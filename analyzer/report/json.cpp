@@ -8,6 +8,7 @@
 #include "analyzer/report/report.h"
 #include "analyzer/job_end.h"
 #include "analyzer/report/format.h"
+#include "report/json.h"
 
 namespace gpuscope::analyzer {
 namespace {
@@ -212,7 +213,7 @@ std::string to_cross_rank_json(const Analysis& a) {
   for (const auto& f : a.findings) findings.push_back(finding_json(f));
   j["findings"] = findings;
   j["notes"] = a.notes;
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return gpuscope::report::json_text(j);
 }
 
 std::string to_json(const Analysis& a) {
@@ -285,7 +286,7 @@ std::string to_json(const Analysis& a) {
   j["whatif"] = whatif_json(a.whatif);
   j["plan"] = j["whatif"].value("plan", json::array());
   j["notes"] = a.notes;
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return gpuscope::report::json_text(j);
 }
 
 }  // namespace gpuscope::analyzer

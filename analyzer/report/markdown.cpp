@@ -7,15 +7,15 @@
 #include "analyzer/rule_docs.h"
 #include "analyzer/job_end.h"
 #include "analyzer/report/format.h"
+#include "report/markdown.h"
 
 namespace gpuscope::analyzer {
 namespace {
 
 using namespace report;
 
-// Recorded names go out as escaped text, not code spans: a code span would
-// keep "<script>" and table pipes literally.
-std::string code_span(const std::string& s) { return markdown_escape(plain_text(s, 120)); }
+// Recorded names in tables and lists, as escaped text (report/markdown.h).
+std::string code_span(const std::string& s) { return markdown_name(s, 120); }
 
 void summary(std::string& o, const Analysis& a) {
   const Summary& s = a.summary;
@@ -45,14 +45,13 @@ void breakdown(std::string& o, const Analysis& a) {
   const double total = static_cast<double>(a.breakdown.total());
   for (int i = 0; i < Breakdown::kCategories; ++i) {
     const double v = static_cast<double>(a.breakdown.get(i));
-    o += std::string("| ") + Breakdown::category(i) + " | " + format_fixed(v / 1e6 / n, 3) + " | " + format_percent(total > 0 ? v / total : 0) + " |\n";
+    o += markdown_row({Breakdown::category(i), format_fixed(v / 1e6 / n, 3), format_percent(total > 0 ? v / total : 0)});
   }
   o += "\n";
   if (a.summary.device >= 0) {
     o += "## GPU idle by cause\n\n| cause | ms per step | % of step | gaps |\n|---|---:|---:|---:|\n";
     for (const auto& c : a.idle.causes)
-      o += std::string("| ") + idle_cause_name(c.cause) + " | " + format_fixed(c.ms_per_step, 3) + " | " + format_fixed(c.pct_of_step, 1) +
-           " | " + std::to_string(c.gaps) + " |\n";
+      o += markdown_row({idle_cause_name(c.cause), format_fixed(c.ms_per_step, 3), format_fixed(c.pct_of_step, 1), std::to_string(c.gaps)});
     o += "\n";
   }
 }
@@ -62,30 +61,28 @@ void tables(std::string& o, const Analysis& a) {
     o += "## Top kernels\n\n| kernel | origin | TC | count | total ms | mean us | share | grid | block |\n"
          "|---|---|---|---:|---:|---:|---:|---|---|\n";
     for (const auto& k : a.top_kernels)
-      o += "| " + code_span(k.name) + " | " + k.origin + " | " + (k.tensor_core ? "yes" : "no") + " | " +
-           std::to_string(k.count) + " | " + ms(k.total_ns) + " | " + format_fixed(k.mean_ns / 1e3, 1) + " | " + format_percent(k.share) +
-           " | " + k.grid + " | " + k.block + " |\n";
+      o += markdown_row({code_span(k.name), k.origin, k.tensor_core ? "yes" : "no", std::to_string(k.count), ms(k.total_ns),
+                         format_fixed(k.mean_ns / 1e3, 1), format_percent(k.share), k.grid, k.block});
     o += "\n";
   }
   if (!a.top_ops.empty()) {
     o += "## Top ops\n\n| op | count | GPU ms | self CPU ms | input shapes | dtypes |\n|---|---:|---:|---:|---|---|\n";
     for (const auto& p : a.top_ops)
-      o += "| " + code_span(p.name) + " | " + std::to_string(p.count) + " | " + ms(p.gpu_ns) + " | " + ms(p.self_cpu_ns) +
-           " | " + markdown_escape(p.shapes) + " | " + markdown_escape(p.dtypes) + " |\n";
+      o += markdown_row({code_span(p.name), std::to_string(p.count), ms(p.gpu_ns), ms(p.self_cpu_ns), markdown_escape(p.shapes),
+                         markdown_escape(p.dtypes)});
     o += "\n";
   }
   if (!a.copies.empty()) {
     o += "## Memory copies and sets\n\n| kind | direction | from | to | count | bytes | ms | GB/s |\n|---|---|---|---|---:|---:|---:|---:|\n";
     for (const auto& c : a.copies)
-      o += "| " + c.kind + " | " + c.direction + " | " + c.src_kind + " | " + c.dst_kind + " | " + std::to_string(c.count) +
-           " | " + format_bytes(static_cast<double>(c.bytes)) + " | " + ms(c.total_ns) + " | " + format_fixed(c.gb_per_s, 1) + " |\n";
+      o += markdown_row({c.kind, c.direction, c.src_kind, c.dst_kind, std::to_string(c.count), format_bytes(static_cast<double>(c.bytes)),
+                         ms(c.total_ns), format_fixed(c.gb_per_s, 1)});
     o += "\n";
   }
   if (!a.api_calls.empty()) {
     o += "## CUDA API calls\n\n| call | count | total ms | mean us | failed |\n|---|---:|---:|---:|---:|\n";
     for (const auto& c : a.api_calls)
-      o += "| " + code_span(c.name) + " | " + std::to_string(c.count) + " | " + ms(c.total_ns) + " | " +
-           format_fixed(c.mean_ns / 1e3, 1) + " | " + std::to_string(c.failed) + " |\n";
+      o += markdown_row({code_span(c.name), std::to_string(c.count), ms(c.total_ns), format_fixed(c.mean_ns / 1e3, 1), std::to_string(c.failed)});
     o += "\n";
   }
   const MemorySummary& m = a.memory;
@@ -133,8 +130,8 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
   o += "| # | rule | severity | saving ms/step | saving % |\n|---:|---|---|---:|---:|\n";
   int i = 0;
   for (const auto& f : a.findings)
-    o += "| " + std::to_string(++i) + " | `" + f.id + "` | " + severity_name(f.severity) + " | " + format_fixed(f.saving_ms_per_step, 3) +
-         " | " + format_fixed(f.saving_pct, 1) + " |\n";
+    o += markdown_row({std::to_string(++i), "`" + f.id + "`", severity_name(f.severity), format_fixed(f.saving_ms_per_step, 3),
+                       format_fixed(f.saving_pct, 1)});
   o += "\n";
   i = 0;
   for (const auto& f : a.findings) {
@@ -146,7 +143,8 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
     o += markdown_escape(f.evidence.summary) + "\n\n";
     if (!f.evidence.metrics.empty()) {
       o += "| metric | value |\n|---|---:|\n";
-      for (const auto& m : f.evidence.metrics) o += "| " + markdown_escape(m.name) + " | " + format_fixed(m.value, 3) + " " + markdown_escape(m.unit) + " |\n";
+      for (const auto& m : f.evidence.metrics)
+        o += markdown_row({markdown_escape(m.name), format_fixed(m.value, 3) + " " + markdown_escape(m.unit)});
       o += "\n";
     }
     if (!f.evidence.top.empty()) {
@@ -166,12 +164,14 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
   }
 }
 
+std::string notes(const std::vector<std::string>& list) {
+  return list.empty() ? std::string() : "## Notes\n\n" + markdown_list(list) + "\n";
+}
+
 void plan(std::string& o, const Analysis& a) {
   const std::string check = report::whatif_check_line(a);
   if (check.empty()) return;
-  o += "## Plan\n\n" + markdown_escape(check) + "\n\n";
-  for (const auto& line : report::plan_lines(a)) o += "- " + markdown_escape(line) + "\n";
-  o += "\n";
+  o += "## Plan\n\n" + markdown_escape(check) + "\n\n" + markdown_list(report::plan_lines(a)) + "\n";
 }
 
 }  // namespace
@@ -187,12 +187,7 @@ std::string to_markdown(const Analysis& a) {
   findings(o, a);
   plan(o, a);
   tables(o, a);
-  if (!a.notes.empty()) {
-    o += "## Notes\n\n";
-    for (const auto& n : a.notes) o += "- " + markdown_escape(n) + "\n";
-    o += "\n";
-  }
-  return o;
+  return o + notes(a.notes);
 }
 
 std::string to_cross_rank_markdown(const Analysis& a) {
@@ -200,12 +195,7 @@ std::string to_cross_rank_markdown(const Analysis& a) {
                   markdown_escape(report::cross_rank_scope_line(a)) + "\n\n";
   ranks(o, a, "In bold: the rank `gpuscope analyze` details by default; savings are a share of its step.");
   findings(o, a, "no cross-rank finding worth reporting");
-  if (!a.notes.empty()) {
-    o += "## Notes\n\n";
-    for (const auto& n : a.notes) o += "- " + markdown_escape(n) + "\n";
-    o += "\n";
-  }
-  return o;
+  return o + notes(a.notes);
 }
 
 std::string rules_markdown() {
@@ -216,8 +206,7 @@ std::string rules_markdown() {
     o += "**Estimated saving.** " + r.saving_model + "\n\n";
     o += "| threshold | value | unit | meaning |\n|---|---:|---|---|\n";
     for (const auto& t : r.thresholds)
-      o += "| `" + t.name + "` | " + format_fixed(t.value, t.value == static_cast<int64_t>(t.value) ? 0 : 2) + " | " + t.unit +
-           " | " + t.meaning + " |\n";
+      o += markdown_row({"`" + t.name + "`", format_fixed(t.value, t.value == static_cast<int64_t>(t.value) ? 0 : 2), t.unit, t.meaning});
     o += "\n";
   }
   return o;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyzer/report/format.h"
+#include "report/svg.h"
 
 namespace gpuscope::analyzer::report {
 namespace {
@@ -12,28 +13,10 @@ constexpr size_t kMaxBars = 300;
 
 std::string n1(double v) { return format_fixed(v, 1); }
 
-std::string open_svg(int height, const std::string& label) {
-  // Inline in HTML5: no namespace attribute needed, so the file names no URL at all.
-  return "<svg width=\"" + std::to_string(kWidth) + "\" height=\"" +
-         std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(kWidth) + " " + std::to_string(height) +
-         "\" role=\"img\" aria-label=\"" + html_escape(label) + "\">\n";
-}
+// Every chart is as wide as the page's column; each picks its height.
+Frame frame(int height) { return {kWidth, height, kLeft, kRight, kTop, kBottom}; }
 
-// A left axis with a few labelled gridlines from 0 to `max`.
-std::string y_axis(double max, int height, const std::string& unit) {
-  std::string s;
-  const int plot_h = height - kTop - kBottom;
-  for (int i = 0; i <= 4; ++i) {
-    const double v = max * i / 4;
-    const double y = kTop + plot_h - plot_h * i / 4.0;
-    s += "<line x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) + "\" y1=\"" + n1(y) +
-         "\" y2=\"" + n1(y) + "\" class=\"grid\"/>";
-    s += "<text x=\"" + std::to_string(kLeft - 4) + "\" y=\"" + n1(y + 4) + "\" class=\"axis\" text-anchor=\"end\">" +
-         format_fixed(v, v >= 10 ? 0 : 1) + "</text>\n";
-  }
-  s += "<text x=\"4\" y=\"12\" class=\"axis\">" + html_escape(unit) + "</text>\n";
-  return s;
-}
+std::string open_svg(int height, const std::string& label) { return svg_open(frame(height), label, true); }
 
 // Averages consecutive steps into at most kMaxBars groups.
 std::vector<std::pair<std::string, Breakdown>> grouped(const std::vector<StepInfo>& steps) {
@@ -65,7 +48,7 @@ std::string step_breakdown_chart(const std::vector<StepInfo>& steps) {
   double max = 0;
   for (const auto& [label, b] : groups) max = std::max(max, static_cast<double>(b.total()) / 1e6);
   max = max > 0 ? max * 1.05 : 1;
-  std::string s = open_svg(height, "step time breakdown per step") + y_axis(max, height, "ms");
+  std::string s = open_svg(height, "step time breakdown per step") + y_axis(frame(height), max, "ms");
   const double bw = static_cast<double>(kWidth - kLeft - kRight) / static_cast<double>(groups.size());
   for (size_t i = 0; i < groups.size(); ++i) {
     const auto& [label, b] = groups[i];
@@ -97,7 +80,7 @@ std::string step_time_chart(const std::vector<StepInfo>& steps, double median_ms
   double max = median_ms;
   for (const auto& st : steps) max = std::max(max, static_cast<double>(st.end_ns - st.start_ns) / 1e6);
   max = max > 0 ? max * 1.1 : 1;
-  std::string s = open_svg(height, "step times") + y_axis(max, height, "ms");
+  std::string s = open_svg(height, "step times") + y_axis(frame(height), max, "ms");
   const double w = static_cast<double>(kWidth - kLeft - kRight);
   const double dx = steps.size() > 1 ? w / static_cast<double>(steps.size() - 1) : 0;
   std::string pts;
@@ -152,7 +135,7 @@ std::string memory_chart(const MemorySummary& m) {
   if (show_capacity) max = std::max(max, static_cast<double>(m.capacity));
   max *= 1.05;
   const double gb = 1e9;
-  std::string s = open_svg(height, "memory over time") + y_axis(max / gb, height, "GB");
+  std::string s = open_svg(height, "memory over time") + y_axis(frame(height), max / gb, "GB");
   const double w = kWidth - kLeft - kRight;
   const int64_t t0 = m.timeline.front().ts_ns, t1 = m.timeline.back().ts_ns;
   auto x_of = [&](int64_t t) { return kLeft + (t1 > t0 ? w * static_cast<double>(t - t0) / static_cast<double>(t1 - t0) : 0); };

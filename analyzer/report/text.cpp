@@ -17,9 +17,6 @@ using namespace report;
 constexpr const char* kAnalysedRank = "the rank analysed in detail; pick another with --rank N";
 constexpr const char* kStepRank = "the rank analyze details by default: savings are a share of its step";
 
-std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
-std::string lpad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
-
 std::string bar(double fraction, int width) {
   int n = static_cast<int>(fraction * width + 0.5);
   return std::string(static_cast<size_t>(std::clamp(n, 0, width)), '#');

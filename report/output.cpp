@@ -1,14 +1,10 @@
-#include "regress/output_file.h"
+#include "report/output.h"
 
 #include <cstdio>
 
 #include "trace_formats/common/atomic_file.h"
 
-namespace gpuscope::regress {
-
-void check_outputs(const std::vector<std::string>& paths, const std::vector<std::string>& inputs, bool force) {
-  gpuscope::check_outputs(paths, inputs, force);
-}
+namespace gpuscope::report {
 
 void write_outputs(const std::vector<Output>& outputs, bool force) {
   std::vector<std::string> written;
@@ -26,4 +22,4 @@ void write_outputs(const std::vector<Output>& outputs, bool force) {
     if (o.path == "-") std::fwrite(o.text.data(), 1, o.text.size(), stdout);
 }
 
-}  // namespace gpuscope::regress
+}  // namespace gpuscope::report

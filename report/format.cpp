@@ -1,9 +1,9 @@
-#include "regress/text_format.h"
+#include "report/format.h"
 
 #include <cmath>
 #include <cstdio>
 
-namespace gpuscope::regress::fmt {
+namespace gpuscope::report {
 namespace {
 
 // The value as printed, so that the sign follows what the reader sees.
@@ -15,6 +15,17 @@ double rounded(double v, int decimals) {
 
 }  // namespace
 
+std::string ms(int64_t ns) { return format_fixed(static_cast<double>(ns) / 1e6, 3); }
+std::string ms_unit(double v) { return format_fixed(v, 3) + " ms"; }
+std::string seconds(int64_t ns) { return format_fixed(static_cast<double>(ns) / 1e9, 6) + " s"; }
+
+std::string duration(double ms) {
+  const double a = std::fabs(ms);
+  if (a >= 1 || a == 0) return format_fixed(ms, 3) + " ms";
+  if (a >= 0.001) return format_fixed(ms * 1e3, 2) + " us";
+  return format_fixed(ms * 1e6, 0) + " ns";
+}
+
 std::string signed_fixed(double v, int decimals) {
   if (!std::isfinite(v)) return "n/a";
   const double r = rounded(v, decimals);
@@ -23,8 +34,8 @@ std::string signed_fixed(double v, int decimals) {
 
 std::string signed_percent(double fraction, int decimals) { return signed_fixed(fraction * 100.0, decimals) + " %"; }
 std::string optional_percent(const std::optional<double>& f) { return f ? signed_percent(*f) : std::string(); }
-
 std::string signed_bytes(double b) { return (rounded(b, 0) > 0 ? "+" : "") + format_bytes(b); }
+std::string plus_percent(double pct, int decimals) { return (pct >= 0 ? "+" : "") + format_fixed(pct, decimals) + " %"; }
 
 std::string p_value(double p) {
   if (p < 0.0001) return "< 0.0001";
@@ -36,13 +47,6 @@ std::string p_value(double p) {
 
 std::string p_is(double p) { return p < 0.0001 ? p_value(p) : "= " + p_value(p); }
 
-std::string duration(double ms) {
-  const double a = std::fabs(ms);
-  if (a >= 1 || a == 0) return format_fixed(ms, 3) + " ms";
-  if (a >= 0.001) return format_fixed(ms * 1e3, 2) + " us";
-  return format_fixed(ms * 1e6, 0) + " ns";
-}
-
 std::string metric(double v, const std::string& unit) {
   if (unit == "ms") return duration(v);
   if (unit == "bytes") return format_bytes(v);
@@ -50,4 +54,7 @@ std::string metric(double v, const std::string& unit) {
   return format_fixed(v, v == std::round(v) ? 0 : 2);
 }
 
-}  // namespace gpuscope::regress::fmt
+std::string pad(const std::string& s, size_t width) { return s.size() >= width ? s : s + std::string(width - s.size(), ' '); }
+std::string lpad(const std::string& s, size_t width) { return s.size() >= width ? s : std::string(width - s.size(), ' ') + s; }
+
+}  // namespace gpuscope::report

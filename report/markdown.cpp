@@ -1,0 +1,21 @@
+#include "report/markdown.h"
+
+#include "trace_formats/common/text.h"
+
+namespace gpuscope::report {
+
+std::string markdown_row(std::initializer_list<std::string> cells) {
+  std::string o = "|";
+  for (const auto& c : cells) o += " " + c + " |";
+  return o + "\n";
+}
+
+std::string markdown_name(std::string_view name, size_t max_chars) { return markdown_escape(plain_text(name, max_chars)); }
+
+std::string markdown_list(const std::vector<std::string>& lines) {
+  std::string o;
+  for (const auto& line : lines) o += "- " + markdown_escape(line) + "\n";
+  return o;
+}
+
+}  // namespace gpuscope::report
