@@ -3,6 +3,7 @@
 #include <map>
 #include <tuple>
 
+#include "gui/model/load_events.h"
 #include "gui/model/parallel_read.h"
 #include "gui/model/ranks.h"
 #include "gui/model/recording_loader.h"
@@ -12,8 +13,6 @@
 
 namespace gpuscope::gui {
 namespace {
-
-namespace rec = store::rec;
 
 std::string unit_of(const std::string& name) {
   auto ends = [&](const char* tail) {
@@ -45,21 +44,47 @@ std::shared_ptr<Track> counter_track(std::string title, std::string group, int64
 
 }  // namespace
 
+bool EventLoad::on(const rec::Step& s) {
+  steps.push_back({s.pid_or_zero(), s.number_or_zero(), s.start_or_zero(), s.end_or_zero()});
+  return row_read();
+}
+
+// Device counters go to their GPU, host counters to their process.
+bool EventLoad::on(const rec::Counter& c) {
+  int64_t device = c.null(rec::Counter::kDevice) ? -1 : c.device;
+  int64_t pid = device >= 0 ? -1 : c.pid_or_zero();
+  counters[{device, pid, c.name_id_or_zero()}].push_back({c.ts_or_zero(), c.value});
+  return row_read();
+}
+
+// The torch allocator reports its totals; raw CUDA allocations are summed here.
+bool EventLoad::on(const rec::MemoryEvent& e) {
+  using M = rec::MemoryEvent;
+  Memory& x = memory[{e.device_or_zero(), e.pid_or_zero()}];
+  int64_t ts = e.ts_or_zero();
+  if (e.source == schema::memory_source::torch_allocator) {
+    if (!e.null(M::kTotalAllocated)) x.allocated.push_back({ts, static_cast<double>(e.total_allocated)});
+    if (!e.null(M::kTotalReserved)) x.reserved.push_back({ts, static_cast<double>(e.total_reserved)});
+  } else {
+    const int64_t bytes = std::clamp<int64_t>(e.bytes_or_zero(), -INT64_MAX, INT64_MAX);
+    x.cuda_total = saturating_add(x.cuda_total, e.op == schema::memory_op::free ? -bytes : bytes);
+    x.cuda.push_back({ts, static_cast<double>(x.cuda_total)});
+  }
+  return row_read();
+}
+
 std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
   store::Reader r(ctx.database);
   const RecordingInfo& info = *ctx.info;
   auto batch = std::make_shared<LoadBatch>();
   batch->stage = "counters";
-  int64_t rows = 0;
-
-  using S = rec::Step;
-  store::Cursor<S> st(r.db(), {S::kPid, S::kNumber, S::kStart, S::kEnd}, "ORDER BY start, pid");
-  while (st.next()) {
-    const S& s = st.row();
-    batch->steps.push_back({s.pid_or_zero(), s.number_or_zero(),
-                            s.start_or_zero(), s.end_or_zero()});
-    ++rows;
-  }
+  EventLoad load(ctx, batch->stage);
+  namespace events = store::events;
+  const bool done = events::visit<rec::Step>(r.db(), load) && events::visit<rec::Counter>(r.db(), load) &&
+                    events::visit<rec::MemoryEvent>(r.db(), load);
+  load.report_rows();
+  if (!done) return nullptr;
+  batch->steps = std::move(load.steps);
   // A distributed job: each rank's steps as a lane on top of its group, so
   // that step N of every rank sits above one another.
   if (is_multi_rank(info.processes)) {
@@ -80,50 +105,16 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
     }
   }
 
-  // counter: one row per (device, name); host counters per (process, name).
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<CounterSample>> series;
-  using C = rec::Counter;
-  store::Cursor<C> c(r.db(), {C::kPid, C::kDevice, C::kNameId, C::kTs, C::kValue});
-  while (c.next()) {
-    const C& x = c.row();
-    int64_t device = x.null(C::kDevice) ? -1 : x.device;
-    int64_t pid = device >= 0 ? -1 : x.pid_or_zero();
-    series[{device, pid, x.name_id_or_zero()}].push_back({x.ts_or_zero(), x.value});
-    ++rows;
-  }
+  // One counter row per (device, name); host counters per (process, name).
   int64_t order = 0;
-  for (auto& [key, samples] : series) {
+  for (auto& [key, samples] : load.counters) {
     auto [device, pid, name_id] = key;
     std::string name = info.strings->at(static_cast<size_t>(name_id));
     std::string group = device >= 0 ? "gpu:" + std::to_string(device) : "proc:" + std::to_string(pid);
     batch->tracks.push_back(counter_track(name, group, order++, std::move(samples), unit_of(name)));
   }
 
-  // memory_event: the torch allocator reports its totals; raw CUDA allocations
-  // are summed here.
-  struct Mem {
-    std::vector<CounterSample> allocated, reserved, cuda;
-    int64_t cuda_total = 0;
-  };
-  std::map<std::pair<int64_t, int64_t>, Mem> mem;  // (device, pid)
-  using M = rec::MemoryEvent;
-  store::Cursor<M> m(
-      r.db(), {M::kPid, M::kDevice, M::kTs, M::kOp, M::kSource, M::kBytes, M::kTotalAllocated, M::kTotalReserved},
-      "ORDER BY ts, id");
-  while (m.next()) {
-    const M& e = m.row();
-    Mem& x = mem[{e.device_or_zero(), e.pid_or_zero()}];
-    int64_t ts = e.ts_or_zero();
-    if (e.source == schema::memory_source::torch_allocator) {
-      if (!e.null(M::kTotalAllocated)) x.allocated.push_back({ts, static_cast<double>(e.total_allocated)});
-      if (!e.null(M::kTotalReserved)) x.reserved.push_back({ts, static_cast<double>(e.total_reserved)});
-    } else {
-      const int64_t bytes = std::clamp<int64_t>(e.bytes_or_zero(), -INT64_MAX, INT64_MAX);
-      x.cuda_total = saturating_add(x.cuda_total, e.op == schema::memory_op::free ? -bytes : bytes);
-      x.cuda.push_back({ts, static_cast<double>(x.cuda_total)});
-    }
-    ++rows;
-  }
+  std::map<std::pair<int64_t, int64_t>, EventLoad::Memory>& mem = load.memory;  // by (device, pid)
   const auto gpu_series = std::count_if(mem.begin(), mem.end(), [](const auto& e) { return e.first.first >= 0; });
   for (auto& [key, x] : mem) {
     auto [device, pid] = key;
@@ -152,7 +143,6 @@ std::shared_ptr<LoadBatch> load_counter_part(LoadContext& ctx) {
       int64_t d = std::stoll(t->group_key.substr(4));
       batch->groups.push_back(device_group(d, ""));
     }
-  ctx.rows(rows, batch->stage);
   return batch;
 }
 

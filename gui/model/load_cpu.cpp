@@ -5,34 +5,16 @@
 #include <unordered_map>
 #include <utility>
 
+#include "gui/model/load_events.h"
 #include "gui/model/parallel_read.h"
 #include "gui/model/recording_loader.h"
+#include "trace_formats/common/time_math.h"
 #include "trace_formats/schema/enums.h"
 #include "trace_formats/store/reader.h"
 #include "trace_formats/store/rows.h"
 
 namespace gpuscope::gui {
 namespace {
-
-namespace rec = store::rec;
-
-constexpr int64_t kAsyncTrack = -1;  // tid key of a process's start/end ranges
-constexpr int64_t kSyncTrack = -2;   // tid key of waits with no known thread
-constexpr int64_t kTracedTrack = -4;  // tid key of a sampled recording's traced stretches (range source 7)
-
-struct ThreadMap {
-  EventMap<std::pair<int64_t, int64_t>> threads;
-  std::pair<int64_t, int64_t> last_key{-1, -3};
-  std::vector<Event>* last = nullptr;
-  std::vector<Event>& at(int64_t pid, int64_t tid) {
-    std::pair<int64_t, int64_t> k{pid, tid};
-    if (!last || k != last_key) {
-      last = &threads[k];
-      last_key = k;
-    }
-    return *last;
-  }
-};
 
 EventKind range_kind(int64_t source, int64_t kind) {
   if (kind == schema::range_kind::mark) return EventKind::kMark;
@@ -45,22 +27,6 @@ EventKind range_kind(int64_t source, int64_t kind) {
   }
 }
 
-// The columns read of each CPU table.
-constexpr rec::ApiCall::Column kApiCallColumns[] = {rec::ApiCall::kId,         rec::ApiCall::kPid,   rec::ApiCall::kTid,
-                                                    rec::ApiCall::kNameId,     rec::ApiCall::kStart, rec::ApiCall::kEnd,
-                                                    rec::ApiCall::kCorrelation};
-constexpr rec::Sync::Column kSyncColumns[] = {rec::Sync::kId,         rec::Sync::kPid,   rec::Sync::kTid,
-                                              rec::Sync::kType,       rec::Sync::kStart, rec::Sync::kEnd,
-                                              rec::Sync::kCorrelation};
-constexpr rec::Op::Column kOpColumns[] = {rec::Op::kId,     rec::Op::kPid,   rec::Op::kTid,
-                                          rec::Op::kNameId, rec::Op::kStart, rec::Op::kEnd};
-constexpr rec::Range::Column kRangeColumns[] = {rec::Range::kId,     rec::Range::kPid,  rec::Range::kTid,
-                                                rec::Range::kSource, rec::Range::kKind, rec::Range::kNameId,
-                                                rec::Range::kStart,  rec::Range::kEnd,  rec::Range::kColor};
-
-// Each process's last flush (process.end), where it is known.
-using FlushEnds = std::unordered_map<int64_t, int64_t>;
-
 FlushEnds flush_ends(store::Reader& r) {
   FlushEnds out;
   store::Cursor<rec::Process> p(r.db(), {rec::Process::kPid, rec::Process::kEnd});
@@ -69,96 +35,98 @@ FlushEnds flush_ends(store::Reader& r) {
   return out;
 }
 
-// Reads rows [range.lo, range.hi] of `table` into `map`.
-void read_range(LoadContext& ctx, const std::string& table, IdRange range, const FlushEnds& flush, ThreadMap& map) {
-  const RecordingInfo& info = *ctx.info;
-  const std::string stage = "CPU threads";
-  bool done = true;
-  if (table == "api_call") {
-    using A = rec::ApiCall;
-    done = read_ids<A, kApiCallColumns>(ctx, stage, range, [&](const A& a) {
-      Event e;
-      e.row = static_cast<uint32_t>(a.id);
-      e.name = static_cast<uint32_t>(a.name_id);
-      e.start = clamp_time(a.start_or_zero());
-      e.end = std::max(e.start, clamp_time(a.end_or_zero()));
-      e.extra = static_cast<uint32_t>(a.correlation);
-      e.kind = EventKind::kApiCall;
-      map.at(a.pid_or_zero(), a.tid_or_zero()).push_back(e);
-    });
-  } else if (table == "sync") {
-    using S = rec::Sync;
-    done = read_ids<S, kSyncColumns>(ctx, stage, range, [&](const S& s) {
-      Event e;
-      e.row = static_cast<uint32_t>(s.id);
-      // An unknown type (NULL too) is named as type 0.
-      const bool known = s.type >= schema::sync_type::unknown && s.type <= schema::sync_type::context_synchronize;
-      e.name = info.sync_name_base + static_cast<uint32_t>(known ? s.type : 0);
-      e.start = clamp_time(s.start_or_zero());
-      e.end = std::max(e.start, clamp_time(s.end_or_zero()));
-      e.extra = static_cast<uint32_t>(s.correlation);
-      e.kind = EventKind::kSync;
-      map.at(s.pid_or_zero(), s.null(S::kTid) ? kSyncTrack : s.tid).push_back(e);
-    });
-  } else if (table == "op") {
-    using O = rec::Op;
-    done = read_ids<O, kOpColumns>(ctx, stage, range, [&](const O& o) {
-      Event e;
-      e.row = static_cast<uint32_t>(o.id);
-      e.name = static_cast<uint32_t>(o.name_id);
-      e.start = clamp_time(o.start_or_zero());
-      e.end = std::max(e.start, clamp_time(o.end_or_zero()));
-      e.kind = EventKind::kOp;
-      map.at(o.pid_or_zero(), o.tid_or_zero()).push_back(e);
-    });
-  } else {
-    using R = rec::Range;
-    done = read_ids<R, kRangeColumns>(ctx, stage, range, [&](const R& g) {
-      const int64_t source = g.source_or_zero();
-      Event e;
-      e.row = static_cast<uint32_t>(g.id);
-      e.kind = range_kind(source, g.kind_or_zero());
-      e.name = static_cast<uint32_t>(g.name_id);
-      e.start = clamp_time(g.start_or_zero());
-      // A range never closed lasts until its process's last flush.
-      int64_t end = g.end;
-      if (g.null(R::kEnd)) {
-        auto it = g.null(R::kPid) ? flush.end() : flush.find(g.pid);
-        end = it != flush.end() ? it->second : g.start_or_zero();
-      }
-      e.end = e.kind == EventKind::kMark ? e.start : std::max(e.start, clamp_time(end));
-      e.extra = g.null(R::kColor) ? 0 : static_cast<uint32_t>(g.color);
-      const int64_t tid = source == store::kRangeSourceSamplingWindow ? kTracedTrack
-                          : e.kind == EventKind::kAsyncRange          ? kAsyncTrack
-                                                                      : g.tid_or_zero();
-      map.at(g.pid_or_zero(), tid).push_back(e);
-    });
-  }
-  if (done) sort_lists(map.threads);
+}  // namespace
+
+inline bool EventLoad::on(const rec::ApiCall& a) {
+  Event e;
+  e.row = static_cast<uint32_t>(a.id);
+  e.name = static_cast<uint32_t>(a.name_id);
+  e.start = clamp_time(a.start_or_zero());
+  e.end = std::max(e.start, clamp_time(a.end_or_zero()));
+  e.extra = static_cast<uint32_t>(a.correlation);
+  e.kind = EventKind::kApiCall;
+  threads.at({a.pid_or_zero(), a.tid_or_zero()}).push_back(e);
+  return row_read();
 }
 
-}  // namespace
+inline bool EventLoad::on(const rec::Sync& s) {
+  Event e;
+  e.row = static_cast<uint32_t>(s.id);
+  // An unknown type (NULL too) is named as type 0.
+  const bool known = s.type >= schema::sync_type::unknown && s.type <= schema::sync_type::context_synchronize;
+  e.name = info_.sync_name_base + static_cast<uint32_t>(known ? s.type : 0);
+  e.start = clamp_time(s.start_or_zero());
+  e.end = std::max(e.start, clamp_time(s.end_or_zero()));
+  e.extra = static_cast<uint32_t>(s.correlation);
+  e.kind = EventKind::kSync;
+  threads.at({s.pid_or_zero(), s.null(rec::Sync::kTid) ? kSyncTrack : s.tid}).push_back(e);
+  return row_read();
+}
+
+inline bool EventLoad::on(const rec::Op& o) {
+  Event e;
+  e.row = static_cast<uint32_t>(o.id);
+  e.name = static_cast<uint32_t>(o.name_id);
+  e.start = clamp_time(o.start_or_zero());
+  e.end = std::max(e.start, clamp_time(o.end_or_zero()));
+  e.kind = EventKind::kOp;
+  threads.at({o.pid_or_zero(), o.tid_or_zero()}).push_back(e);
+  return row_read();
+}
+
+inline bool EventLoad::on(const rec::Range& g) {
+  using R = rec::Range;
+  const int64_t source = g.source_or_zero();
+  Event e;
+  e.row = static_cast<uint32_t>(g.id);
+  e.kind = range_kind(source, g.kind_or_zero());
+  e.name = static_cast<uint32_t>(g.name_id);
+  e.start = clamp_time(g.start_or_zero());
+  // A range never closed lasts until its process's last flush.
+  int64_t end = g.end;
+  if (g.null(R::kEnd)) {
+    auto it = g.null(R::kPid) ? flush_->end() : flush_->find(g.pid);
+    end = it != flush_->end() ? it->second : g.start_or_zero();
+  }
+  e.end = e.kind == EventKind::kMark ? e.start : std::max(e.start, clamp_time(end));
+  e.extra = g.null(R::kColor) ? 0 : static_cast<uint32_t>(g.color);
+  const int64_t tid = source == store::kRangeSourceSamplingWindow ? kTracedTrack
+                      : e.kind == EventKind::kAsyncRange          ? kAsyncTrack
+                                                                  : g.tid_or_zero();
+  threads.at({g.pid_or_zero(), tid}).push_back(e);
+  return row_read();
+}
 
 std::shared_ptr<LoadBatch> load_cpu_part(LoadContext& ctx) {
   store::Reader r(ctx.database);
   const RecordingInfo& info = *ctx.info;
   const std::string stage = "CPU threads";
   struct Task {
-    std::string table;
+    bool (*visit)(LoadContext&, EventLoad&, IdRange);
     IdRange range;
   };
   std::vector<Task> tasks;
-  for (const char* table : {"api_call", "op", "sync", "range"})
-    for (const IdRange& range : split_ids(r, table, reader_threads())) tasks.push_back({table, range});
+  auto add = [&]<class R>(store::events::Tag<R>) {
+    for (const IdRange& range : split_ids(r, std::string(R::kTable), reader_threads()))
+      tasks.push_back({visit_ids<R>, range});
+  };
+  add(store::events::Tag<rec::ApiCall>{});
+  add(store::events::Tag<rec::Op>{});
+  add(store::events::Tag<rec::Sync>{});
+  add(store::events::Tag<rec::Range>{});
   const FlushEnds flush = flush_ends(r);
-  std::vector<ThreadMap> maps(tasks.size());
+  std::vector<EventLoad> loads;
+  loads.reserve(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) loads.emplace_back(ctx, stage, &flush);
   std::vector<std::function<void()>> jobs;
   for (size_t i = 0; i < tasks.size(); ++i)
-    jobs.push_back([&, i] { read_range(ctx, tasks[i].table, tasks[i].range, flush, maps[i]); });
+    jobs.push_back([&, i] {
+      if (tasks[i].visit(ctx, loads[i], tasks[i].range)) sort_lists(loads[i].threads.lists);
+    });
   run_parallel(jobs);
   if (ctx.cancelled()) return nullptr;
-  std::vector<EventMap<std::pair<int64_t, int64_t>>> parts;
-  for (auto& m : maps) parts.push_back(std::move(m.threads));
+  std::vector<EventMap<ThreadKey>> parts;
+  for (EventLoad& l : loads) parts.push_back(std::move(l.threads.lists));
   auto threads = merge_sorted(parts);
 
   std::map<std::pair<int64_t, int64_t>, std::string> names;

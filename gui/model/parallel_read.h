@@ -16,7 +16,6 @@
 #include "gui/model/event.h"
 #include "gui/model/recording_loader.h"
 #include "gui/model/track_builder.h"
-#include "trace_formats/store/cursor.h"
 #include "trace_formats/store/reader.h"
 
 namespace gpuscope::gui {
@@ -42,27 +41,6 @@ inline std::vector<IdRange> split_ids(store::Reader& r, const std::string& table
 
 // Rows read between two progress reports (and checks for cancel).
 inline constexpr int64_t kProgressEvery = 250'000;
-
-// Reads the `columns` of the rows of R's table whose id lies in `range`, on a
-// connection of its own, and passes each row to `add`; reports progress under
-// `stage`. Returns false when the load was cancelled meanwhile.
-template <class R, const auto& Columns, class Add>
-bool read_ids(LoadContext& ctx, const std::string& stage, IdRange range, Add&& add) {
-  store::Reader r(ctx.database);
-  store::SelectOf<R, Columns> rows(r.db(), "WHERE id BETWEEN ?1 AND ?2");
-  rows.bind(1, range.lo).bind(2, range.hi);
-  int64_t pending = 0;
-  while (rows.next()) {
-    add(rows.row());
-    if (++pending == kProgressEvery) {
-      ctx.rows(pending, stage);
-      pending = 0;
-      if (ctx.cancelled()) return false;
-    }
-  }
-  if (pending) ctx.rows(pending, stage);
-  return true;
-}
 
 // Threads for one big table: the machine's cores, within reason.
 inline int reader_threads() {

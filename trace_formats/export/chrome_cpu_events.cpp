@@ -5,7 +5,6 @@
 #include "trace_formats/export/chrome_writer.h"
 #include "trace_formats/export/json_text.h"
 #include "trace_formats/import/kineto_names.h"
-#include "trace_formats/store/cursor.h"
 
 namespace gpuscope::formats {
 
@@ -23,197 +22,150 @@ bool is_gpuscope_mark(int64_t source) {
   return source == schema::range_source::sampling_window || source == schema::range_source::untraced_drained;
 }
 
-// Kineto's cpu_op events carry no depth (viewers nest by time), nor whether
-// an op ran in backward or its RecordFunction scope.
-constexpr Op::Column kOpRead[] = {
-    Op::kId, Op::kPid, Op::kTid, Op::kNameId, Op::kStart, Op::kEnd, Op::kSeqNr, Op::kShapesId, Op::kDtypesId,
-    Op::kExternalId};
-constexpr Op::Column kOpLeftOut[] = {Op::kDepth, Op::kBackward, Op::kScope};
-static_assert(store::covers<Op>(kOpRead, kOpLeftOut), "chrome export: handle or leave out each op column");
-
 }  // namespace
 
-void ChromeWriter::ops() {
-  store::Cursor<Op> q(m_.reader().db(), kOpRead, m_.where_pid());
-  while (q.next()) {
-    const Op& op = q.row();
-    const std::string& name = m_.json_string(op.name_id_or_zero());
-    const std::string* shapes = op.null(Op::kShapesId) ? nullptr : &m_.json_value(op.shapes_id);
-    const std::string* dtypes = op.null(Op::kDtypesId) ? nullptr : &m_.json_value(op.dtypes_id);
-    begin('X', name.size() + (shapes ? shapes->size() : 0) + (dtypes ? dtypes->size() : 0));
-    o_.lit(",\"cat\":\"cpu_op\",\"name\":");
-    o_.put(name);
-    host_span(op.pid_or_zero(), row_tid(kOpRows, op.id, op.tid_or_zero()), op.start_or_zero(), op.end_or_zero());
-    char* mark = open_args();
-    if (!op.null(Op::kExternalId)) int_arg("External id", op.external_id);
-    if (!op.null(Op::kSeqNr)) int_arg("Sequence number", op.seq_nr);
-    if (shapes) {
-      key("Input Dims");
-      o_.put(*shapes);
-    }
-    if (dtypes) {
-      key("Input type");
-      o_.put(*dtypes);
-    }
-    close_args(mark);
-    end_event();
-    row_done();
+void ChromeWriter::on(const Op& op) {
+  const std::string& name = m_.json_string(op.name_id_or_zero());
+  const std::string* shapes = op.null(Op::kShapesId) ? nullptr : &m_.json_value(op.shapes_id);
+  const std::string* dtypes = op.null(Op::kDtypesId) ? nullptr : &m_.json_value(op.dtypes_id);
+  begin('X', name.size() + (shapes ? shapes->size() : 0) + (dtypes ? dtypes->size() : 0));
+  o_.lit(",\"cat\":\"cpu_op\",\"name\":");
+  o_.put(name);
+  host_span(op.pid_or_zero(), row_tid(kOpRows, op.id, op.tid_or_zero()), op.start_or_zero(), op.end_or_zero());
+  char* mark = open_args();
+  if (!op.null(Op::kExternalId)) int_arg("External id", op.external_id);
+  if (!op.null(Op::kSeqNr)) int_arg("Sequence number", op.seq_nr);
+  if (shapes) {
+    key("Input Dims");
+    o_.put(*shapes);
   }
+  if (dtypes) {
+    key("Input type");
+    o_.put(*dtypes);
+  }
+  close_args(mark);
+  end_event();
+  row_done();
 }
 
-namespace {
-
-// Ranges nest by time on their thread; their depth is not written.
-constexpr Range::Column kRangeRead[] = {
-    Range::kId, Range::kPid, Range::kTid, Range::kSource, Range::kKind, Range::kDomainId, Range::kNameId,
-    Range::kStart, Range::kEnd, Range::kColor, Range::kCategory};
-constexpr Range::Column kRangeLeftOut[] = {Range::kDepth};
-static_assert(store::covers<Range>(kRangeRead, kRangeLeftOut), "chrome export: handle or leave out each range column");
-
-}  // namespace
-
-void ChromeWriter::ranges() {
-  store::Cursor<Range> q(m_.reader().db(), kRangeRead, m_.where_pid());
-  while (q.next()) {
-    const Range& r = q.row();
-    int64_t pid = r.pid_or_zero(), tid = r.tid_or_zero(), source = r.source_or_zero(), kind = r.kind_or_zero();
-    int64_t start = r.start_or_zero();
-    bool unclosed = r.null(Range::kEnd);
-    int64_t end = unclosed ? start : r.end;
-    std::string_view domain = m_.str(r.domain_id);  // empty for the default domain (NULL)
-    const std::string& name = m_.json_string(r.name_id_or_zero());
-    if (domain == kGpuAnnotationDomain) {
-      int64_t device = r.category_or_zero();
-      stream_name(device, tid);
-      begin('X', name.size());
-      o_.lit(",\"cat\":\"gpu_user_annotation\",\"name\":");
-      o_.put(name);
-      span(device, tid, start, end);
-      o_.lit(",\"args\":{\"device\":");
-      o_.put_int(device);
-      int_arg("stream", tid);
-      o_.put('}');
-      end_event();
-      row_done();
-      continue;
-    }
-    const std::string* domain_json = domain.empty() ? nullptr : &m_.json_string(r.domain_id);
-    if (kind != range_kind::mark && is_gpuscope_mark(source)) gpuscope_thread(pid);
-    begin(kind == range_kind::mark ? 'i' : 'X', name.size() + (domain_json ? domain_json->size() : 0));
-    if (kind == range_kind::mark) {
-      o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
-      o_.put(name);
-      where(pid, tid, start);
-    } else if (is_gpuscope_mark(source)) {
-      // The stretches traced and not traced are gpuscope's, not the job's:
-      // on the process's "gpuscope" row, under a category consumers that
-      // build the job's op tree (TensorBoard) leave alone.
-      o_.lit(",\"cat\":\"gpuscope\",\"name\":");
-      o_.put(name);
-      span(pid, kGpuscopeTid, start, end);
-    } else {
-      // CUPTI's overhead records under Kineto's category for them.
-      if (source == kRangePython) o_.lit(",\"cat\":\"python_function\",\"name\":");
-      else if (source == schema::range_source::tracer_overhead) o_.lit(",\"cat\":\"overhead\",\"name\":");
-      else o_.lit(",\"cat\":\"user_annotation\",\"name\":");
-      o_.put(name);
-      host_span(pid, row_tid(kRangeRows, r.id, tid), start, end);
-    }
-    char* mark = open_args();
-    if (source == schema::range_source::nvtx) {
-      key("source");
-      o_.lit("\"nvtx\"");
-    }
-    if (domain_json) {
-      key("domain");
-      o_.put(*domain_json);
-    }
-    if (kind == range_kind::start_end) {
-      key("range kind");
-      o_.lit("\"start_end\"");
-    }
-    if (!r.null(Range::kColor)) int_arg("color", r.color);
-    if (!r.null(Range::kCategory)) int_arg("category", r.category);
-    if (unclosed && kind != range_kind::mark) {
-      key("unclosed");
-      o_.lit("true");
-    }
-    close_args(mark);
-    end_event();
-    row_done();
-  }
-}
-
-namespace {
-
-constexpr ApiCall::Column kApiCallRead[] = {
-    ApiCall::kId, ApiCall::kPid, ApiCall::kTid, ApiCall::kDomain, ApiCall::kCbid, ApiCall::kNameId, ApiCall::kStart,
-    ApiCall::kEnd, ApiCall::kCorrelation, ApiCall::kReturnCode};
-static_assert(store::covers<ApiCall>(kApiCallRead, {}), "chrome export: handle or leave out each api_call column");
-
-}  // namespace
-
-void ChromeWriter::api_calls() {
-  store::Cursor<ApiCall> q(m_.reader().db(), kApiCallRead, m_.where_pid());
-  while (q.next()) {
-    const ApiCall& a = q.row();
-    int64_t pid = a.pid_or_zero(), tid = row_tid(kApiRows, a.id, a.tid_or_zero()), start = a.start_or_zero();
-    int64_t corr = a.correlation_or_zero();
-    const CorrelationMap::Entry* c = m_.api_call_correlation(a.pid, a.correlation);
-    const std::string& name = m_.json_string(a.name_id_or_zero());
+void ChromeWriter::on(const Range& r) {
+  int64_t pid = r.pid_or_zero(), tid = r.tid_or_zero(), source = r.source_or_zero(), kind = r.kind_or_zero();
+  int64_t start = r.start_or_zero();
+  bool unclosed = r.null(Range::kEnd);
+  int64_t end = unclosed ? start : r.end;
+  std::string_view domain = m_.str(r.domain_id);  // empty for the default domain (NULL)
+  const std::string& name = m_.json_string(r.name_id_or_zero());
+  if (domain == kGpuAnnotationDomain) {
+    int64_t device = r.category_or_zero();
+    stream_name(device, tid);
     begin('X', name.size());
-    if (a.domain == schema::api_domain::driver) o_.lit(",\"cat\":\"cuda_driver\",\"name\":");
-    else o_.lit(",\"cat\":\"cuda_runtime\",\"name\":");
+    o_.lit(",\"cat\":\"gpu_user_annotation\",\"name\":");
     o_.put(name);
-    host_span(pid, tid, start, a.end_or_zero());
-    o_.lit(",\"args\":{\"cbid\":");
-    o_.put_int(a.cbid_or_zero());
-    int_arg("correlation", corr);
-    if (c && c->has_external) int_arg("External id", c->external_id);
-    if (int64_t rc = a.return_code_or_zero(); rc != 0) int_arg("return code", rc);
+    span(device, tid, start, end);
+    o_.lit(",\"args\":{\"device\":");
+    o_.put_int(device);
+    int_arg("stream", tid);
     o_.put('}');
     end_event();
-    // The launch -> GPU arrow starts here once; each GPU activity ends one.
-    if (c && c->gpu) flow(true, m_.flow_id(pid, corr), pid, tid, start);
     row_done();
+    return;
   }
+  const std::string* domain_json = domain.empty() ? nullptr : &m_.json_string(r.domain_id);
+  if (kind != range_kind::mark && is_gpuscope_mark(source)) gpuscope_thread(pid);
+  begin(kind == range_kind::mark ? 'i' : 'X', name.size() + (domain_json ? domain_json->size() : 0));
+  if (kind == range_kind::mark) {
+    o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
+    o_.put(name);
+    where(pid, tid, start);
+  } else if (is_gpuscope_mark(source)) {
+    // The stretches traced and not traced are gpuscope's, not the job's:
+    // on the process's "gpuscope" row, under a category consumers that
+    // build the job's op tree (TensorBoard) leave alone.
+    o_.lit(",\"cat\":\"gpuscope\",\"name\":");
+    o_.put(name);
+    span(pid, kGpuscopeTid, start, end);
+  } else {
+    // CUPTI's overhead records under Kineto's category for them.
+    if (source == kRangePython) o_.lit(",\"cat\":\"python_function\",\"name\":");
+    else if (source == schema::range_source::tracer_overhead) o_.lit(",\"cat\":\"overhead\",\"name\":");
+    else o_.lit(",\"cat\":\"user_annotation\",\"name\":");
+    o_.put(name);
+    host_span(pid, row_tid(kRangeRows, r.id, tid), start, end);
+  }
+  char* mark = open_args();
+  if (source == schema::range_source::nvtx) {
+    key("source");
+    o_.lit("\"nvtx\"");
+  }
+  if (domain_json) {
+    key("domain");
+    o_.put(*domain_json);
+  }
+  if (kind == range_kind::start_end) {
+    key("range kind");
+    o_.lit("\"start_end\"");
+  }
+  if (!r.null(Range::kColor)) int_arg("color", r.color);
+  if (!r.null(Range::kCategory)) int_arg("category", r.category);
+  if (unclosed && kind != range_kind::mark) {
+    key("unclosed");
+    o_.lit("true");
+  }
+  close_args(mark);
+  end_event();
+  row_done();
 }
 
-namespace {
+void ChromeWriter::on(const ApiCall& a) {
+  int64_t pid = a.pid_or_zero(), tid = row_tid(kApiRows, a.id, a.tid_or_zero()), start = a.start_or_zero();
+  int64_t corr = a.correlation_or_zero();
+  const CorrelationMap::Entry* c = m_.api_call_correlation(a.pid, a.correlation);
+  const std::string& name = m_.json_string(a.name_id_or_zero());
+  begin('X', name.size());
+  if (a.domain == schema::api_domain::driver) o_.lit(",\"cat\":\"cuda_driver\",\"name\":");
+  else o_.lit(",\"cat\":\"cuda_runtime\",\"name\":");
+  o_.put(name);
+  host_span(pid, tid, start, a.end_or_zero());
+  o_.lit(",\"args\":{\"cbid\":");
+  o_.put_int(a.cbid_or_zero());
+  int_arg("correlation", corr);
+  if (c && c->has_external) int_arg("External id", c->external_id);
+  if (int64_t rc = a.return_code_or_zero(); rc != 0) int_arg("return code", rc);
+  o_.put('}');
+  end_event();
+  // The launch -> GPU arrow starts here once; each GPU activity ends one.
+  if (c && c->gpu) flow(true, m_.flow_id(pid, corr), pid, tid, start);
+  row_done();
+}
 
-constexpr Step::Column kStepRead[] = {Step::kPid, Step::kNumber, Step::kStart, Step::kEnd, Step::kSource};
-constexpr Step::Column kStepLeftOut[] = {Step::kId};  // the row key
-static_assert(store::covers<Step>(kStepRead, kStepLeftOut), "chrome export: handle or leave out each step column");
-
-}  // namespace
-
-void ChromeWriter::load_step_rows() {
+void ChromeWriter::before(Tag<Step>) {
   // Steps already present as ProfilerStep#N ranges are written with the
   // ranges; the others (optimizer or NVTX boundaries) get a ProfilerStep#N
   // event so that TensorBoard and HTA see them, marked so import keeps them
   // as steps only.
-  std::map<int64_t, bool> has_ranges;
   auto r = m_.reader().query("SELECT DISTINCT pid FROM range WHERE source=" +
                              std::to_string(schema::range_source::profiler_step) + m_.and_pid());
-  while (r.step()) has_ranges[r.int64("pid")] = true;
-  store::Cursor<Step> q(m_.reader().db(), kStepRead, m_.where_pid() + " ORDER BY pid, start");
+  while (r.step()) step_ranges_[r.int64("pid")] = true;
   // `--steps analysed`: analyze's steps, bounded as it bounds them, so that
   // TensorBoard's step figures describe its window.
-  const bool analysed = window_ && !window_->steps.empty() && !has_ranges.count(window_->pid);
-  std::map<int64_t, int64_t> sources;  // of the analysed process's steps, by number
-  while (q.next()) {
-    const Step& step = q.row();
-    int64_t pid = step.pid_or_zero(), number = step.number_or_zero(), source = step.source_or_zero();
-    int64_t start = step.start_or_zero();
-    if (analysed && pid == window_->pid) sources[number] = source;
-    if (has_ranges.count(pid) || (analysed && pid == window_->pid)) continue;
-    step_info_[pid].push_back({number, source});
-    step_rows_[pid].second.push_back({start, std::max(start, step.end_or_zero())});
-  }
-  if (analysed)
+  analysed_ = window_ && !window_->steps.empty() && !step_ranges_.count(window_->pid);
+}
+
+void ChromeWriter::on(const Step& step) {
+  int64_t pid = step.pid_or_zero(), number = step.number_or_zero(), source = step.source_or_zero();
+  int64_t start = step.start_or_zero();
+  if (analysed_ && pid == window_->pid) window_sources_[number] = source;
+  if (step_ranges_.count(pid) || (analysed_ && pid == window_->pid)) return;
+  step_info_[pid].push_back({number, source});
+  step_rows_[pid].second.push_back({start, std::max(start, step.end_or_zero())});
+}
+
+void ChromeWriter::finish_step_rows() {
+  if (analysed_)
     for (const auto& s : window_->steps) {
-      auto it = sources.find(s.number);
-      step_info_[window_->pid].push_back({s.number, it == sources.end() ? int64_t{schema::step_source::nvtx} : it->second});
+      auto it = window_sources_.find(s.number);
+      step_info_[window_->pid].push_back(
+          {s.number, it == window_sources_.end() ? int64_t{schema::step_source::nvtx} : it->second});
       step_rows_[window_->pid].second.push_back({s.start, std::max(s.start, s.end)});
     }
   if (step_rows_.empty()) return;
@@ -246,86 +198,46 @@ void ChromeWriter::steps() {
   }
 }
 
-namespace {
-
-// Kineto's [memory] events tell the device, not the kind of memory.
-constexpr MemoryEvent::Column kMemoryRead[] = {
-    MemoryEvent::kPid, MemoryEvent::kDevice, MemoryEvent::kTs, MemoryEvent::kOp, MemoryEvent::kSource,
-    MemoryEvent::kAddress, MemoryEvent::kBytes, MemoryEvent::kStream, MemoryEvent::kCorrelation,
-    MemoryEvent::kTotalAllocated, MemoryEvent::kTotalReserved};
-constexpr MemoryEvent::Column kMemoryLeftOut[] = {MemoryEvent::kId, MemoryEvent::kMemKind};
-static_assert(store::covers<MemoryEvent>(kMemoryRead, kMemoryLeftOut),
-              "chrome export: handle or leave out each memory_event column");
-
-}  // namespace
-
-void ChromeWriter::memory() {
-  store::Cursor<MemoryEvent> q(m_.reader().db(), kMemoryRead, m_.where_pid());
-  while (q.next()) {
-    const MemoryEvent& e = q.row();
-    int64_t pid = e.pid_or_zero(), device = e.device_or_zero(), bytes = e.bytes_or_zero();
-    begin('i');
-    // Only the torch allocator's events are "[memory]": TensorBoard draws its
-    // memory curves from their totals, which CUDA-level events lack.
-    if (e.source == schema::memory_source::cuda)
-      o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[cuda memory]\"");
-    else
-      o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"");
-    where(pid, pid, e.ts_or_zero());
-    o_.lit(",\"args\":{\"Device Type\":");
-    o_.put(device >= 0 ? '1' : '0');
-    int_arg("Device Id", device);
-    int_arg("Addr", e.address_or_zero());
-    int_arg("Bytes", e.op == schema::memory_op::free ? -bytes : bytes);
-    if (!e.null(MemoryEvent::kTotalAllocated)) int_arg("Total Allocated", e.total_allocated);
-    if (!e.null(MemoryEvent::kTotalReserved)) int_arg("Total Reserved", e.total_reserved);
-    if (!e.null(MemoryEvent::kStream)) int_arg("stream", e.stream);
-    if (!e.null(MemoryEvent::kCorrelation)) int_arg("correlation", e.correlation);
-    o_.put('}');
-    end_event();
-    row_done();
-  }
+void ChromeWriter::on(const MemoryEvent& e) {
+  int64_t pid = e.pid_or_zero(), device = e.device_or_zero(), bytes = e.bytes_or_zero();
+  begin('i');
+  // Only the torch allocator's events are "[memory]": TensorBoard draws its
+  // memory curves from their totals, which CUDA-level events lack.
+  if (e.source == schema::memory_source::cuda)
+    o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[cuda memory]\"");
+  else
+    o_.lit(",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"");
+  where(pid, pid, e.ts_or_zero());
+  o_.lit(",\"args\":{\"Device Type\":");
+  o_.put(device >= 0 ? '1' : '0');
+  int_arg("Device Id", device);
+  int_arg("Addr", e.address_or_zero());
+  int_arg("Bytes", e.op == schema::memory_op::free ? -bytes : bytes);
+  if (!e.null(MemoryEvent::kTotalAllocated)) int_arg("Total Allocated", e.total_allocated);
+  if (!e.null(MemoryEvent::kTotalReserved)) int_arg("Total Reserved", e.total_reserved);
+  if (!e.null(MemoryEvent::kStream)) int_arg("stream", e.stream);
+  if (!e.null(MemoryEvent::kCorrelation)) int_arg("correlation", e.correlation);
+  o_.put('}');
+  end_event();
+  row_done();
 }
 
-namespace {
-
-constexpr Counter::Column kCounterRead[] = {
-    Counter::kPid, Counter::kDevice, Counter::kNameId, Counter::kTs, Counter::kValue};
-constexpr Counter::Column kCounterLeftOut[] = {Counter::kId};  // the row key
-static_assert(store::covers<Counter>(kCounterRead, kCounterLeftOut),
-              "chrome export: handle or leave out each counter column");
-
-}  // namespace
-
-void ChromeWriter::counters() {
-  store::Cursor<Counter> q(m_.reader().db(), kCounterRead, m_.where_pid());
-  while (q.next()) {
-    const Counter& c = q.row();
-    const std::string& name = m_.json_string(c.name_id_or_zero());
-    begin('C', name.size());
-    o_.lit(",\"name\":");
-    o_.put(name);
-    // Device counters sit on the GPU's row, host counters on the process.
-    int64_t pid = c.null(Counter::kDevice) ? c.pid_or_zero() : c.device;
-    o_.lit(",\"pid\":");
-    o_.put_int(pid);
-    o_.lit(",\"ts\":");
-    o_.put_us(c.ts_or_zero());
-    o_.lit(",\"args\":{\"value\":");
-    o_.put_double(c.value);
-    o_.put('}');
-    end_event();
-    row_done();
-  }
-}
-
-std::vector<store::TableUse> ChromeWriter::host_table_uses() {
-  return {store::table_use<Op>(kConsumer, kOpRead, kOpLeftOut),
-          store::table_use<Range>(kConsumer, kRangeRead, kRangeLeftOut),
-          store::table_use<ApiCall>(kConsumer, kApiCallRead, {}),
-          store::table_use<Step>(kConsumer, kStepRead, kStepLeftOut),
-          store::table_use<MemoryEvent>(kConsumer, kMemoryRead, kMemoryLeftOut),
-          store::table_use<Counter>(kConsumer, kCounterRead, kCounterLeftOut)};
+void ChromeWriter::on(const Counter& c) {
+  const std::string& name = m_.json_string(c.name_id_or_zero());
+  begin('C', name.size());
+  o_.lit(",\"name\":");
+  o_.put(name);
+  // Device counters sit on the GPU's row, host counters on the process.
+  int64_t pid = c.null(Counter::kDevice) ? c.pid_or_zero() : c.device;
+  o_.lit(",\"pid\":");
+  o_.put_int(pid);
+  o_.lit(",\"ts\":");
+  o_.put_us(c.ts_or_zero());
+  o_.lit(",\"args\":{\"value\":");
+  o_.put_double(c.value);
+  o_.put('}');
+  end_event();
+  row_done();
 }
 
 }  // namespace gpuscope::formats

@@ -8,233 +8,130 @@
 #include "trace_formats/common/text.h"
 #include "trace_formats/export/json_text.h"
 #include "trace_formats/import/kineto_names.h"
-#include "trace_formats/store/cursor.h"
 
 namespace gpuscope::formats {
 
-using store::rec::GraphLaunch;
 using store::rec::Kernel;
 using store::rec::Memcpy;
 using store::rec::Memset;
 using store::rec::Sync;
 
-namespace {
-
-// A GPU event carries every column of its row but the row key.
-constexpr Kernel::Column kKernelRead[] = {
-    Kernel::kPid, Kernel::kDevice, Kernel::kContext, Kernel::kStream, Kernel::kCorrelation, Kernel::kStart,
-    Kernel::kEnd, Kernel::kNameId, Kernel::kGridX, Kernel::kGridY, Kernel::kGridZ, Kernel::kBlockX, Kernel::kBlockY,
-    Kernel::kBlockZ, Kernel::kRegisters, Kernel::kStaticSmem, Kernel::kDynamicSmem, Kernel::kGraphId,
-    Kernel::kGraphNodeId};
-constexpr Kernel::Column kKernelLeftOut[] = {Kernel::kId};
-static_assert(store::covers<Kernel>(kKernelRead, kKernelLeftOut),
-              "chrome export: handle or leave out each kernel column");
-
-// A graph launch is its kernels' span: import derives the rows again from
-// the kernels' graph ids (kineto_finish.cpp), so the export writes none.
-constexpr GraphLaunch::Column kGraphLaunchLeftOut[] = {
-    GraphLaunch::kId, GraphLaunch::kPid, GraphLaunch::kDevice, GraphLaunch::kContext, GraphLaunch::kStream,
-    GraphLaunch::kGraphId, GraphLaunch::kCorrelation, GraphLaunch::kStart, GraphLaunch::kEnd};
-static_assert(store::covers<GraphLaunch>({}, kGraphLaunchLeftOut),
-              "chrome export: handle or leave out each graph_launch column");
-
-}  // namespace
-
-void ChromeWriter::kernels() {
-  store::Cursor<Kernel> q(m_.reader().db(), kKernelRead, m_.where_pid());
-  int64_t sm_device = INT64_MIN, sms = 0;
-  while (q.next()) {
-    const Kernel& k = q.row();
-    int64_t pid = k.pid, device = k.device_or_zero(), stream = k.stream_or_zero(), corr = k.correlation_or_zero();
-    int64_t start = k.start_or_zero();
-    const CorrelationMap::Entry* c = m_.correlation(k.pid, k.correlation);
-    stream_name(device, stream);
-    const std::string& name = m_.json_string(k.name_id_or_zero());
-    gpu_event_head("kernel", name, device, stream, start, k.end_or_zero(), c, k.context_or_zero(), corr);
-    int_arg("registers per thread", k.registers_or_zero());
-    int64_t static_smem = k.static_smem_or_zero(), dynamic_smem = k.dynamic_smem_or_zero();
-    int_arg("shared memory", static_smem + dynamic_smem);
-    int64_t gx = k.grid_x_or_zero(), gy = k.grid_y_or_zero(), gz = k.grid_z_or_zero();
-    int64_t bx = k.block_x_or_zero(), by = k.block_y_or_zero(), bz = k.block_z_or_zero();
-    if (device != sm_device) {
-      sm_device = device;
-      sms = m_.sm_count(device);
-    }
-    if (sms > 0) {
-      double per_sm = double(gx) * double(gy) * double(gz) / double(sms);
-      key("blocks per SM");
-      o_.put_double(per_sm);
-      key("warps per SM");
-      o_.put_double(per_sm * std::ceil(double(bx) * double(by) * double(bz) / 32.0));
-    }
-    key("grid");
-    o_.put('[');
-    o_.put_int(gx);
-    o_.put(',');
-    o_.put_int(gy);
-    o_.put(',');
-    o_.put_int(gz);
-    o_.put(']');
-    key("block");
-    o_.put('[');
-    o_.put_int(bx);
-    o_.put(',');
-    o_.put_int(by);
-    o_.put(',');
-    o_.put_int(bz);
-    o_.put(']');
-    // Kineto sums the two; keep them apart when it matters for re-import.
-    if (dynamic_smem != 0) {
-      int_arg("static shared memory", static_smem);
-      int_arg("dynamic shared memory", dynamic_smem);
-    }
-    if (!k.null(Kernel::kGraphId)) int_arg("graph id", k.graph_id);
-    if (!k.null(Kernel::kGraphNodeId)) int_arg("graph node id", k.graph_node_id);
-    o_.put('}');
-    end_event();
-    if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
-    row_done();
+void ChromeWriter::on(const Kernel& k) {
+  int64_t pid = k.pid, device = k.device_or_zero(), stream = k.stream_or_zero(), corr = k.correlation_or_zero();
+  int64_t start = k.start_or_zero();
+  const CorrelationMap::Entry* c = m_.correlation(k.pid, k.correlation);
+  stream_name(device, stream);
+  const std::string& name = m_.json_string(k.name_id_or_zero());
+  gpu_event_head("kernel", name, device, stream, start, k.end_or_zero(), c, k.context_or_zero(), corr);
+  int_arg("registers per thread", k.registers_or_zero());
+  int64_t static_smem = k.static_smem_or_zero(), dynamic_smem = k.dynamic_smem_or_zero();
+  int_arg("shared memory", static_smem + dynamic_smem);
+  int64_t gx = k.grid_x_or_zero(), gy = k.grid_y_or_zero(), gz = k.grid_z_or_zero();
+  int64_t bx = k.block_x_or_zero(), by = k.block_y_or_zero(), bz = k.block_z_or_zero();
+  if (device != sm_device_) {
+    sm_device_ = device;
+    sms_ = m_.sm_count(device);
   }
+  if (sms_ > 0) {
+    double per_sm = double(gx) * double(gy) * double(gz) / double(sms_);
+    key("blocks per SM");
+    o_.put_double(per_sm);
+    key("warps per SM");
+    o_.put_double(per_sm * std::ceil(double(bx) * double(by) * double(bz) / 32.0));
+  }
+  key("grid");
+  o_.put('[');
+  o_.put_int(gx);
+  o_.put(',');
+  o_.put_int(gy);
+  o_.put(',');
+  o_.put_int(gz);
+  o_.put(']');
+  key("block");
+  o_.put('[');
+  o_.put_int(bx);
+  o_.put(',');
+  o_.put_int(by);
+  o_.put(',');
+  o_.put_int(bz);
+  o_.put(']');
+  // Kineto sums the two; keep them apart when it matters for re-import.
+  if (dynamic_smem != 0) {
+    int_arg("static shared memory", static_smem);
+    int_arg("dynamic shared memory", dynamic_smem);
+  }
+  if (!k.null(Kernel::kGraphId)) int_arg("graph id", k.graph_id);
+  if (!k.null(Kernel::kGraphNodeId)) int_arg("graph node id", k.graph_node_id);
+  o_.put('}');
+  end_event();
+  if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
+  row_done();
 }
 
-namespace {
-
-// GPU rows of one table share a few names: escape each once.
-struct NameCache {
-  int64_t a = INT64_MIN, b = INT64_MIN, c = INT64_MIN;
-  std::string json;
-  template <typename F>
-  const std::string& get(int64_t a2, int64_t b2, int64_t c2, F&& name) {
-    if (a2 != a || b2 != b || c2 != c) {
-      a = a2;
-      b = b2;
-      c = c2;
-      json.clear();
-      append_json_string(json, name());
-    }
-    return json;
+void ChromeWriter::on(const Memcpy& m) {
+  int64_t pid = m.pid, device = m.device_or_zero(), stream = m.stream_or_zero(), corr = m.correlation_or_zero();
+  int64_t start = m.start_or_zero(), end = m.end_or_zero(), bytes = m.bytes_or_zero();
+  const CorrelationMap::Entry* c = m_.correlation(m.pid, m.correlation);
+  stream_name(device, stream);
+  int64_t kind = m.copy_kind_or_zero(), src = m.src_kind_or_zero(), dst = m.dst_kind_or_zero();
+  const std::string& name = memcpy_names_.get(kind, src, dst, [&] { return memcpy_name(kind, src, dst); });
+  gpu_event_head("gpu_memcpy", name, device, stream, start, end, c, m.context_or_zero(), corr);
+  int_arg("bytes", bytes);
+  if (end > start) {
+    key("memory bandwidth (GB/s)");
+    o_.put_double(double(bytes) / double(span_ns(start, end)));  // bytes per ns = GB/s
   }
-};
-
-constexpr Memcpy::Column kMemcpyRead[] = {
-    Memcpy::kPid, Memcpy::kDevice, Memcpy::kContext, Memcpy::kStream, Memcpy::kCorrelation, Memcpy::kStart,
-    Memcpy::kEnd, Memcpy::kCopyKind, Memcpy::kSrcKind, Memcpy::kDstKind, Memcpy::kBytes, Memcpy::kSrcDevice,
-    Memcpy::kDstDevice, Memcpy::kGraphId};
-constexpr Memcpy::Column kMemcpyLeftOut[] = {Memcpy::kId};
-static_assert(store::covers<Memcpy>(kMemcpyRead, kMemcpyLeftOut),
-              "chrome export: handle or leave out each memcpy column");
-
-}  // namespace
-
-void ChromeWriter::memcpys() {
-  store::Cursor<Memcpy> q(m_.reader().db(), kMemcpyRead, m_.where_pid());
-  NameCache names;
-  while (q.next()) {
-    const Memcpy& m = q.row();
-    int64_t pid = m.pid, device = m.device_or_zero(), stream = m.stream_or_zero(), corr = m.correlation_or_zero();
-    int64_t start = m.start_or_zero(), end = m.end_or_zero(), bytes = m.bytes_or_zero();
-    const CorrelationMap::Entry* c = m_.correlation(m.pid, m.correlation);
-    stream_name(device, stream);
-    int64_t kind = m.copy_kind_or_zero(), src = m.src_kind_or_zero(), dst = m.dst_kind_or_zero();
-    const std::string& name = names.get(kind, src, dst, [&] { return memcpy_name(kind, src, dst); });
-    gpu_event_head("gpu_memcpy", name, device, stream, start, end, c, m.context_or_zero(), corr);
-    int_arg("bytes", bytes);
-    if (end > start) {
-      key("memory bandwidth (GB/s)");
-      o_.put_double(double(bytes) / double(span_ns(start, end)));  // bytes per ns = GB/s
-    }
-    if (!m.null(Memcpy::kSrcDevice)) int_arg("src device", m.src_device);
-    if (!m.null(Memcpy::kDstDevice)) int_arg("dst device", m.dst_device);
-    if (!m.null(Memcpy::kGraphId)) int_arg("graph id", m.graph_id);
-    o_.put('}');
-    end_event();
-    if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
-    row_done();
-  }
+  if (!m.null(Memcpy::kSrcDevice)) int_arg("src device", m.src_device);
+  if (!m.null(Memcpy::kDstDevice)) int_arg("dst device", m.dst_device);
+  if (!m.null(Memcpy::kGraphId)) int_arg("graph id", m.graph_id);
+  o_.put('}');
+  end_event();
+  if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
+  row_done();
 }
 
-namespace {
-
-// Kineto's gpu_memset events carry no value.
-constexpr Memset::Column kMemsetRead[] = {
-    Memset::kPid, Memset::kDevice, Memset::kContext, Memset::kStream, Memset::kCorrelation, Memset::kStart,
-    Memset::kEnd, Memset::kBytes, Memset::kMemKind, Memset::kGraphId};
-constexpr Memset::Column kMemsetLeftOut[] = {Memset::kId, Memset::kValue};
-static_assert(store::covers<Memset>(kMemsetRead, kMemsetLeftOut),
-              "chrome export: handle or leave out each memset column");
-
-}  // namespace
-
-void ChromeWriter::memsets() {
-  store::Cursor<Memset> q(m_.reader().db(), kMemsetRead, m_.where_pid());
-  NameCache names;
-  while (q.next()) {
-    const Memset& m = q.row();
-    int64_t pid = m.pid, device = m.device_or_zero(), stream = m.stream_or_zero(), corr = m.correlation_or_zero();
-    int64_t start = m.start_or_zero(), end = m.end_or_zero(), bytes = m.bytes_or_zero();
-    const CorrelationMap::Entry* c = m_.correlation(m.pid, m.correlation);
-    stream_name(device, stream);
-    int64_t kind = m.mem_kind_or_zero();
-    const std::string& name = names.get(kind, 0, 0, [&] { return memset_name(kind); });
-    gpu_event_head("gpu_memset", name, device, stream, start, end, c, m.context_or_zero(), corr);
-    int_arg("bytes", bytes);
-    if (end > start) {
-      key("memory bandwidth (GB/s)");
-      o_.put_double(double(bytes) / double(span_ns(start, end)));
-    }
-    if (!m.null(Memset::kGraphId)) int_arg("graph id", m.graph_id);
-    o_.put('}');
-    end_event();
-    if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
-    row_done();
+void ChromeWriter::on(const Memset& m) {
+  int64_t pid = m.pid, device = m.device_or_zero(), stream = m.stream_or_zero(), corr = m.correlation_or_zero();
+  int64_t start = m.start_or_zero(), end = m.end_or_zero(), bytes = m.bytes_or_zero();
+  const CorrelationMap::Entry* c = m_.correlation(m.pid, m.correlation);
+  stream_name(device, stream);
+  int64_t kind = m.mem_kind_or_zero();
+  const std::string& name = memset_names_.get(kind, 0, 0, [&] { return memset_name(kind); });
+  gpu_event_head("gpu_memset", name, device, stream, start, end, c, m.context_or_zero(), corr);
+  int_arg("bytes", bytes);
+  if (end > start) {
+    key("memory bandwidth (GB/s)");
+    o_.put_double(double(bytes) / double(span_ns(start, end)));
   }
+  if (!m.null(Memset::kGraphId)) int_arg("graph id", m.graph_id);
+  o_.put('}');
+  end_event();
+  if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
+  row_done();
 }
 
-namespace {
-
-// A sync is drawn on the GPU stream it waited for, not on the calling thread.
-constexpr Sync::Column kSyncRead[] = {
-    Sync::kPid, Sync::kType, Sync::kContext, Sync::kStream, Sync::kEvent, Sync::kStart, Sync::kEnd, Sync::kCorrelation,
-    Sync::kWaitStream, Sync::kEventCorrelation};
-constexpr Sync::Column kSyncLeftOut[] = {Sync::kId, Sync::kTid};
-static_assert(store::covers<Sync>(kSyncRead, kSyncLeftOut), "chrome export: handle or leave out each sync column");
-
-}  // namespace
-
-void ChromeWriter::syncs() {
-  store::Cursor<Sync> q(m_.reader().db(), kSyncRead, m_.where_pid());
-  while (q.next()) {
-    const Sync& s = q.row();
-    int64_t device = m_.context_device(s.pid_or_zero(), s.context_or_zero());
-    int64_t stream = s.stream_or_zero();
-    stream_name(device, stream);
-    std::string_view name = sync_name(s.type_or_zero());
-    begin('X', name.size());
-    o_.lit(",\"cat\":\"cuda_sync\",\"name\":\"");
-    o_.put(name);
-    o_.put('"');
-    span(device, stream, s.start_or_zero(), s.end_or_zero());
-    o_.lit(",\"args\":{\"device\":");
-    o_.put_int(device);
-    int_arg("context", s.context_or_zero());
-    int_arg("stream", s.null(Sync::kStream) ? -1 : s.stream);
-    int_arg("correlation", s.correlation_or_zero());
-    if (!s.null(Sync::kEvent)) int_arg("event", s.event);
-    // What a stream wait waited for, as Kineto names it (HTA's critical path follows these).
-    if (!s.null(Sync::kWaitStream)) int_arg("wait_on_stream", s.wait_stream);
-    if (!s.null(Sync::kEventCorrelation)) int_arg("wait_on_cuda_event_record_corr_id", s.event_correlation);
-    o_.put('}');
-    end_event();
-    row_done();
-  }
-}
-
-std::vector<store::TableUse> ChromeWriter::device_table_uses() {
-  return {store::table_use<Kernel>(kConsumer, kKernelRead, kKernelLeftOut),
-          store::table_use<Memcpy>(kConsumer, kMemcpyRead, kMemcpyLeftOut),
-          store::table_use<Memset>(kConsumer, kMemsetRead, kMemsetLeftOut),
-          store::table_use<Sync>(kConsumer, kSyncRead, kSyncLeftOut),
-          store::table_use<GraphLaunch>(kConsumer, {}, kGraphLaunchLeftOut)};
+void ChromeWriter::on(const Sync& s) {
+  int64_t device = m_.context_device(s.pid_or_zero(), s.context_or_zero());
+  int64_t stream = s.stream_or_zero();
+  stream_name(device, stream);
+  std::string_view name = sync_name(s.type_or_zero());
+  begin('X', name.size());
+  o_.lit(",\"cat\":\"cuda_sync\",\"name\":\"");
+  o_.put(name);
+  o_.put('"');
+  span(device, stream, s.start_or_zero(), s.end_or_zero());
+  o_.lit(",\"args\":{\"device\":");
+  o_.put_int(device);
+  int_arg("context", s.context_or_zero());
+  int_arg("stream", s.null(Sync::kStream) ? -1 : s.stream);
+  int_arg("correlation", s.correlation_or_zero());
+  if (!s.null(Sync::kEvent)) int_arg("event", s.event);
+  // What a stream wait waited for, as Kineto names it (HTA's critical path follows these).
+  if (!s.null(Sync::kWaitStream)) int_arg("wait_on_stream", s.wait_stream);
+  if (!s.null(Sync::kEventCorrelation)) int_arg("wait_on_cuda_event_record_corr_id", s.event_correlation);
+  o_.put('}');
+  end_event();
+  row_done();
 }
 
 }  // namespace gpuscope::formats

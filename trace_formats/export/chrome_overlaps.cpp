@@ -31,7 +31,7 @@ bool row_order(const HostRow& a, const HostRow& b) {
 }  // namespace
 
 void ChromeWriter::plan_overlaps() {
-  load_step_rows();
+  finish_step_rows();
   // One sorted pass over every host row, thread by thread: SQLite sorts, so
   // memory holds one thread's open stack and the rows that move.
   const std::string range_where =

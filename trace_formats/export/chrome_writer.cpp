@@ -210,18 +210,9 @@ void ChromeWriter::write_all() {
   header();
   metadata();
   write_marks();
-  plan_overlaps();
-  ops();
-  ranges();
-  m_.load_correlations(ExportModel::kExternalIds | ExportModel::kGpuActivity);
-  api_calls();  // before the GPU rows: it marks which correlations were launched
-  kernels();
-  memcpys();
-  memsets();
-  syncs();
-  steps();
-  memory();
-  counters();
+  // The kinds in the stream's order, which is the order Kineto writes them
+  // in, with this writer's phases between them (the before() hooks).
+  store::events::visit_all(m_.reader().db(), *this, {.pid = m_.only_pid()});
   trailer();
 }
 
@@ -233,8 +224,9 @@ uint64_t chrome_row_total(ExportModel& m) {
 }
 
 std::vector<store::TableUse> chrome_table_uses() {
-  std::vector<store::TableUse> uses = ChromeWriter::host_table_uses();
-  for (store::TableUse& u : ChromeWriter::device_table_uses()) uses.push_back(std::move(u));
+  std::vector<store::TableUse> uses = store::events::uses<ChromeWriter>(ChromeWriter::kConsumer);
+  uses.push_back(store::table_use<store::rec::GraphLaunch>(ChromeWriter::kConsumer, {},
+                                                           chrome_columns::kGraphLaunchLeftOut));
   return uses;
 }
 

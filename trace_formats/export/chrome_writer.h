@@ -1,7 +1,8 @@
 // The Chrome-trace JSON writer behind export_chrome and export_tensorboard.
-// One pass per table; events are written into a buffer flushed in 1 MiB
-// pieces (json_out.h), so memory stays flat. Layout and names follow torch.profiler's
-// Kineto output so that tools built for it (HTA, TensorBoard's plugin) accept it.
+// One pass over the event stream (store/event_stream.h); events are written
+// into a buffer flushed in 1 MiB pieces (json_out.h), so memory stays flat.
+// Layout and names follow torch.profiler's Kineto output so that tools built
+// for it (HTA, TensorBoard's plugin) accept it.
 #pragma once
 
 #include <cmath>
@@ -16,16 +17,21 @@
 #include <vector>
 
 #include "trace_formats/common/time_math.h"
+#include "trace_formats/export/chrome_columns.h"
 #include "trace_formats/export/export_model.h"
 #include "trace_formats/export/export_window.h"
 #include "trace_formats/export/exporters.h"
 #include "trace_formats/export/json_out.h"
+#include "trace_formats/export/json_text.h"
 #include "trace_formats/export/output_file.h"
 #include "trace_formats/export/progress.h"
 #include "trace_formats/store/coverage.h"
+#include "trace_formats/store/event_stream.h"
 
 namespace gpuscope::formats {
 
+// A visitor of the event stream (store/event_stream.h): one on() a kind,
+// writing the kind's events as the rows come, in table order.
 class ChromeWriter {
  public:
   ChromeWriter(ExportModel& model, OutputFile& out, Progress& progress, uint64_t total_rows)
@@ -38,22 +44,58 @@ class ChromeWriter {
   // Writes the whole document.
   void write_all();
   uint64_t events() const { return events_; }
-  // What the host and the device passes do with each column of the tables
-  // they carry, declared next to their reads (chrome_table_uses()).
-  static std::vector<store::TableUse> host_table_uses();
-  static std::vector<store::TableUse> device_table_uses();
+  static constexpr std::string_view kConsumer = "chrome export";
+
+  // The event stream's visitor: per kind, what it reads (chrome_columns.h)
+  // and its method. chrome_cpu_events.cpp writes the host kinds,
+  // chrome_gpu_events.cpp the device kinds.
+  template <class R, const auto& Read, const auto& LeftOut = store::events::kNone<R>>
+  using Columns = store::events::Columns<R, Read, LeftOut>;
+  template <class R>
+  using Tag = store::events::Tag<R>;
+  static Columns<store::rec::Step, chrome_columns::kStepRead, chrome_columns::kStepLeftOut> columns(
+      Tag<store::rec::Step>);
+  static Columns<store::rec::Op, chrome_columns::kOpRead, chrome_columns::kOpLeftOut> columns(Tag<store::rec::Op>);
+  static Columns<store::rec::Range, chrome_columns::kRangeRead, chrome_columns::kRangeLeftOut> columns(
+      Tag<store::rec::Range>);
+  static Columns<store::rec::ApiCall, chrome_columns::kApiCallRead> columns(Tag<store::rec::ApiCall>);
+  static Columns<store::rec::Kernel, chrome_columns::kKernelRead, chrome_columns::kKernelLeftOut> columns(
+      Tag<store::rec::Kernel>);
+  static Columns<store::rec::Memcpy, chrome_columns::kMemcpyRead, chrome_columns::kMemcpyLeftOut> columns(
+      Tag<store::rec::Memcpy>);
+  static Columns<store::rec::Memset, chrome_columns::kMemsetRead, chrome_columns::kMemsetLeftOut> columns(
+      Tag<store::rec::Memset>);
+  static Columns<store::rec::Sync, chrome_columns::kSyncRead, chrome_columns::kSyncLeftOut> columns(
+      Tag<store::rec::Sync>);
+  static Columns<store::rec::MemoryEvent, chrome_columns::kMemoryRead, chrome_columns::kMemoryLeftOut> columns(
+      Tag<store::rec::MemoryEvent>);
+  static Columns<store::rec::Counter, chrome_columns::kCounterRead, chrome_columns::kCounterLeftOut> columns(
+      Tag<store::rec::Counter>);
+  // Steps by process, then start: the ProfilerStep rows of each process in order.
+  static constexpr std::string_view order(Tag<store::rec::Step>) { return "pid, start"; }
+  void on(const store::rec::Step& step);
+  void on(const store::rec::Op& op);
+  void on(const store::rec::Range& r);
+  void on(const store::rec::ApiCall& a);
+  void on(const store::rec::Kernel& k);
+  void on(const store::rec::Memcpy& m);
+  void on(const store::rec::Memset& m);
+  void on(const store::rec::Sync& s);
+  void on(const store::rec::MemoryEvent& e);
+  void on(const store::rec::Counter& c);
+  // Phases between kinds: which processes need ProfilerStep events, before
+  // the steps come; the rows that move to overlap rows once they are known,
+  // before the first host event; the correlations, before the API calls
+  // (which mark what was launched); the ProfilerStep events after the GPU
+  // rows, where Kineto writes them.
+  void before(Tag<store::rec::Step>);
+  void before(Tag<store::rec::Op>) { plan_overlaps(); }
+  void before(Tag<store::rec::ApiCall>) { m_.load_correlations(ExportModel::kExternalIds | ExportModel::kGpuActivity); }
+  void before(Tag<store::rec::MemoryEvent>) { steps(); }
 
  private:
-  static constexpr std::string_view kConsumer = "chrome export";
   void header();
   void metadata();
-  void ops();
-  void ranges();
-  void api_calls();
-  void kernels();
-  void memcpys();
-  void memsets();
-  void syncs();
   void steps();
   // chrome_overlaps.cpp: which host rows do not nest on their thread, and
   // the rows they move to (moved_, row_tid).
@@ -71,16 +113,36 @@ class ChromeWriter {
   enum HostTable { kOpRows = 0, kApiRows = 1, kRangeRows = 2, kStepRows = 3 };
   // The steps that need a ProfilerStep#N event (the step table's, where no
   // ProfilerStep ranges were recorded), by pid: the thread that carries them
-  // (the busiest) and their bounds; each with its number and source.
-  void load_step_rows();
+  // (the busiest) and their bounds; each with its number and source. Read
+  // by on(Step); finish_step_rows() adds analyze's window and the threads.
+  void finish_step_rows();
   struct StepRow {
     int64_t number, source;
   };
   std::map<int64_t, std::pair<int64_t, std::vector<std::pair<int64_t, int64_t>>>> step_rows_;
   std::map<int64_t, std::vector<StepRow>> step_info_;
-  void memory();
-  void counters();
+  std::map<int64_t, bool> step_ranges_;  // processes whose steps are ProfilerStep ranges
+  bool analysed_ = false;                // `--steps analysed`: the window's steps replace its process's
+  std::map<int64_t, int64_t> window_sources_;  // of the analysed process's steps, by number
   void trailer();
+  // GPU rows of one table share a few names: escape each once.
+  struct NameCache {
+    int64_t a = INT64_MIN, b = INT64_MIN, c = INT64_MIN;
+    std::string json;
+    template <typename F>
+    const std::string& get(int64_t a2, int64_t b2, int64_t c2, F&& name) {
+      if (a2 != a || b2 != b || c2 != c) {
+        a = a2;
+        b = b2;
+        c = c2;
+        json.clear();
+        append_json_string(json, name());
+      }
+      return json;
+    }
+  };
+  NameCache memcpy_names_, memset_names_;
+  int64_t sm_device_ = INT64_MIN, sms_ = 0;  // the SM count of the last kernel's device
 
   // Starts an event object, `{"ph":"<ph>"` after the separator, with room
   // for `var` bytes of names and values besides the fixed parts.
@@ -233,9 +295,9 @@ class ChromeWriter {
 uint64_t chrome_row_total(ExportModel& m);
 
 // Every column of the tables the Chrome export carries, handled or left out
-// on purpose (store/coverage.h): a column added to one of them fails the
-// static_assert next to its read, and this list is checked against a changed
-// schema by tests/trace_formats/export/export_coverage_test.cpp.
+// on purpose (chrome_columns.h): a column added to one of them fails to
+// compile in the event stream's check, and this list is checked against a
+// changed schema by tests/trace_formats/export/export_coverage_test.cpp.
 std::vector<store::TableUse> chrome_table_uses();
 
 }  // namespace gpuscope::formats

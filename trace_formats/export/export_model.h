@@ -49,6 +49,8 @@ class ExportModel {
   std::optional<int64_t> origin_utc_ns() const { return origin_utc_; }
   std::string meta(std::string_view key, std::string_view fallback = {}) { return r_.meta(key, fallback); }
 
+  // The one process exported, or nullopt for all.
+  std::optional<int64_t> only_pid() const { return only_pid_; }
   // " WHERE pid=N" / " AND pid=N" (with a table alias prefix) or "" for all processes.
   std::string where_pid(const char* alias = "") const;
   std::string and_pid(const char* alias = "") const;

@@ -18,7 +18,7 @@
 #include "trace_formats/export/perfetto_writer.h"
 #include "trace_formats/import/kineto_names.h"
 #include "trace_formats/store/coverage.h"
-#include "trace_formats/store/cursor.h"
+#include "trace_formats/store/event_stream.h"
 
 namespace gpuscope::formats {
 
@@ -39,26 +39,23 @@ using store::rec::Step;
 using store::rec::Sync;
 
 // What the export does with each column of the tables it turns into events:
-// the in-memory pass reads exactly the *Read columns, and merged_query()
-// selects the same ones. Left out on purpose: a Perfetto slice carries a
+// the in-memory pass reads exactly the *Read columns (TimedRows below, a
+// visitor of the event stream, which checks that each column is read or left
+// out), and merged_query() selects the same ones. Left out on purpose: a Perfetto slice carries a
 // name, times and a track but no args (the Chrome export carries those), and
 // the row id only orders ties, as row order does in the in-memory pass.
 constexpr Range::Column kRangeRead[] = {Range::kPid,      Range::kTid,    Range::kSource, Range::kKind,
                                         Range::kDomainId, Range::kNameId, Range::kStart,  Range::kEnd,
                                         Range::kCategory};
 constexpr Range::Column kRangeLeftOut[] = {Range::kId, Range::kDepth, Range::kColor};
-static_assert(store::covers<Range>(kRangeRead, kRangeLeftOut), "perfetto export: read or leave out each range column");
 
 constexpr Op::Column kOpRead[] = {Op::kPid, Op::kTid, Op::kNameId, Op::kStart, Op::kEnd};
 constexpr Op::Column kOpLeftOut[] = {Op::kId,    Op::kDepth,    Op::kSeqNr,    Op::kBackward,
                                      Op::kScope, Op::kShapesId, Op::kDtypesId, Op::kExternalId};
-static_assert(store::covers<Op>(kOpRead, kOpLeftOut), "perfetto export: read or leave out each op column");
 
 constexpr ApiCall::Column kApiCallRead[] = {ApiCall::kPid,   ApiCall::kTid, ApiCall::kDomain,     ApiCall::kNameId,
                                             ApiCall::kStart, ApiCall::kEnd, ApiCall::kCorrelation};
 constexpr ApiCall::Column kApiCallLeftOut[] = {ApiCall::kId, ApiCall::kCbid, ApiCall::kReturnCode};
-static_assert(store::covers<ApiCall>(kApiCallRead, kApiCallLeftOut),
-              "perfetto export: read or leave out each api_call column");
 
 constexpr Kernel::Column kKernelRead[] = {Kernel::kPid,   Kernel::kDevice, Kernel::kStream, Kernel::kCorrelation,
                                           Kernel::kStart, Kernel::kEnd,    Kernel::kNameId};
@@ -67,39 +64,29 @@ constexpr Kernel::Column kKernelLeftOut[] = {Kernel::kId,         Kernel::kConte
                                              Kernel::kBlockY,     Kernel::kBlockZ,     Kernel::kRegisters,
                                              Kernel::kStaticSmem, Kernel::kDynamicSmem, Kernel::kGraphId,
                                              Kernel::kGraphNodeId};
-static_assert(store::covers<Kernel>(kKernelRead, kKernelLeftOut),
-              "perfetto export: read or leave out each kernel column");
 
 constexpr Memcpy::Column kMemcpyRead[] = {Memcpy::kPid,   Memcpy::kDevice, Memcpy::kStream,   Memcpy::kCorrelation,
                                           Memcpy::kStart, Memcpy::kEnd,    Memcpy::kCopyKind, Memcpy::kSrcKind,
                                           Memcpy::kDstKind};
 constexpr Memcpy::Column kMemcpyLeftOut[] = {Memcpy::kId,        Memcpy::kContext,   Memcpy::kBytes,
                                              Memcpy::kSrcDevice, Memcpy::kDstDevice, Memcpy::kGraphId};
-static_assert(store::covers<Memcpy>(kMemcpyRead, kMemcpyLeftOut),
-              "perfetto export: read or leave out each memcpy column");
 
 constexpr Memset::Column kMemsetRead[] = {Memset::kPid,   Memset::kDevice, Memset::kStream, Memset::kCorrelation,
                                           Memset::kStart, Memset::kEnd,    Memset::kMemKind};
 constexpr Memset::Column kMemsetLeftOut[] = {Memset::kId, Memset::kContext, Memset::kBytes, Memset::kValue,
                                              Memset::kGraphId};
-static_assert(store::covers<Memset>(kMemsetRead, kMemsetLeftOut),
-              "perfetto export: read or leave out each memset column");
 
 // Syncs go on their process's "CUDA sync" lane, so not even the thread is kept.
 constexpr Sync::Column kSyncRead[] = {Sync::kPid, Sync::kType, Sync::kStart, Sync::kEnd};
 constexpr Sync::Column kSyncLeftOut[] = {Sync::kId,    Sync::kTid,         Sync::kContext,    Sync::kStream,
                                          Sync::kEvent, Sync::kCorrelation, Sync::kWaitStream, Sync::kEventCorrelation};
-static_assert(store::covers<Sync>(kSyncRead, kSyncLeftOut), "perfetto export: read or leave out each sync column");
 
 constexpr Step::Column kStepRead[] = {Step::kPid, Step::kNumber, Step::kStart, Step::kEnd};
 constexpr Step::Column kStepLeftOut[] = {Step::kId, Step::kSource};
-static_assert(store::covers<Step>(kStepRead, kStepLeftOut), "perfetto export: read or leave out each step column");
 
 constexpr Counter::Column kCounterRead[] = {Counter::kPid, Counter::kDevice, Counter::kNameId, Counter::kTs,
                                             Counter::kValue};
 constexpr Counter::Column kCounterLeftOut[] = {Counter::kId};
-static_assert(store::covers<Counter>(kCounterRead, kCounterLeftOut),
-              "perfetto export: read or leave out each counter column");
 
 // Only the torch allocator's totals become counters; single allocations are not drawn.
 constexpr MemoryEvent::Column kMemoryEventRead[] = {MemoryEvent::kPid, MemoryEvent::kDevice, MemoryEvent::kTs,
@@ -107,8 +94,6 @@ constexpr MemoryEvent::Column kMemoryEventRead[] = {MemoryEvent::kPid, MemoryEve
 constexpr MemoryEvent::Column kMemoryEventLeftOut[] = {
     MemoryEvent::kId,      MemoryEvent::kOp,    MemoryEvent::kSource, MemoryEvent::kMemKind,
     MemoryEvent::kAddress, MemoryEvent::kBytes, MemoryEvent::kStream, MemoryEvent::kCorrelation};
-static_assert(store::covers<MemoryEvent>(kMemoryEventRead, kMemoryEventLeftOut),
-              "perfetto export: read or leave out each memory_event column");
 
 // The rows in write order, for when they are too many to hold.
 // Columns: s, e, src, k1, k2, k3, nm, x1, x2, x3, corr, corr_ok, val.
@@ -210,20 +195,153 @@ void count_device_pids(store::Reader& reader, std::map<int64_t, int>& pids_by_de
   while (q.step()) pids_by_device[q.int64(device)] = static_cast<int>(q.int64(pids));
 }
 
+// The in-memory pass as a visitor of the event stream: each row becomes a
+// TimedRow of its source, appended in table order (the sort is stable, so
+// ties keep it).
+class TimedRows {
+ public:
+  using Rows = std::vector<TimedRow>[kSourceCount];
+  // `gpu_domain`: the string id of the GPU annotations' domain, if any.
+  TimedRows(Rows& rows, RowTexts& texts, std::optional<int64_t> gpu_domain)
+      : rows_(rows), texts_(texts), gpu_domain_(gpu_domain) {}
+
+  template <class R, const auto& Read, const auto& LeftOut>
+  using Columns = store::events::Columns<R, Read, LeftOut>;
+  template <class R>
+  using Tag = store::events::Tag<R>;
+  static Columns<Step, kStepRead, kStepLeftOut> columns(Tag<Step>);
+  static Columns<Op, kOpRead, kOpLeftOut> columns(Tag<Op>);
+  static Columns<Range, kRangeRead, kRangeLeftOut> columns(Tag<Range>);
+  static Columns<ApiCall, kApiCallRead, kApiCallLeftOut> columns(Tag<ApiCall>);
+  static Columns<Kernel, kKernelRead, kKernelLeftOut> columns(Tag<Kernel>);
+  static Columns<Memcpy, kMemcpyRead, kMemcpyLeftOut> columns(Tag<Memcpy>);
+  static Columns<Memset, kMemsetRead, kMemsetLeftOut> columns(Tag<Memset>);
+  static Columns<Sync, kSyncRead, kSyncLeftOut> columns(Tag<Sync>);
+  static Columns<MemoryEvent, kMemoryEventRead, kMemoryEventLeftOut> columns(Tag<MemoryEvent>);
+  static Columns<Counter, kCounterRead, kCounterLeftOut> columns(Tag<Counter>);
+
+  void on(const Range& g) {
+    TimedRow r;
+    r.k1 = g.pid_or_zero();
+    r.k2 = g.tid_or_zero();
+    r.name = slice_name(texts_, g.name_id_or_zero());
+    r.start = g.start_or_zero();
+    r.end = g.null(Range::kEnd) ? r.start : g.end;
+    const int64_t kind = g.kind_or_zero();
+    if (gpu_domain_ && !g.null(Range::kDomainId) && g.domain_id == *gpu_domain_) {
+      r.k3 = r.k2;
+      r.k2 = g.category_or_zero();
+      add(kSrcGpuAnnotation, r);
+    } else if (kind == range_kind::push_pop) {
+      r.flags |= range_flags(g.source_or_zero());
+      add(kSrcRange, r);
+    } else if (kind == range_kind::start_end) {
+      add(kSrcLaneRange, r);
+    } else if (kind == range_kind::mark) {
+      r.end = r.start;
+      add(kSrcMark, r);
+    }
+  }
+  void on(const Op& o) {
+    TimedRow r;
+    r.k1 = o.pid_or_zero();
+    r.k2 = o.tid_or_zero();
+    r.name = slice_name(texts_, o.name_id_or_zero());
+    r.start = o.start_or_zero();
+    r.end = o.end_or_zero();
+    add(kSrcOp, r);
+  }
+  void on(const ApiCall& a) {
+    TimedRow r;
+    r.k1 = a.pid_or_zero();
+    r.k2 = a.tid_or_zero();
+    if (a.domain_or_zero() == schema::api_domain::driver) r.flags = TimedRow::kAlt;
+    r.name = slice_name(texts_, a.name_id_or_zero());
+    r.start = a.start_or_zero();
+    r.end = a.end_or_zero();
+    correlate(a, r);
+    add(kSrcApi, r);
+  }
+  void on(const Kernel& k) {
+    TimedRow r = gpu_row(k);
+    r.name = slice_name(texts_, k.name_id_or_zero());
+    add(kSrcKernel, r);
+  }
+  void on(const Memcpy& c) {
+    TimedRow r = gpu_row(c);
+    r.name = texts_.name_of(memcpy_name(c.copy_kind_or_zero(), c.src_kind_or_zero(), c.dst_kind_or_zero()));
+    add(kSrcMemcpy, r);
+  }
+  void on(const Memset& s) {
+    TimedRow r = gpu_row(s);
+    r.name = texts_.name_of(memset_name(s.mem_kind_or_zero()));
+    add(kSrcMemset, r);
+  }
+  void on(const Sync& y) {
+    TimedRow r;
+    r.k1 = y.pid_or_zero();
+    r.name = texts_.name_of(std::string(sync_name(y.type_or_zero())));
+    r.start = y.start_or_zero();
+    r.end = y.end_or_zero();
+    add(kSrcSync, r);
+  }
+  void on(const Step& t) {
+    TimedRow r;
+    r.k1 = t.pid_or_zero();
+    r.name = texts_.name_of("step " + n(t.number_or_zero()));
+    r.start = t.start_or_zero();
+    r.end = t.end_or_zero();
+    add(kSrcStep, r);
+  }
+  void on(const Counter& c) {
+    TimedRow r;
+    r.k1 = c.pid_or_zero();
+    if (c.null(Counter::kDevice)) {
+      r.k2 = -1;
+      r.flags = TimedRow::kAlt;
+    } else {
+      r.k2 = c.device;
+    }
+    r.name = c.name_id_or_zero();
+    r.start = r.end = c.ts_or_zero();
+    r.x = bits_of(c.value);  // NULL reads as 0.0
+    add(kSrcCounter, r);
+  }
+  void on(const MemoryEvent& e) {
+    if (e.null(MemoryEvent::kTotalAllocated)) return;  // a single allocation
+    TimedRow r;
+    r.k1 = e.pid_or_zero();
+    r.k2 = e.device_or_zero();
+    r.start = r.end = e.ts_or_zero();
+    r.x = e.total_allocated;
+    if (e.null(MemoryEvent::kTotalReserved)) {
+      r.k3 = -1;
+      r.flags = TimedRow::kAlt;
+    } else {
+      r.k3 = e.total_reserved;
+    }
+    add(kSrcMemory, r);
+  }
+
+ private:
+  void add(Source src, const TimedRow& r) {
+    rows_[src].push_back(r);
+    rows_[src].back().src = src;
+  }
+  Rows& rows_;
+  RowTexts& texts_;
+  std::optional<int64_t> gpu_domain_;
+};
+
 }  // namespace
 
 std::vector<store::TableUse> perfetto_table_uses() {
   constexpr std::string_view kConsumer = "perfetto export";
-  return {store::table_use<Range>(kConsumer, kRangeRead, kRangeLeftOut),
-          store::table_use<Op>(kConsumer, kOpRead, kOpLeftOut),
-          store::table_use<ApiCall>(kConsumer, kApiCallRead, kApiCallLeftOut),
-          store::table_use<Kernel>(kConsumer, kKernelRead, kKernelLeftOut),
-          store::table_use<Memcpy>(kConsumer, kMemcpyRead, kMemcpyLeftOut),
-          store::table_use<Memset>(kConsumer, kMemsetRead, kMemsetLeftOut),
-          store::table_use<Sync>(kConsumer, kSyncRead, kSyncLeftOut),
-          store::table_use<Step>(kConsumer, kStepRead, kStepLeftOut),
-          store::table_use<Counter>(kConsumer, kCounterRead, kCounterLeftOut),
-          store::table_use<MemoryEvent>(kConsumer, kMemoryEventRead, kMemoryEventLeftOut)};
+  return {store::events::use<Range, TimedRows>(kConsumer),  store::events::use<Op, TimedRows>(kConsumer),
+          store::events::use<ApiCall, TimedRows>(kConsumer), store::events::use<Kernel, TimedRows>(kConsumer),
+          store::events::use<Memcpy, TimedRows>(kConsumer),  store::events::use<Memset, TimedRows>(kConsumer),
+          store::events::use<Sync, TimedRows>(kConsumer),    store::events::use<Step, TimedRows>(kConsumer),
+          store::events::use<Counter, TimedRows>(kConsumer), store::events::use<MemoryEvent, TimedRows>(kConsumer)};
 }
 
 void PerfettoWriter::row(const TimedRow& r) {
@@ -374,127 +492,9 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
   rows[kSrcKernel].reserve(count["kernel"]);
   rows[kSrcMemcpy].reserve(count["memcpy"]);
   rows[kSrcMemset].reserve(count["memset"]);
-  auto add = [&](Source src, const TimedRow& r) {
-    rows[src].push_back(r);
-    rows[src].back().src = src;
-  };
-
   store::Connection& db = m_.reader().db();
-  const std::string where = m_.where_pid();
-  auto gpu_domain = db.query_int("SELECT id FROM string WHERE value='gpu_user_annotation'");
-  for (store::Cursor<Range> q(db, kRangeRead, where); q.next();) {
-    const Range& g = q.row();
-    TimedRow r;
-    r.k1 = g.pid_or_zero();
-    r.k2 = g.tid_or_zero();
-    r.name = slice_name(texts_, g.name_id_or_zero());
-    r.start = g.start_or_zero();
-    r.end = g.null(Range::kEnd) ? r.start : g.end;
-    const int64_t kind = g.kind_or_zero();
-    if (gpu_domain && !g.null(Range::kDomainId) && g.domain_id == *gpu_domain) {
-      r.k3 = r.k2;
-      r.k2 = g.category_or_zero();
-      add(kSrcGpuAnnotation, r);
-    } else if (kind == range_kind::push_pop) {
-      r.flags |= range_flags(g.source_or_zero());
-      add(kSrcRange, r);
-    } else if (kind == range_kind::start_end) {
-      add(kSrcLaneRange, r);
-    } else if (kind == range_kind::mark) {
-      r.end = r.start;
-      add(kSrcMark, r);
-    }
-  }
-  for (store::Cursor<Op> q(db, kOpRead, where); q.next();) {
-    const Op& o = q.row();
-    TimedRow r;
-    r.k1 = o.pid_or_zero();
-    r.k2 = o.tid_or_zero();
-    r.name = slice_name(texts_, o.name_id_or_zero());
-    r.start = o.start_or_zero();
-    r.end = o.end_or_zero();
-    add(kSrcOp, r);
-  }
-  for (store::Cursor<ApiCall> q(db, kApiCallRead, where); q.next();) {
-    const ApiCall& a = q.row();
-    TimedRow r;
-    r.k1 = a.pid_or_zero();
-    r.k2 = a.tid_or_zero();
-    if (a.domain_or_zero() == schema::api_domain::driver) r.flags = TimedRow::kAlt;
-    r.name = slice_name(texts_, a.name_id_or_zero());
-    r.start = a.start_or_zero();
-    r.end = a.end_or_zero();
-    correlate(a, r);
-    add(kSrcApi, r);
-  }
-  for (store::Cursor<Kernel> q(db, kKernelRead, where); q.next();) {
-    const Kernel& k = q.row();
-    TimedRow r = gpu_row(k);
-    r.name = slice_name(texts_, k.name_id_or_zero());
-    add(kSrcKernel, r);
-  }
-  for (store::Cursor<Memcpy> q(db, kMemcpyRead, where); q.next();) {
-    const Memcpy& c = q.row();
-    TimedRow r = gpu_row(c);
-    r.name = texts_.name_of(memcpy_name(c.copy_kind_or_zero(), c.src_kind_or_zero(),
-                                        c.dst_kind_or_zero()));
-    add(kSrcMemcpy, r);
-  }
-  for (store::Cursor<Memset> q(db, kMemsetRead, where); q.next();) {
-    const Memset& s = q.row();
-    TimedRow r = gpu_row(s);
-    r.name = texts_.name_of(memset_name(s.mem_kind_or_zero()));
-    add(kSrcMemset, r);
-  }
-  for (store::Cursor<Sync> q(db, kSyncRead, where); q.next();) {
-    const Sync& y = q.row();
-    TimedRow r;
-    r.k1 = y.pid_or_zero();
-    r.name = texts_.name_of(std::string(sync_name(y.type_or_zero())));
-    r.start = y.start_or_zero();
-    r.end = y.end_or_zero();
-    add(kSrcSync, r);
-  }
-  for (store::Cursor<Step> q(db, kStepRead, where); q.next();) {
-    const Step& t = q.row();
-    TimedRow r;
-    r.k1 = t.pid_or_zero();
-    r.name = texts_.name_of("step " + n(t.number_or_zero()));
-    r.start = t.start_or_zero();
-    r.end = t.end_or_zero();
-    add(kSrcStep, r);
-  }
-  for (store::Cursor<Counter> q(db, kCounterRead, where); q.next();) {
-    const Counter& c = q.row();
-    TimedRow r;
-    r.k1 = c.pid_or_zero();
-    if (c.null(Counter::kDevice)) {
-      r.k2 = -1;
-      r.flags = TimedRow::kAlt;
-    } else {
-      r.k2 = c.device;
-    }
-    r.name = c.name_id_or_zero();
-    r.start = r.end = c.ts_or_zero();
-    r.x = bits_of(c.value);  // NULL reads as 0.0
-    add(kSrcCounter, r);
-  }
-  for (store::Cursor<MemoryEvent> q(db, kMemoryEventRead, "WHERE total_allocated IS NOT NULL" + m_.and_pid());
-       q.next();) {
-    const MemoryEvent& e = q.row();
-    TimedRow r;
-    r.k1 = e.pid_or_zero();
-    r.k2 = e.device_or_zero();
-    r.start = r.end = e.ts_or_zero();
-    r.x = e.total_allocated;  // never NULL here (the WHERE)
-    if (e.null(MemoryEvent::kTotalReserved)) {
-      r.k3 = -1;
-      r.flags = TimedRow::kAlt;
-    } else {
-      r.k3 = e.total_reserved;
-    }
-    add(kSrcMemory, r);
-  }
+  TimedRows visitor(rows, texts_, db.query_int("SELECT id FROM string WHERE value='gpu_user_annotation'"));
+  store::events::visit_all(db, visitor, {.pid = m_.only_pid()});
 
   rows[kSrcGpuscope] = marks_;
 
