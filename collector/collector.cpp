@@ -152,8 +152,7 @@ const Config& config() { return g_config; }
 
 bool nvtx_wanted() {
   if (g_forked_child.load()) return false;
-  const char* trace = settings::raw(settings::Id::kTrace);
-  return !trace || std::strstr(trace, "nvtx") != nullptr;
+  return settings::value<settings::Id::kTrace>().nvtx;
 }
 
 void ensure_started() {

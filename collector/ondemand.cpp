@@ -324,8 +324,7 @@ int open_capture(const Request& request, std::string& why, bool begun) {
   if (request.create) {
     c.meta.emplace_back(meta_key::kSource, "gpuscope capture");
     c.meta.emplace_back(meta_key::kCommand, own_cmdline());
-    const char* trace = settings::raw(settings::Id::kTrace);
-    c.meta.emplace_back(meta_key::kTrace, trace ? trace : "cuda,nvtx,torch");
+    c.meta.emplace_back(meta_key::kTrace, settings::Sources::format(settings::value<settings::Id::kTrace>()));
   }
   if (g_cuda.load()) writer_thread::set_devices_at_open(query_devices());
   writer_thread::start(c, g_first_tick);

@@ -139,8 +139,7 @@ std::string collector_dir() {
 }
 
 bool wanted(const PluginSpec& spec) {
-  const char* trace = settings::raw(settings::Id::kTrace);
-  return !trace || std::strstr(trace, spec.source) != nullptr;
+  return settings::value<settings::Id::kTrace>().has(spec.source);
 }
 
 // The first candidate that exists (the torch plugin's order, the only plugin

@@ -13,7 +13,9 @@
 # (bench/torch_plugin/dataloader_ops.py on the GPU: DL_ROUNDS), op_steps
 # (bench/torch_plugin/op_steps.py on the GPU: OS_ROUNDS), machine (clock source, CPU),
 # ddp (tests/gpu/ddp_check.py, 2 GPUs: DDP_ARGS), export_consumers (tests/gpu/export_consumers.py:
-# HTA idle and TensorBoard GPU utilization of `export --steps analysed` against analyze; EC_ARGS).
+# HTA idle and TensorBoard GPU utilization of `export --steps analysed` against analyze; EC_ARGS),
+# job_end (tests/plugins/torch/check_job_end.py with the loop on the GPU: JOB_END_CASES),
+# on_demand (bench/collector/on_demand_cost.py: OD_ARGS).
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -82,6 +84,22 @@ for step in "$@"; do
   export_consumers)
     timeout -k 5 $left python3 tests/gpu/export_consumers.py --gpuscope "$PWD/.carry/bin/gpuscope" --python python3 \
       --out "$OUT/r/export_consumers" ${EC_ARGS:-} ;;
+  job_end)
+    # Issue 39 on real CUPTI: the GPU loop of check_job_end.py stopped by SIGINT/SIGKILL after 5 s
+    # (its steps after the control stretch analysed), and a job that raises reported as failed.
+    mkdir -p "$OUT/r/job_end"
+    for c in ${JOB_END_CASES:-stopped_sigint_group stopped_sigint_gpuscope stopped_sigkill_job job_fails}; do
+      JOB_END_DEVICE=cuda timeout -k 5 $left python3 tests/plugins/torch/check_job_end.py "$c" \
+        --gpuscope "$PWD/.carry/bin/gpuscope" --python python3 --samples samples --trainer none \
+        --mismatch-plugin none 2>&1 | tee -a "$OUT/r/job_end/log.txt"
+      echo "job_end $c: rc=${PIPESTATUS[0]}" | tee -a "$OUT/r/job_end/log.txt"
+    done ;;
+  on_demand)
+    # Issue 40's goals (bench/collector/on_demand_cost.py): dormant cost, the steps after a capture,
+    # the whole job's cost, trigger latency in steps. OD_ARGS adds options (--model resnet50 ...).
+    mkdir -p "$OUT/r/on_demand"
+    timeout -k 5 $left python3 bench/collector/on_demand_cost.py --gpuscope "$PWD/.carry/bin/gpuscope" \
+      --python python3 --device cuda ${OD_ARGS:-} --json "$OUT/r/on_demand/on_demand.json" 2>&1 | tail -40 ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
   # Kept under r/ too: the call's output comes back only in its last 12 000 characters.

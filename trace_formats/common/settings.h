@@ -18,6 +18,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -132,6 +133,11 @@ struct Sources {
   struct Value {
     bool cuda = true, nvtx = true, torch = true, memory = false, nvml = false, overhead = false;
     bool operator==(const Value&) const = default;
+    // A source by its name in the list ("torch" for the plugin of that source).
+    bool has(std::string_view name) const {
+      return name == "cuda" ? cuda : name == "nvtx" ? nvtx : name == "torch" ? torch : name == "memory" ? memory
+             : name == "nvml" ? nvml : name == "overhead" && overhead;
+    }
   };
   static constexpr const char* kName = "list";
   static constexpr bool kEmptyIsUnset = false, kWarns = false;

@@ -1,7 +1,9 @@
 """A CPU training loop fed by a DataLoader with 2 worker processes, for
 check_job_end.py: it runs until stopped (--seconds, default forever), or
-raises after --raise-after seconds (or before its first step, --raise-at-start)."""
+raises after --raise-after seconds (or before its first step, --raise-at-start).
+JOB_END_DEVICE=cuda runs the model on the GPU (tests/gpu/session.sh, step job_end)."""
 import argparse
+import os
 import time
 
 import torch
@@ -22,15 +24,18 @@ loader = DataLoader(data, batch_size=8, shuffle=True, num_workers=args.workers, 
 model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 loss_fn = nn.CrossEntropyLoss()
+device = torch.device(os.environ.get("JOB_END_DEVICE", "cpu"))
+model.to(device)
 start = time.monotonic()
 print("started", flush=True)
 if args.raise_at_start:
-    model(next(iter(loader))[0])
+    model(next(iter(loader))[0].to(device))
     time.sleep(args.raise_at_start)
     raise RuntimeError("job_end_loop.py: failing on purpose before the first step")
 while True:
     for inputs, targets in loader:
         optimizer.zero_grad()
+        inputs, targets = inputs.to(device, non_blocking=True), targets.to(device, non_blocking=True)
         loss_fn(model(inputs), targets).backward()
         optimizer.step()
         elapsed = time.monotonic() - start

@@ -221,6 +221,25 @@ TEST(Settings, StepsGrammar) {
   EXPECT_FALSE(parse_steps_window("on-demand", first, last));
 }
 
+// The collector's NVTX injection and plugin loader ask the parsed list by
+// name (collector.cpp, plugin_host.cpp), so they agree with load_config.
+TEST(Settings, SourcesAreAskedByName) {
+  Sources::Value v;
+  ASSERT_TRUE(Sources::parse("cuda,torch,memory", v));
+  EXPECT_TRUE(v.has("cuda"));
+  EXPECT_FALSE(v.has("nvtx"));
+  EXPECT_TRUE(v.has("torch"));
+  EXPECT_TRUE(v.has("memory"));
+  EXPECT_FALSE(v.has("nvml"));
+  EXPECT_FALSE(v.has("overhead"));
+  EXPECT_FALSE(v.has("tor"));
+  ASSERT_TRUE(Sources::parse("cudanvtx", v));
+  EXPECT_FALSE(v.has("nvtx")) << "a name inside another is not the source";
+  EXPECT_EQ(Sources::format(v), "");
+  EXPECT_TRUE(Sources::Value{}.has("nvtx")) << "unset: cuda,nvtx,torch";
+  EXPECT_EQ(Sources::format(Sources::Value{}), "cuda,nvtx,torch");
+}
+
 // The collector (load_config) and the plugin (settings::read, as plugin_init.cpp
 // and memory_reporter.cpp call it) get the table's value for the same environment.
 TEST(Settings, CollectorAndPluginReadTheTablesValue) {
