@@ -73,7 +73,8 @@ class EventStream : public ::testing::Test {
     store::Writer w(path_);
     w.begin();
     // Kernels out of time order, so that table order shows.
-    for (int64_t start : {30, 10, 20}) w.add(store::KernelRow{.pid = start == 20 ? 2 : 1, .start = start, .end = start + 5, .name = "k"});
+    for (int64_t start : {30, 10, 20})
+      w.add(store::KernelRow{.pid = start == 20 ? 2 : 1, .start = start, .end = start + 5, .name = "k"});
     w.add(store::OpRow{.pid = 1, .tid = 1, .name = "aten::mm", .start = 5, .end = 50});
     w.add(store::StepRow{.pid = 1, .number = 0, .start = 0, .end = 40});
     w.add(store::StepRow{.pid = 1, .number = 1, .start = 40, .end = 80});
