@@ -13,6 +13,7 @@ namespace gpuscope::regress {
 namespace {
 
 using namespace gpuscope::report;
+using enum Column::Kind;
 
 constexpr size_t kTableRows = 50;
 
@@ -65,10 +66,12 @@ std::string strip_plot(const DiffResult& d) {
 }
 
 void change_rows(std::string& o, const std::vector<Change>& list, bool kind_column) {
-  o += "<table><tr><th class=\"n\">#</th>" + std::string(kind_column ? "<th>kind</th>" : "") +
-       "<th>name</th><th>status</th><th class=\"n\">base ms</th><th class=\"n\">new ms</th><th class=\"n\">&Delta; ms</th>"
-       "<th class=\"n\">&Delta; %</th><th class=\"n\">share of change</th><th class=\"n\">count base &rarr; new</th>"
-       "<th class=\"n\">p</th></tr>\n";
+  Columns columns{{"#", kNumber}};
+  if (kind_column) columns.push_back({"kind"});
+  columns.insert(columns.end(), {{"name", kName}, {"status"}, {"base ms", kNumber}, {"new ms", kNumber},
+                                 {"&Delta; ms", kNumber}, {"&Delta; %", kNumber}, {"share of change", kNumber},
+                                 {"count base &rarr; new", kNumber}, {"p", kNumber}});
+  o += html_table(columns);
   size_t i = 0;
   for (const Change& c : list) {
     if (i == kTableRows) break;
@@ -100,7 +103,7 @@ std::string to_html(const DiffResult& d) {
   }
 
   o += "<h2>Step time</h2>\n" + strip_plot(d);
-  o += "<table><tr><th></th><th class=\"n\">base</th><th class=\"n\">new</th><th class=\"n\">change</th></tr>\n";
+  o += html_table({{""}, {"base", kNumber}, {"new", kNumber}, {"change", kNumber}});
   o += "<tr><th>recording</th>" + name_td(d.base.recording) + name_td(d.next.recording) + td("") + "</tr>\n";
   o += "<tr><th>steps analysed</th>" + td(std::to_string(d.base.steps), true) + td(std::to_string(d.next.steps), true) + td("") + "</tr>\n";
   o += "<tr><th>steps from</th>" + td(html_escape(d.base.step_source)) + td(html_escape(d.next.step_source)) + td("") + "</tr>\n";
@@ -129,25 +132,25 @@ std::string to_html(const DiffResult& d) {
     change_rows(o, d.ops, false);
   }
   if (!d.findings.empty()) {
-    o += "<h2>Findings</h2>\n<table><tr><th>status</th><th>rule</th><th>title</th><th class=\"n\">base saving</th>"
-         "<th class=\"n\">new saving</th></tr>\n";
+    const Columns columns{{"status"}, {"rule"}, {"title"}, {"base saving", kNumber}, {"new saving", kNumber}};
+    o += "<h2>Findings</h2>\n" + html_table(columns);
     for (const auto& f : d.findings)
-      o += "<tr>" + td(f.status) + td("<code>" + html_escape(f.id) + "</code>") + td(html_escape(f.title)) +
-           td(f.base_saving_pct ? format_fixed(*f.base_saving_pct, 1) + " %" : "-", true) +
-           td(f.new_saving_pct ? format_fixed(*f.new_saving_pct, 1) + " %" : "-", true) + "</tr>\n";
+      o += html_row(columns, {f.status, "<code>" + html_escape(f.id) + "</code>", html_escape(f.title),
+                              f.base_saving_pct ? format_fixed(*f.base_saving_pct, 1) + " %" : "-",
+                              f.new_saving_pct ? format_fixed(*f.new_saving_pct, 1) + " %" : "-"});
     o += "</table>\n";
   }
   if (!d.copies.empty()) {
-    o += "<h2>Memory copies and sets, per step</h2>\n<table><tr><th>kind</th><th class=\"n\">base bytes</th><th class=\"n\">new bytes</th>"
-         "<th class=\"n\">base ms</th><th class=\"n\">new ms</th><th class=\"n\">count base &rarr; new</th></tr>\n";
+    const Columns columns{{"kind"}, {"base bytes", kNumber}, {"new bytes", kNumber}, {"base ms", kNumber}, {"new ms", kNumber},
+                          {"count base &rarr; new", kNumber}};
+    o += "<h2>Memory copies and sets, per step</h2>\n" + html_table(columns);
     for (const auto& c : d.copies)
-      o += "<tr>" + td(html_escape(c.label)) + td(format_bytes(c.base_bytes), true) + td(format_bytes(c.new_bytes), true) +
-           td(format_fixed(c.base_ms, 3), true) + td(format_fixed(c.new_ms, 3), true) +
-           td(metric(c.base_count, "count") + " &rarr; " + metric(c.new_count, "count"), true) + "</tr>\n";
+      o += html_row(columns, {html_escape(c.label), format_bytes(c.base_bytes), format_bytes(c.new_bytes), format_fixed(c.base_ms, 3),
+                              format_fixed(c.new_ms, 3), metric(c.base_count, "count") + " &rarr; " + metric(c.new_count, "count")});
     o += "</table>\n";
   }
-  o += "<h2>Step time breakdown, ms per step</h2>\n<table><tr><th>category</th><th class=\"n\">base</th><th class=\"n\">new</th>"
-       "<th class=\"n\">&Delta;</th></tr>\n";
+  o += "<h2>Step time breakdown, ms per step</h2>\n" + html_table({{"category"}, {"base", kNumber}, {"new", kNumber},
+                                                                   {"&Delta;", kNumber}});
   for (const auto& b : d.breakdown)
     o += "<tr>" + td(b.name) + td(format_fixed(b.base, 3), true) + td(format_fixed(b.next, 3), true) +
          delta_td(b.next - b.base, signed_fixed(b.next - b.base, 3)) + "</tr>\n";

@@ -10,6 +10,7 @@ namespace gpuscope::regress {
 namespace {
 
 using namespace gpuscope::report;
+using enum Column::Kind;
 
 constexpr size_t kNameChars = 90;
 std::string name_cell(const std::string& s) { return markdown_name(s, kNameChars); }
@@ -17,7 +18,7 @@ std::string name_cell(const std::string& s) { return markdown_name(s, kNameChars
 const char* verdict_icon(Verdict v) { return v == Verdict::kRegression ? "\u274c" : "\u2705"; }
 
 void step_table(std::string& o, const DiffResult& d) {
-  o += "| | base | new | change |\n|---|---:|---:|---:|\n";
+  o += markdown_table({{""}, {"base", kNumber}, {"new", kNumber}, {"change", kNumber}});
   o += "| recording | " + name_cell(d.base.recording) + " | " + name_cell(d.next.recording) + " | |\n";
   o += "| steps analysed | " + std::to_string(d.base.steps) + " | " + std::to_string(d.next.steps) + " | |\n";
   o += markdown_row({"step time median", duration(d.base.median_ms), duration(d.next.median_ms), signed_percent(d.median_change)});
@@ -32,8 +33,8 @@ void step_table(std::string& o, const DiffResult& d) {
 }
 
 void changes_table(std::string& o, const std::vector<Change>& list, size_t limit) {
-  o += "| # | kind | name | status | base ms | new ms | \u0394 ms | \u0394 % | share of change | p |\n"
-       "|---:|---|---|---|---:|---:|---:|---:|---:|---:|\n";
+  o += markdown_table({{"#", kNumber}, {"kind"}, {"name"}, {"status"}, {"base ms", kNumber}, {"new ms", kNumber},
+                       {"\u0394 ms", kNumber}, {"\u0394 %", kNumber}, {"share of change", kNumber}, {"p", kNumber}});
   size_t i = 0;
   for (const Change& c : list) {
     if (i == limit) break;
@@ -78,14 +79,15 @@ std::string to_markdown(const DiffResult& d) {
     o += "\n";
   }
   if (!d.copies.empty()) {
-    o += "### Memory copies and sets, per step\n\n| kind | base | new | base ms | new ms |\n|---|---:|---:|---:|---:|\n";
+    o += "### Memory copies and sets, per step\n\n" + markdown_table({{"kind"}, {"base", kNumber}, {"new", kNumber},
+                                                                      {"base ms", kNumber}, {"new ms", kNumber}});
     for (const auto& c : d.copies)
       o += markdown_row({markdown_escape(c.label), format_bytes(c.base_bytes), format_bytes(c.new_bytes), format_fixed(c.base_ms, 3),
                          format_fixed(c.new_ms, 3)});
     o += "\n";
   }
   o += "<details><summary>Step time breakdown and all notes</summary>\n\n";
-  o += "| category | base ms per step | new ms per step | \u0394 ms |\n|---|---:|---:|---:|\n";
+  o += markdown_table({{"category"}, {"base ms per step", kNumber}, {"new ms per step", kNumber}, {"\u0394 ms", kNumber}});
   for (const auto& b : d.breakdown)
     o += markdown_row({b.name, format_fixed(b.base, 3), format_fixed(b.next, 3), signed_fixed(b.next - b.base, 3)});
   o += "\n";
@@ -101,7 +103,7 @@ std::string to_markdown(const CheckResult& c) {
   std::string o = std::string("## ") + (c.pass() ? "\u2705 gpuscope check: PASS" : "\u274c gpuscope check: FAIL") + "\n\n";
   o += name_cell(c.recording) + " against " + name_cell(c.budget) + ": " + std::to_string(c.run.steps) +
        " analysed steps, median " + duration(c.run.median_ms) + ", p95 " + duration(c.run.p95_ms) + ".\n\n";
-  o += "| limit | budget | actual | result | detail |\n|---|---:|---:|---|---|\n";
+  o += markdown_table({{"limit"}, {"budget", kNumber}, {"actual", kNumber}, {"result"}, {"detail"}});
   for (const auto& k : c.checks)
     o += markdown_row({markdown_escape(k.name), k.limit, k.actual, k.pass ? "pass" : "**FAIL**", markdown_name(k.detail, 300)});
   o += "\n";

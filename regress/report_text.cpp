@@ -55,8 +55,7 @@ std::string to_text(const DiffResult& d) {
            (f.base_saving_pct ? " (base: " + format_fixed(*f.base_saving_pct, 1) + " % of step)" : "") + "\n";
   }
   if (!d.notes.empty()) {
-    o += "\nNotes:\n";
-    for (const auto& n : d.notes) o += "  - " + plain_text(n) + "\n";
+    o += "\nNotes:\n" + text_list(d.notes);
   }
   return o;
 }

@@ -57,4 +57,10 @@ std::string metric(double v, const std::string& unit) {
 std::string pad(const std::string& s, size_t width) { return s.size() >= width ? s : s + std::string(width - s.size(), ' '); }
 std::string lpad(const std::string& s, size_t width) { return s.size() >= width ? s : std::string(width - s.size(), ' ') + s; }
 
+std::string text_list(const std::vector<std::string>& lines) {
+  std::string o;
+  for (const auto& line : lines) o += "  - " + plain_text(line) + "\n";
+  return o;
+}
+
 }  // namespace gpuscope::report

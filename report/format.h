@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trace_formats/common/text.h"
 
@@ -43,5 +44,7 @@ std::string metric(double v, const std::string& unit);  // by unit: ms, bytes, f
 // the terminal reports put names, the only wide text, last on a line.
 std::string pad(const std::string& s, size_t width);   // "ab  "
 std::string lpad(const std::string& s, size_t width);  // "  ab"
+// "  - line\n" for each line, made terminal-safe (plain_text).
+std::string text_list(const std::vector<std::string>& lines);
 
 }  // namespace gpuscope::report

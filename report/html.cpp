@@ -32,6 +32,22 @@ std::string td(const std::string& html, bool numeric) {
 
 std::string name_td(const std::string& name) { return "<td class=\"name\"><code>" + html_escape(name) + "</code></td>"; }
 
+std::string html_table(const Columns& columns) {
+  std::string o = "<table><tr>";
+  for (const auto& c : columns) o += (c.kind == Column::kNumber ? "<th class=\"n\">" : "<th>") + c.title + "</th>";
+  return o + "</tr>\n";
+}
+
+std::string html_row(const Columns& columns, std::initializer_list<std::string> cells) {
+  std::string o = "<tr>";
+  auto column = columns.begin();
+  for (const auto& cell : cells) {
+    const Column::Kind kind = column != columns.end() ? (column++)->kind : Column::kText;
+    o += kind == Column::kName ? name_td(cell) : td(cell, kind == Column::kNumber);
+  }
+  return o + "</tr>\n";
+}
+
 std::string html_list(const std::vector<std::string>& lines) {
   std::string o = "<ul>\n";
   for (const auto& line : lines) o += "<li>" + html_escape(line) + "</li>\n";

@@ -3,9 +3,12 @@
 // markup already; every other string is escaped here.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "report/table.h"
 
 namespace gpuscope::report {
 
@@ -25,6 +28,12 @@ std::string page_end(const std::string& note_html);
 
 std::string td(const std::string& html, bool numeric = false);  // numeric: class "n", right-aligned
 std::string name_td(const std::string& name);                   // a recorded name: escaped, in <code>, wrapped anywhere
+
+// "<table>" and the heading row; the caller closes the table with "</table>\n".
+std::string html_table(const Columns& columns);
+// One row, each cell in the <td> of its column's kind; cells are markup, but
+// those of name columns are recorded text, escaped here.
+std::string html_row(const Columns& columns, std::initializer_list<std::string> cells);
 
 // Each line escaped in a <ul>.
 std::string html_list(const std::vector<std::string>& lines);

@@ -4,6 +4,15 @@
 
 namespace gpuscope::report {
 
+std::string markdown_table(const Columns& columns) {
+  std::string head = "|", rule = "|";
+  for (const auto& c : columns) {
+    head += c.title.empty() ? " |" : " " + c.title + " |";
+    rule += c.kind == Column::kNumber ? "---:|" : "---|";
+  }
+  return head + "\n" + rule + "\n";
+}
+
 std::string markdown_row(std::initializer_list<std::string> cells) {
   std::string o = "|";
   for (const auto& c : cells) o += " " + c + " |";

@@ -9,10 +9,15 @@
 #include <string_view>
 #include <vector>
 
+#include "report/table.h"
+
 namespace gpuscope::report {
 
-// "| a | b |\n". An empty cell keeps its two spaces; the header rows, whose
-// blank label cells read "| |", are written out by each report.
+// The heading row and the alignment row: "| a | b |\n|---|---:|\n"; a blank
+// title reads "| |".
+std::string markdown_table(const Columns& columns);
+// "| a | b |\n". An empty cell keeps its two spaces, as a recorded value
+// that is empty always has.
 std::string markdown_row(std::initializer_list<std::string> cells);
 // A recorded name (kernel, op, host, file) as table-safe text cut to
 // `max_chars` code points. Not a code span: that would keep "<script>" and

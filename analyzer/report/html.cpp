@@ -12,6 +12,7 @@ namespace gpuscope::analyzer {
 namespace {
 
 using namespace report;
+using enum Column::Kind;
 
 // Analyze's own rules after the shared ones: code blocks, the findings'
 // details and severities, and the charts of svg.cpp.
@@ -54,13 +55,14 @@ void summary(std::string& o, const Analysis& a) {
 void breakdown(std::string& o, const Analysis& a) {
   o += "<h2>Step time breakdown</h2>\n<p class=\"note\">Each moment counted once, in this order of priority.</p>\n";
   o += step_breakdown_chart(a.steps);
-  o += "<table><tr><th>category</th><th class=\"n\">ms per step</th><th class=\"n\">share</th></tr>\n";
+  const Columns columns{{"category"}, {"ms per step", kNumber}, {"share", kNumber}};
+  o += html_table(columns);
   const double n = std::max<double>(1, static_cast<double>(a.summary.steps));
   const double total = static_cast<double>(a.breakdown.total());
   for (int i = 0; i < Breakdown::kCategories; ++i) {
     const double v = static_cast<double>(a.breakdown.get(i));
-    o += std::string("<tr><td><span style=\"color:") + category_color(i) + "\">&#9632;</span> " + Breakdown::category(i) +
-         "</td>" + td(format_fixed(v / 1e6 / n, 3), true) + td(format_percent(total > 0 ? v / total : 0), true) + "</tr>\n";
+    o += html_row(columns, {std::string("<span style=\"color:") + category_color(i) + "\">&#9632;</span> " + Breakdown::category(i),
+                            format_fixed(v / 1e6 / n, 3), format_percent(total > 0 ? v / total : 0)});
   }
   o += "</table>\n<h2>Step times</h2>\n" + step_time_chart(a.steps, a.summary.step_ms_median);
 }
@@ -104,16 +106,17 @@ void findings(std::string& o, const Analysis& a) {
     if (const std::string p = report::finding_prediction(f); !p.empty()) o += "<p>" + html_escape(p) + "</p>\n";
     o += "<p>" + html_escape(f.evidence.summary) + "</p>\n";
     if (!f.evidence.metrics.empty()) {
-      o += "<table><tr><th>metric</th><th class=\"n\">value</th></tr>\n";
+      const Columns columns{{"metric"}, {"value", kNumber}};
+      o += html_table(columns);
       for (const auto& m : f.evidence.metrics)
-        o += "<tr>" + td(html_escape(m.name)) + td(format_fixed(m.value, 3) + " " + html_escape(m.unit), true) + "</tr>\n";
+        o += html_row(columns, {html_escape(m.name), format_fixed(m.value, 3) + " " + html_escape(m.unit)});
       o += "</table>\n";
     }
     if (!f.evidence.top.empty()) {
-      o += "<table><tr><th>top contributor</th><th class=\"n\">ms</th><th class=\"n\">count</th><th>detail</th></tr>\n";
+      const Columns columns{{"top contributor", kName}, {"ms", kNumber}, {"count", kNumber}, {"detail"}};
+      o += html_table(columns);
       for (const auto& c : f.evidence.top)
-        o += "<tr>" + name_td(c.name) + td(format_fixed(c.total_ms, 3), true) + td(std::to_string(c.count), true) +
-             td(html_escape(c.detail)) + "</tr>\n";
+        o += html_row(columns, {c.name, format_fixed(c.total_ms, 3), std::to_string(c.count), html_escape(c.detail)});
       o += "</table>\n";
     }
     if (!f.evidence.ranges.empty()) {
@@ -135,31 +138,32 @@ void plan(std::string& o, const Analysis& a) {
 
 void idle(std::string& o, const Analysis& a) {
   if (a.summary.device < 0) return;
-  o += "<h2>GPU idle by cause</h2>\n<table><tr><th>cause</th><th class=\"n\">ms per step</th><th class=\"n\">% of step</th>"
-       "<th class=\"n\">gaps</th></tr>\n";
+  const Columns columns{{"cause"}, {"ms per step", kNumber}, {"% of step", kNumber}, {"gaps", kNumber}};
+  o += "<h2>GPU idle by cause</h2>\n" + html_table(columns);
   for (const auto& c : a.idle.causes)
-    o += std::string("<tr><td>") + idle_cause_name(c.cause) + "</td>" + td(format_fixed(c.ms_per_step, 3), true) +
-         td(format_fixed(c.pct_of_step, 1), true) + td(std::to_string(c.gaps), true) + "</tr>\n";
+    o += html_row(columns, {idle_cause_name(c.cause), format_fixed(c.ms_per_step, 3), format_fixed(c.pct_of_step, 1), std::to_string(c.gaps)});
   o += "</table>\n";
 }
 
 void tables(std::string& o, const Analysis& a) {
   if (!a.top_kernels.empty()) {
     o += "<h2>Top kernels</h2>\n" + top_kernels_chart(a.top_kernels);
-    o += "<table><tr><th>kernel</th><th>origin</th><th>TC</th><th class=\"n\">count</th><th class=\"n\">total ms</th>"
-         "<th class=\"n\">mean us</th><th class=\"n\">min us</th><th class=\"n\">max us</th><th class=\"n\">share</th><th>grid</th><th>block</th></tr>\n";
+    const Columns columns{{"kernel", kName}, {"origin"}, {"TC"}, {"count", kNumber}, {"total ms", kNumber}, {"mean us", kNumber},
+                          {"min us", kNumber}, {"max us", kNumber}, {"share", kNumber}, {"grid"}, {"block"}};
+    o += html_table(columns);
     for (const auto& k : a.top_kernels)
-      o += "<tr>" + name_td(k.name) + td(k.origin) + td(k.tensor_core ? "yes" : "no") + td(std::to_string(k.count), true) +
-           td(ms(k.total_ns), true) + td(format_fixed(k.mean_ns / 1e3, 1), true) + td(format_fixed(static_cast<double>(k.min_ns) / 1e3, 1), true) +
-           td(format_fixed(static_cast<double>(k.max_ns) / 1e3, 1), true) + td(format_percent(k.share), true) + td(k.grid) + td(k.block) + "</tr>\n";
+      o += html_row(columns, {k.name, k.origin, k.tensor_core ? "yes" : "no", std::to_string(k.count), ms(k.total_ns),
+                              format_fixed(k.mean_ns / 1e3, 1), format_fixed(static_cast<double>(k.min_ns) / 1e3, 1),
+                              format_fixed(static_cast<double>(k.max_ns) / 1e3, 1), format_percent(k.share), k.grid, k.block});
     o += "</table>\n";
   }
   if (!a.top_ops.empty()) {
-    o += "<h2>Top ops</h2>\n<table><tr><th>op</th><th class=\"n\">count</th><th class=\"n\">GPU ms</th><th class=\"n\">self CPU ms</th>"
-         "<th class=\"n\">CPU ms</th><th>input shapes</th><th>dtypes</th></tr>\n";
+    const Columns columns{{"op", kName}, {"count", kNumber}, {"GPU ms", kNumber}, {"self CPU ms", kNumber}, {"CPU ms", kNumber},
+                          {"input shapes"}, {"dtypes"}};
+    o += "<h2>Top ops</h2>\n" + html_table(columns);
     for (const auto& p : a.top_ops)
-      o += "<tr>" + name_td(p.name) + td(std::to_string(p.count), true) + td(ms(p.gpu_ns), true) + td(ms(p.self_cpu_ns), true) +
-           td(ms(p.cpu_ns), true) + td("<code>" + html_escape(p.shapes) + "</code>") + td(html_escape(p.dtypes)) + "</tr>\n";
+      o += html_row(columns, {p.name, std::to_string(p.count), ms(p.gpu_ns), ms(p.self_cpu_ns), ms(p.cpu_ns),
+                              "<code>" + html_escape(p.shapes) + "</code>", html_escape(p.dtypes)});
     o += "</table>\n";
   }
   const MemorySummary& m = a.memory;
@@ -174,19 +178,19 @@ void tables(std::string& o, const Analysis& a) {
     o += "<tr><th>allocator calls per step</th>" + td(format_fixed(m.allocs_per_step, 1)) + "</tr>\n</table>\n";
   }
   if (!a.copies.empty()) {
-    o += "<h2>Memory copies and sets</h2>\n<table><tr><th>kind</th><th>direction</th><th>from</th><th>to</th><th class=\"n\">count</th>"
-         "<th class=\"n\">bytes</th><th class=\"n\">ms</th><th class=\"n\">GB/s</th></tr>\n";
+    const Columns columns{{"kind"}, {"direction"}, {"from"}, {"to"}, {"count", kNumber}, {"bytes", kNumber}, {"ms", kNumber},
+                          {"GB/s", kNumber}};
+    o += "<h2>Memory copies and sets</h2>\n" + html_table(columns);
     for (const auto& c : a.copies)
-      o += "<tr>" + td(c.kind) + td(c.direction) + td(c.src_kind) + td(c.dst_kind) + td(std::to_string(c.count), true) +
-           td(format_bytes(static_cast<double>(c.bytes)), true) + td(ms(c.total_ns), true) + td(format_fixed(c.gb_per_s, 1), true) + "</tr>\n";
+      o += html_row(columns, {c.kind, c.direction, c.src_kind, c.dst_kind, std::to_string(c.count), format_bytes(static_cast<double>(c.bytes)),
+                              ms(c.total_ns), format_fixed(c.gb_per_s, 1)});
     o += "</table>\n";
   }
   if (!a.api_calls.empty()) {
-    o += "<h2>CUDA API calls</h2>\n<table><tr><th>call</th><th class=\"n\">count</th><th class=\"n\">total ms</th>"
-         "<th class=\"n\">mean us</th><th class=\"n\">failed</th></tr>\n";
+    const Columns columns{{"call", kName}, {"count", kNumber}, {"total ms", kNumber}, {"mean us", kNumber}, {"failed", kNumber}};
+    o += "<h2>CUDA API calls</h2>\n" + html_table(columns);
     for (const auto& c : a.api_calls)
-      o += "<tr>" + name_td(c.name) + td(std::to_string(c.count), true) + td(ms(c.total_ns), true) +
-           td(format_fixed(c.mean_ns / 1e3, 1), true) + td(std::to_string(c.failed), true) + "</tr>\n";
+      o += html_row(columns, {c.name, std::to_string(c.count), ms(c.total_ns), format_fixed(c.mean_ns / 1e3, 1), std::to_string(c.failed)});
     o += "</table>\n";
   }
 }

@@ -13,13 +13,14 @@ namespace gpuscope::analyzer {
 namespace {
 
 using namespace report;
+using enum Column::Kind;
 
 // Recorded names in tables and lists, as escaped text (report/markdown.h).
 std::string code_span(const std::string& s) { return markdown_name(s, 120); }
 
 void summary(std::string& o, const Analysis& a) {
   const Summary& s = a.summary;
-  o += "## Summary\n\n| | |\n|---|---|\n";
+  o += "## Summary\n\n" + markdown_table({{""}, {""}});
   o += "| wall time | " + format_fixed(static_cast<double>(s.wall_ns) / 1e9, 3) + " s analysed (recording " +
        format_fixed(static_cast<double>(s.recording_ns) / 1e9, 3) + " s) |\n";
   o += "| steps | " + std::to_string(s.steps) + " (" + markdown_escape(s.step_source_detail) + ") |\n";
@@ -40,7 +41,8 @@ void summary(std::string& o, const Analysis& a) {
 }
 
 void breakdown(std::string& o, const Analysis& a) {
-  o += "## Step time breakdown\n\nMean per step; each moment counted once, in this order.\n\n| category | ms per step | share |\n|---|---:|---:|\n";
+  o += "## Step time breakdown\n\nMean per step; each moment counted once, in this order.\n\n";
+  o += markdown_table({{"category"}, {"ms per step", kNumber}, {"share", kNumber}});
   const double n = std::max<double>(1, static_cast<double>(a.summary.steps));
   const double total = static_cast<double>(a.breakdown.total());
   for (int i = 0; i < Breakdown::kCategories; ++i) {
@@ -49,7 +51,7 @@ void breakdown(std::string& o, const Analysis& a) {
   }
   o += "\n";
   if (a.summary.device >= 0) {
-    o += "## GPU idle by cause\n\n| cause | ms per step | % of step | gaps |\n|---|---:|---:|---:|\n";
+    o += "## GPU idle by cause\n\n" + markdown_table({{"cause"}, {"ms per step", kNumber}, {"% of step", kNumber}, {"gaps", kNumber}});
     for (const auto& c : a.idle.causes)
       o += markdown_row({idle_cause_name(c.cause), format_fixed(c.ms_per_step, 3), format_fixed(c.pct_of_step, 1), std::to_string(c.gaps)});
     o += "\n";
@@ -58,36 +60,39 @@ void breakdown(std::string& o, const Analysis& a) {
 
 void tables(std::string& o, const Analysis& a) {
   if (!a.top_kernels.empty()) {
-    o += "## Top kernels\n\n| kernel | origin | TC | count | total ms | mean us | share | grid | block |\n"
-         "|---|---|---|---:|---:|---:|---:|---|---|\n";
+    o += "## Top kernels\n\n" + markdown_table({{"kernel"}, {"origin"}, {"TC"}, {"count", kNumber}, {"total ms", kNumber},
+                                                {"mean us", kNumber}, {"share", kNumber}, {"grid"}, {"block"}});
     for (const auto& k : a.top_kernels)
       o += markdown_row({code_span(k.name), k.origin, k.tensor_core ? "yes" : "no", std::to_string(k.count), ms(k.total_ns),
                          format_fixed(k.mean_ns / 1e3, 1), format_percent(k.share), k.grid, k.block});
     o += "\n";
   }
   if (!a.top_ops.empty()) {
-    o += "## Top ops\n\n| op | count | GPU ms | self CPU ms | input shapes | dtypes |\n|---|---:|---:|---:|---|---|\n";
+    o += "## Top ops\n\n" + markdown_table({{"op"}, {"count", kNumber}, {"GPU ms", kNumber}, {"self CPU ms", kNumber},
+                                            {"input shapes"}, {"dtypes"}});
     for (const auto& p : a.top_ops)
       o += markdown_row({code_span(p.name), std::to_string(p.count), ms(p.gpu_ns), ms(p.self_cpu_ns), markdown_escape(p.shapes),
                          markdown_escape(p.dtypes)});
     o += "\n";
   }
   if (!a.copies.empty()) {
-    o += "## Memory copies and sets\n\n| kind | direction | from | to | count | bytes | ms | GB/s |\n|---|---|---|---|---:|---:|---:|---:|\n";
+    o += "## Memory copies and sets\n\n" + markdown_table({{"kind"}, {"direction"}, {"from"}, {"to"}, {"count", kNumber},
+                                                           {"bytes", kNumber}, {"ms", kNumber}, {"GB/s", kNumber}});
     for (const auto& c : a.copies)
       o += markdown_row({c.kind, c.direction, c.src_kind, c.dst_kind, std::to_string(c.count), format_bytes(static_cast<double>(c.bytes)),
                          ms(c.total_ns), format_fixed(c.gb_per_s, 1)});
     o += "\n";
   }
   if (!a.api_calls.empty()) {
-    o += "## CUDA API calls\n\n| call | count | total ms | mean us | failed |\n|---|---:|---:|---:|---:|\n";
+    o += "## CUDA API calls\n\n" + markdown_table({{"call"}, {"count", kNumber}, {"total ms", kNumber}, {"mean us", kNumber},
+                                                   {"failed", kNumber}});
     for (const auto& c : a.api_calls)
       o += markdown_row({code_span(c.name), std::to_string(c.count), ms(c.total_ns), format_fixed(c.mean_ns / 1e3, 1), std::to_string(c.failed)});
     o += "\n";
   }
   const MemorySummary& m = a.memory;
   if (m.torch_allocator || m.cuda_events) {
-    o += "## Memory\n\n| | |\n|---|---|\n";
+    o += "## Memory\n\n" + markdown_table({{""}, {""}});
     if (m.torch_allocator)
       o += "| peak allocated / reserved | " + format_bytes(static_cast<double>(m.peak_allocated)) + " / " +
            format_bytes(static_cast<double>(m.peak_reserved)) + " |\n";
@@ -127,7 +132,7 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
         : a.summary.device < 0 ? "None: no GPU activity to analyse.\n\n" : "None: no rule found a saving worth reporting.\n\n";
     return;
   }
-  o += "| # | rule | severity | saving ms/step | saving % |\n|---:|---|---|---:|---:|\n";
+  o += markdown_table({{"#", kNumber}, {"rule"}, {"severity"}, {"saving ms/step", kNumber}, {"saving %", kNumber}});
   int i = 0;
   for (const auto& f : a.findings)
     o += markdown_row({std::to_string(++i), "`" + f.id + "`", severity_name(f.severity), format_fixed(f.saving_ms_per_step, 3),
@@ -142,7 +147,7 @@ void findings(std::string& o, const Analysis& a, const char* none = nullptr) {
     o += "\n\n";
     o += markdown_escape(f.evidence.summary) + "\n\n";
     if (!f.evidence.metrics.empty()) {
-      o += "| metric | value |\n|---|---:|\n";
+      o += markdown_table({{"metric"}, {"value", kNumber}});
       for (const auto& m : f.evidence.metrics)
         o += markdown_row({markdown_escape(m.name), format_fixed(m.value, 3) + " " + markdown_escape(m.unit)});
       o += "\n";
@@ -204,7 +209,7 @@ std::string rules_markdown() {
     o += "### `" + r.id + "`: " + r.title + "\n\n";
     o += "**Detects.** " + r.detects + "\n\n";
     o += "**Estimated saving.** " + r.saving_model + "\n\n";
-    o += "| threshold | value | unit | meaning |\n|---|---:|---|---|\n";
+    o += markdown_table({{"threshold"}, {"value", kNumber}, {"unit"}, {"meaning"}});
     for (const auto& t : r.thresholds)
       o += markdown_row({"`" + t.name + "`", format_fixed(t.value, t.value == static_cast<int64_t>(t.value) ? 0 : 2), t.unit, t.meaning});
     o += "\n";

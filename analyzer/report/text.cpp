@@ -217,7 +217,7 @@ std::string to_text(const Analysis& a) {
   plan(o, a);
   if (!a.notes.empty()) {
     section(o, "Notes");
-    for (const auto& n : a.notes) o += "  - " + plain_text(n) + "\n";
+    o += text_list(a.notes);
   }
   return o;
 }
@@ -228,7 +228,7 @@ std::string to_cross_rank_text(const Analysis& a) {
   findings(o, a, "no cross-rank finding worth reporting");
   if (!a.notes.empty()) {
     section(o, "Notes");
-    for (const auto& n : a.notes) o += "  - " + plain_text(n) + "\n";
+    o += text_list(a.notes);
   }
   return o;
 }

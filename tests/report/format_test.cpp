@@ -60,6 +60,7 @@ TEST(ReportFormat, Columns) {
   EXPECT_EQ(lpad("ab", 4), "  ab");
   EXPECT_EQ(pad("abcdef", 4), "abcdef");  // never cut
   EXPECT_EQ(lpad("abcdef", 4), "abcdef");
+  EXPECT_EQ(text_list({"a\x1b]0;x", "b"}), "  - a?]0;x\n  - b\n");  // control bytes shown as '?'
 }
 
 }  // namespace

@@ -43,6 +43,16 @@ TEST(ReportHtml, CellsAndListsEscapeRecordedText) {
   EXPECT_EQ(html_notes({"n"}), "<h2>Notes</h2>\n<ul>\n<li>n</li>\n</ul>\n");
 }
 
+TEST(ReportTable, ColumnsAlignHeadingsAndCells) {
+  using enum Column::Kind;
+  const Columns columns{{"kernel", kName}, {"origin"}, {"ms", kNumber}};
+  EXPECT_EQ(html_table(columns), "<table><tr><th>kernel</th><th>origin</th><th class=\"n\">ms</th></tr>\n");
+  EXPECT_EQ(html_row(columns, {"k<1>", "<b>x</b>", "2.0"}),
+            "<tr><td class=\"name\"><code>k&lt;1&gt;</code></td><td><b>x</b></td><td class=\"n\">2.0</td></tr>\n");
+  EXPECT_EQ(markdown_table(columns), "| kernel | origin | ms |\n|---|---|---:|\n");
+  EXPECT_EQ(markdown_table({{""}, {"base", kNumber}}), "| | base |\n|---|---:|\n");  // a blank label column
+}
+
 TEST(ReportMarkdown, RowsNamesAndLists) {
   EXPECT_EQ(markdown_row({"a", "b"}), "| a | b |\n");
   EXPECT_EQ(markdown_row({"a", ""}), "| a |  |\n");  // an empty recorded value keeps its cell
