@@ -9,17 +9,7 @@
 
 namespace gpuscope::formats::chrome_columns {
 
-using store::rec::ApiCall;
-using store::rec::Counter;
-using store::rec::GraphLaunch;
-using store::rec::Kernel;
-using store::rec::Memcpy;
-using store::rec::MemoryEvent;
-using store::rec::Memset;
-using store::rec::Op;
-using store::rec::Range;
-using store::rec::Step;
-using store::rec::Sync;
+using namespace store::rec;  // the row structs of records.h: Kernel, Op, Step, ...
 
 inline constexpr Step::Column kStepRead[] = {Step::kPid, Step::kNumber, Step::kStart, Step::kEnd, Step::kSource};
 inline constexpr Step::Column kStepLeftOut[] = {Step::kId};  // the row key

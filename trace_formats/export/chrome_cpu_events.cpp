@@ -9,12 +9,7 @@
 namespace gpuscope::formats {
 
 namespace range_kind = schema::range_kind;
-using store::rec::ApiCall;
-using store::rec::Counter;
-using store::rec::MemoryEvent;
-using store::rec::Op;
-using store::rec::Range;
-using store::rec::Step;
+using namespace store::rec;  // the row structs of records.h: Kernel, Op, Step, ...
 
 namespace {
 

@@ -11,10 +11,7 @@
 
 namespace gpuscope::formats {
 
-using store::rec::Kernel;
-using store::rec::Memcpy;
-using store::rec::Memset;
-using store::rec::Sync;
+using namespace store::rec;  // the row structs of records.h: Kernel, Op, Step, ...
 
 void ChromeWriter::on(const Kernel& k) {
   int64_t pid = k.pid, device = k.device_or_zero(), stream = k.stream_or_zero(), corr = k.correlation_or_zero();

@@ -230,11 +230,8 @@ std::vector<store::TableUse> chrome_table_uses() {
   return uses;
 }
 
-ExportStats export_chrome(store::Reader& db, const std::string& path, const ExportOptions& opt) {
-  auto t0 = std::chrono::steady_clock::now();
-  std::vector<GpuscopeMark> marks = gpuscope_marks(db, opt);
-  WindowedTables windowed(db, opt);
-  ExportModel model(db, opt.only_pid);
+void write_chrome_file(ExportModel& model, const std::string& path, const ExportOptions& opt,
+                       std::vector<GpuscopeMark> marks, ExportStats& stats) {
   OutputFile out(path, opt.force);
   Progress progress("exporting " + path, opt.progress);
   ChromeWriter w(model, out, progress, opt.progress ? chrome_row_total(model) : 0);
@@ -242,11 +239,16 @@ ExportStats export_chrome(store::Reader& db, const std::string& path, const Expo
   w.set_window(opt.window);
   w.write_all();
   progress.done();
+  stats.commit(out, w.events());
+}
+
+ExportStats export_chrome(store::Reader& db, const std::string& path, const ExportOptions& opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<GpuscopeMark> marks = gpuscope_marks(db, opt);
+  WindowedTables windowed(db, opt);
+  ExportModel model(db, opt.only_pid);
   ExportStats s;
-  s.events = w.events();
-  s.raw_bytes = out.bytes_in();
-  s.bytes = out.commit();
-  s.files.push_back(path);
+  write_chrome_file(model, path, opt, std::move(marks), s);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }

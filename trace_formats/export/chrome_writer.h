@@ -294,6 +294,11 @@ class ChromeWriter {
 // Rows the Chrome writer will visit, for progress.
 uint64_t chrome_row_total(ExportModel& m);
 
+// One Chrome trace file of `model` at `path` (export_chrome, and each process's
+// file of export_tensorboard), committed and counted into `stats`.
+void write_chrome_file(ExportModel& model, const std::string& path, const ExportOptions& opt,
+                       std::vector<GpuscopeMark> marks, ExportStats& stats);
+
 // Every column of the tables the Chrome export carries, handled or left out
 // on purpose (chrome_columns.h): a column added to one of them fails to
 // compile in the event stream's check, and this list is checked against a

@@ -7,14 +7,7 @@
 
 namespace gpuscope::formats {
 
-using store::rec::ApiCall;
-using store::rec::Device;
-using store::rec::ExternalCorrelation;
-using store::rec::Kernel;
-using store::rec::Memcpy;
-using store::rec::Memset;
-using store::rec::Process;
-using store::rec::Thread;
+using namespace store::rec;  // the row structs of records.h: Kernel, Op, Step, ...
 
 namespace {
 

@@ -36,12 +36,17 @@ struct ExportOptions {
   std::optional<Window> window;
 };
 
+class OutputFile;
+
 struct ExportStats {
   uint64_t events = 0;       // trace events written (Chrome: JSON events; Perfetto: slices, instants, counter values)
   uint64_t bytes = 0;        // bytes in the file (compressed size for .gz)
   uint64_t raw_bytes = 0;    // bytes before compression
   double seconds = 0;
   std::vector<std::string> files;
+
+  // Commits `out` (renames it into place) and counts it with its `events`.
+  void commit(OutputFile& out, uint64_t file_events);
 };
 
 // Chrome Trace Event JSON (".gz" suffix: gzip). Opens in chrome://tracing and

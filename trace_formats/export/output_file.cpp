@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "trace_formats/common/error.h"
+#include "trace_formats/export/exporters.h"
 
 namespace gpuscope::formats {
 
@@ -155,6 +156,13 @@ uint64_t OutputFile::commit() {
   }
   file_->commit();
   return bytes_out_;
+}
+
+void ExportStats::commit(OutputFile& out, uint64_t file_events) {
+  events += file_events;
+  raw_bytes += out.bytes_in();
+  bytes += out.commit();
+  files.push_back(out.path());
 }
 
 }  // namespace gpuscope::formats

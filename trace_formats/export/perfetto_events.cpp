@@ -27,16 +27,7 @@ namespace {
 std::string n(int64_t v) { return std::to_string(v); }
 
 namespace range_kind = schema::range_kind;
-using store::rec::ApiCall;
-using store::rec::Counter;
-using store::rec::Kernel;
-using store::rec::Memcpy;
-using store::rec::MemoryEvent;
-using store::rec::Memset;
-using store::rec::Op;
-using store::rec::Range;
-using store::rec::Step;
-using store::rec::Sync;
+using namespace store::rec;  // the row structs of records.h: Kernel, Op, Step, ...
 
 // What the export does with each column of the tables it turns into events:
 // the in-memory pass reads exactly the *Read columns (TimedRows below, a
@@ -569,10 +560,7 @@ ExportStats export_perfetto(store::Reader& db, const std::string& path, const Ex
   w.write_all(opt.perfetto_rows_in_memory);
   progress.done();
   ExportStats s;
-  s.events = w.events();
-  s.raw_bytes = out.bytes_in();
-  s.bytes = out.commit();
-  s.files.push_back(path);
+  s.commit(out, w.events());
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }

@@ -65,7 +65,6 @@ ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, con
                        std::chrono::system_clock::now().time_since_epoch()).count();
   std::string recording_host = db.meta(meta_key::kHost);
   ExportStats stats;
-  std::vector<std::string> written;
   try {
     for (const auto& p : procs) {
       int64_t ms = p.start_utc_ns > 0 ? p.start_utc_ns / 1'000'000
@@ -75,24 +74,13 @@ ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, con
       ExportModel model(db, p.pid);
       model.set_distributed(p.rank != INT64_MIN ? p.rank : p.index,
                             p.world_size != INT64_MIN ? p.world_size : static_cast<int64_t>(all.processes().size()));
-      OutputFile out(path, opt.force);
-      Progress progress("exporting " + path, opt.progress);
-      ChromeWriter w(model, out, progress, opt.progress ? chrome_row_total(model) : 0);
-      w.set_marks(marks);
-      w.set_window(opt.window);
-      w.write_all();
-      progress.done();
-      stats.events += w.events();
-      stats.raw_bytes += out.bytes_in();
-      stats.bytes += out.commit();
-      written.push_back(path);
+      write_chrome_file(model, path, opt, marks, stats);
     }
   } catch (...) {
-    for (const auto& f : written) fs::remove(f, ec);
+    for (const auto& f : stats.files) fs::remove(f, ec);
     remove_created();
     throw;
   }
-  stats.files = written;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;
 }
