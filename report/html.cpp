@@ -38,7 +38,10 @@ std::string html_table(const Columns& columns) {
   return o + "</tr>\n";
 }
 
-std::string html_row(const Columns& columns, std::initializer_list<std::string> cells) {
+namespace {
+
+template <class Cells>
+std::string row(const Columns& columns, const Cells& cells) {
   std::string o = "<tr>";
   auto column = columns.begin();
   for (const auto& cell : cells) {
@@ -47,6 +50,11 @@ std::string html_row(const Columns& columns, std::initializer_list<std::string> 
   }
   return o + "</tr>\n";
 }
+
+}  // namespace
+
+std::string html_row(const Columns& columns, std::initializer_list<std::string> cells) { return row(columns, cells); }
+std::string html_row(const Columns& columns, const std::vector<std::string>& cells) { return row(columns, cells); }
 
 std::string html_list(const std::vector<std::string>& lines) {
   std::string o = "<ul>\n";

@@ -34,6 +34,7 @@ std::string html_table(const Columns& columns);
 // One row, each cell in the <td> of its column's kind; cells are markup, but
 // those of name columns are recorded text, escaped here.
 std::string html_row(const Columns& columns, std::initializer_list<std::string> cells);
+std::string html_row(const Columns& columns, const std::vector<std::string>& cells);
 
 // Each line escaped in a <ul>.
 std::string html_list(const std::vector<std::string>& lines);

@@ -13,11 +13,19 @@ std::string markdown_table(const Columns& columns) {
   return head + "\n" + rule + "\n";
 }
 
-std::string markdown_row(std::initializer_list<std::string> cells) {
+namespace {
+
+template <class Cells>
+std::string row(const Cells& cells) {
   std::string o = "|";
   for (const auto& c : cells) o += " " + c + " |";
   return o + "\n";
 }
+
+}  // namespace
+
+std::string markdown_row(std::initializer_list<std::string> cells) { return row(cells); }
+std::string markdown_row(const std::vector<std::string>& cells) { return row(cells); }
 
 std::string markdown_name(std::string_view name, size_t max_chars) { return markdown_escape(plain_text(name, max_chars)); }
 

@@ -19,6 +19,7 @@ std::string markdown_table(const Columns& columns);
 // "| a | b |\n". An empty cell keeps its two spaces, as a recorded value
 // that is empty always has.
 std::string markdown_row(std::initializer_list<std::string> cells);
+std::string markdown_row(const std::vector<std::string>& cells);
 // A recorded name (kernel, op, host, file) as table-safe text cut to
 // `max_chars` code points. Not a code span: that would keep "<script>" and
 // table pipes literally.

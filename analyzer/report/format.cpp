@@ -70,6 +70,38 @@ bool has_nccl_kernels(const std::vector<RankSummary>& ranks) {
   return false;
 }
 
+Columns rank_columns(bool nccl) {
+  using enum Column::Kind;
+  Columns columns{{"rank", kNumber},          {"host"},
+                  {"pid", kNumber},           {"device", kNumber},
+                  {"steps", kNumber},         {"median ms", kNumber},
+                  {"p95 ms", kNumber},        {"GPU util", kNumber},
+                  {"collective ms", kNumber}, {"data ms", kNumber},
+                  {"compute ms", kNumber}};
+  if (nccl) columns.insert(columns.end(), {{"NCCL ms", kNumber}, {"NCCL overlapped by compute", kNumber}});
+  return columns;
+}
+
+std::vector<std::string> rank_cells(const RankSummary& r, bool nccl) {
+  std::vector<std::string> cells{std::to_string(r.rank),
+                                 r.host,
+                                 std::to_string(r.pid),
+                                 r.device >= 0 ? std::to_string(r.device) : "-",
+                                 std::to_string(r.steps),
+                                 format_fixed(r.step_ms_median, 3),
+                                 format_fixed(r.step_ms_p95, 3),
+                                 r.gpu_utilization >= 0 ? format_percent(r.gpu_utilization) : "-",
+                                 format_fixed(r.collective_ms_per_step, 3),
+                                 format_fixed(r.data_ms_per_step, 3),
+                                 format_fixed(r.compute_ms_per_step, 3)};
+  if (nccl) {
+    const bool measured = r.comm_overlap_pct >= 0;
+    cells.push_back(measured ? format_fixed(r.communication_ms_per_step, 3) : "-");
+    cells.push_back(measured ? format_fixed(r.comm_overlap_pct, 1) + " %" : "-");
+  }
+  return cells;
+}
+
 std::string whatif_check_line(const Analysis& a) {
   const WhatIf& w = a.whatif;
   if (!w.available) return w.unavailable.empty() ? std::string() : "what-if replay: none (" + w.unavailable + ")";

@@ -8,6 +8,7 @@
 
 #include "analyzer/result.h"
 #include "report/format.h"
+#include "report/table.h"
 
 namespace gpuscope::analyzer::report {
 
@@ -38,5 +39,9 @@ std::vector<std::string> plan_lines(const Analysis& a);
 std::string finding_prediction(const Finding& f);
 // Whether some rank ran NCCL kernels: the ranks tables then add their time and overlap.
 bool has_nccl_kernels(const std::vector<RankSummary>& ranks);
+// The ranks table of the HTML and Markdown reports: its columns, and a rank's
+// cells as plain text, the host as recorded ("-" where a value is unknown).
+Columns rank_columns(bool nccl);
+std::vector<std::string> rank_cells(const RankSummary& r, bool nccl);
 
 }  // namespace gpuscope::analyzer::report

@@ -70,23 +70,15 @@ void breakdown(std::string& o, const Analysis& a) {
 void ranks(std::string& o, const Analysis& a) {
   if (a.ranks.empty()) return;
   o += "<h2>Ranks</h2>\n<p class=\"note\">Mean per step; each moment counted once: waiting in collectives, loading data, "
-       "computing, other. The analysed rank is in bold; pick another with <code>--rank N</code>.</p>\n"
-       "<table><tr><th class=\"n\">rank</th><th>host</th><th class=\"n\">pid</th><th class=\"n\">device</th>"
-       "<th class=\"n\">steps</th><th class=\"n\">median ms</th><th class=\"n\">p95 ms</th><th class=\"n\">GPU util</th>"
-       "<th class=\"n\">collective ms</th><th class=\"n\">data ms</th><th class=\"n\">compute ms</th>";
+       "computing, other. The analysed rank is in bold; pick another with <code>--rank N</code>.</p>\n";
   const bool nccl = has_nccl_kernels(a.ranks);
-  o += nccl ? "<th class=\"n\">NCCL ms</th><th class=\"n\">NCCL overlapped by compute</th></tr>\n" : "</tr>\n";
+  const Columns columns = rank_columns(nccl);
+  o += html_table(columns);
   for (const auto& r : a.ranks) {
-    const std::string rank = r.analysed ? "<b>" + std::to_string(r.rank) + "</b>" : std::to_string(r.rank);
-    o += "<tr>" + td(rank, true) + td(html_escape(r.host)) + td(std::to_string(r.pid), true) +
-         td(r.device >= 0 ? std::to_string(r.device) : "-", true) + td(std::to_string(r.steps), true) +
-         td(format_fixed(r.step_ms_median, 3), true) + td(format_fixed(r.step_ms_p95, 3), true) +
-         td(r.gpu_utilization >= 0 ? format_percent(r.gpu_utilization) : "-", true) + td(format_fixed(r.collective_ms_per_step, 3), true) +
-         td(format_fixed(r.data_ms_per_step, 3), true) + td(format_fixed(r.compute_ms_per_step, 3), true);
-    if (nccl)
-      o += r.comm_overlap_pct >= 0 ? td(format_fixed(r.communication_ms_per_step, 3), true) + td(format_fixed(r.comm_overlap_pct, 1) + " %", true)
-                                   : td("-", true) + td("-", true);
-    o += "</tr>\n";
+    std::vector<std::string> cells = rank_cells(r, nccl);
+    if (r.analysed) cells[0] = "<b>" + cells[0] + "</b>";
+    cells[1] = html_escape(cells[1]);
+    o += html_row(columns, cells);
   }
   o += "</table>\n";
 }

@@ -105,22 +105,14 @@ void tables(std::string& o, const Analysis& a) {
 void ranks(std::string& o, const Analysis& a, const char* marked = "The analysed rank is in bold; pick another with `--rank N`.") {
   if (a.ranks.empty()) return;
   o += std::string("## Ranks\n\nMean per step; each moment counted once: waiting in collectives, loading data, computing, other. ") +
-       marked + "\n\n"
-       "| rank | host | pid | device | steps | median ms | p95 ms | GPU util | collective ms | data ms | compute ms |";
+       marked + "\n\n";
   const bool nccl = has_nccl_kernels(a.ranks);
-  o += nccl ? " NCCL ms | NCCL overlapped by compute |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-            : "\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  o += markdown_table(rank_columns(nccl));
   for (const auto& r : a.ranks) {
-    const std::string b = r.analysed ? "**" : "";
-    o += "| " + b + std::to_string(r.rank) + b + " | " + markdown_escape(plain_text(r.host, 60)) + " | " + std::to_string(r.pid) + " | " +
-         (r.device >= 0 ? std::to_string(r.device) : "-") + " | " + std::to_string(r.steps) + " | " + format_fixed(r.step_ms_median, 3) +
-         " | " + format_fixed(r.step_ms_p95, 3) + " | " + (r.gpu_utilization >= 0 ? format_percent(r.gpu_utilization) : "-") + " | " +
-         format_fixed(r.collective_ms_per_step, 3) + " | " + format_fixed(r.data_ms_per_step, 3) + " | " + format_fixed(r.compute_ms_per_step, 3) +
-         " |";
-    if (nccl)
-      o += r.comm_overlap_pct >= 0 ? " " + format_fixed(r.communication_ms_per_step, 3) + " | " + format_fixed(r.comm_overlap_pct, 1) + " % |"
-                                   : " - | - |";
-    o += "\n";
+    std::vector<std::string> cells = rank_cells(r, nccl);
+    if (r.analysed) cells[0] = "**" + cells[0] + "**";
+    cells[1] = markdown_name(cells[1], 60);
+    o += markdown_row(cells);
   }
   o += "\n";
 }
