@@ -4,54 +4,82 @@
 # The rates should stay within 20 % of each other (import time linear in the
 # size) and the peak memory flat.
 #
-#   bench/formats/import_scaling.sh [BUILD_DIR]      (default: build)
-#   REPEAT=3 SIZES="200 1000 2000" bench/formats/import_scaling.sh build
+#   bench/formats/import_scaling.sh [BUILD_DIR] [BASE_BINARY]   (default: build)
+#   REPEAT=5 SIZES="200 1000 2000" bench/formats/import_scaling.sh build /tmp/gpuscope_base
+#   NICE=-10 ...     import at that niceness (others' builds then take less of its core)
 #
-# One trace at a time is generated under /tmp (2 GB at most, plus its
-# database), imported REPEAT times (best wall time kept, with the range; the
-# least CPU time, user + sys, beside it: steadier on a shared machine) and
-# deleted. Exit status 1 when the wall-time rates spread by more than 20 %.
+# Every trace is generated first (3.2 GB under /tmp with the default sizes)
+# and the imports are alternated: each round imports every size once, in
+# turn, with BASE_BINARY's import right after the build's when one is given.
+# On a shared machine the load changes from second to second; imports of one
+# size in a row would each meet a different load, alternated ones meet the
+# same. Per size and binary: the best and the median wall time of REPEAT
+# imports, the least CPU time (user + sys, which others' load hardly changes)
+# and the peak RSS. Exit status 1 when the best wall-time rates of the build
+# spread by more than 20 %.
 set -euo pipefail
 BUILD=${1:-build}
+BASE=${2:-}
 SIZES=${SIZES:-200 1000 2000}
 REPEAT=${REPEAT:-3}
+NICE=${NICE:-0}
 GPUSCOPE=$BUILD/bin/gpuscope
 [ -x "$GPUSCOPE" ] || { echo "import_scaling: no $GPUSCOPE (build the gpuscope target)" >&2; exit 2; }
+[ -z "$BASE" ] || [ -x "$BASE" ] || { echo "import_scaling: no $BASE" >&2; exit 2; }
 DIR=$(mktemp -d /tmp/gpuscope_import_scaling.XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
-# A copy: a build relinking BUILD_DIR's binary meanwhile changes nothing here.
-cp "$GPUSCOPE" "$DIR/gpuscope"
-GPUSCOPE=$DIR/gpuscope
+# Copies: a build relinking BUILD_DIR's binary meanwhile changes nothing here.
+cp "$GPUSCOPE" "$DIR/new"
+bins=(new)
+if [ -n "$BASE" ]; then
+  cp "$BASE" "$DIR/base"
+  bins+=(base)
+fi
 
-echo "gpuscope import, best of $REPEAT; load before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
-printf "%8s %10s %9s %15s %9s %8s %11s %10s %9s\n" "trace" "events" "wall s" "wall range s" "MB/s" "cpu s" "MB/s (cpu)" "peak MB" "db MB"
-rates=()
 for mb in $SIZES; do
-  trace=$DIR/kineto_${mb}mb.json
-  /usr/bin/python3 "$(dirname "$0")/gen_kineto_trace.py" --mb "$mb" -o "$trace"
-  bytes=$(stat -c %s "$trace")
-  best="" lo="" hi="" rss=0 events="" cpu=""
-  for ((i = 0; i < REPEAT; ++i)); do
-    rm -f "$DIR/out.db"
-    sync  # no step pays for the previous one's dirty pages
-    /usr/bin/time -f "%e %U %S %M" -o "$DIR/time" "$GPUSCOPE" import -q "$trace" -o "$DIR/out.db" 2> "$DIR/log"
-    read -r wall user sys kb < "$DIR/time"
-    c=$(echo "$user + $sys" | bc -l)
-    if [ -z "$cpu" ] || (( $(echo "$c < $cpu" | bc -l) )); then cpu=$c; fi
-    events=$(sed -n 's/^gpuscope: \([0-9]*\) events.*/\1/p' "$DIR/log")
-    if [ -z "$best" ] || (( $(echo "$wall < $best" | bc -l) )); then best=$wall; fi
-    if [ -z "$lo" ] || (( $(echo "$wall < $lo" | bc -l) )); then lo=$wall; fi
-    if [ -z "$hi" ] || (( $(echo "$wall > $hi" | bc -l) )); then hi=$wall; fi
-    if (( kb > rss )); then rss=$kb; fi
-  done
-  rate=$(echo "$bytes / 1000000 / $best" | bc -l)
-  rates+=("$rate")
-  printf "%6.1f GB %10s %9.2f %7.2f-%-7.2f %9.0f %8.2f %11.0f %10d %9d\n" "$(echo "$bytes / 1000000000" | bc -l)" \
-    "$events" "$best" "$lo" "$hi" "$rate" "$cpu" "$(echo "$bytes / 1000000 / $cpu" | bc -l)" $((rss / 1024)) $(( $(stat -c %s "$DIR/out.db") / 1000000 ))
-  rm -f "$trace" "$DIR/out.db"
+  /usr/bin/python3 "$(dirname "$0")/gen_kineto_trace.py" --mb "$mb" -o "$DIR/kineto_${mb}mb.json"
 done
-min=$(printf "%s\n" "${rates[@]}" | sort -g | head -1)
-max=$(printf "%s\n" "${rates[@]}" | sort -g | tail -1)
-spread=$(echo "($max - $min) / $max * 100" | bc -l)
-printf "rates within %.0f %% of the fastest (goal: 20 %%); load after: %s\n" "$spread" "$(cut -d' ' -f1-3 /proc/loadavg)"
-(( $(echo "$spread <= 20" | bc -l) ))
+
+echo "gpuscope import, $REPEAT alternated rounds, nice $NICE; load before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
+# One line per import: binary size wall cpu peak_kb db_bytes events
+for ((i = 0; i < REPEAT; ++i)); do
+  for mb in $SIZES; do
+    for bin in "${bins[@]}"; do
+      rm -f "$DIR/out.db"
+      sync  # no import pays for the previous one's dirty pages
+      nice -n "$NICE" /usr/bin/time -f "%e %U %S %M" -o "$DIR/time" \
+        "$DIR/$bin" import -q "$DIR/kineto_${mb}mb.json" -o "$DIR/out.db" 2> "$DIR/log"
+      read -r wall user sys kb < "$DIR/time"
+      events=$(sed -n 's/^gpuscope: \([0-9]*\) events.*/\1/p' "$DIR/log")
+      echo "$bin $mb $wall $(echo "$user + $sys" | bc -l) $kb $(stat -c %s "$DIR/out.db") $events" >> "$DIR/runs"
+    done
+  done
+done
+
+/usr/bin/python3 - "$DIR" "$SIZES" "${bins[@]}" <<'EOF'
+import os, statistics, sys
+d, sizes, bins = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
+runs = [l.split() for l in open(os.path.join(d, "runs"))]
+print("%-5s %8s %9s %9s %9s %9s %9s %9s %11s %8s %7s" % ("", "trace", "events", "best s", "median s", "MB/s",
+      "MB/s med", "cpu s", "MB/s (cpu)", "peak MB", "db MB"))
+spread = {}
+for b in bins:
+    rates, cpu_rates = [], []
+    for mb in sizes:
+        rs = [r for r in runs if r[0] == b and r[1] == mb]
+        mbytes = os.path.getsize(os.path.join(d, "kineto_%smb.json" % mb)) / 1e6
+        walls = [float(r[2]) for r in rs]
+        cpu = min(float(r[3]) for r in rs)
+        best, med = min(walls), statistics.median(walls)
+        rates.append(mbytes / best)
+        cpu_rates.append(mbytes / cpu)
+        print("%-5s %5.1f GB %9s %9.2f %9.2f %9.0f %9.0f %9.2f %11.0f %8d %7d" % (
+            b, mbytes / 1e3, rs[0][6] if len(rs[0]) > 6 else "?", best, med, mbytes / best, mbytes / med, cpu,
+            mbytes / cpu, max(int(r[4]) for r in rs) // 1024, int(rs[0][5]) // 1000000))
+    spread[b] = (max(rates) - min(rates)) / max(rates) * 100
+    print("%-5s rates within %.0f %% of the fastest by best wall time (goal: 20 %%), %.0f %% by CPU time" % (
+        b, spread[b], (max(cpu_rates) - min(cpu_rates)) / max(cpu_rates) * 100))
+open(os.path.join(d, "spread"), "w").write("%f\n" % spread["new"])
+EOF
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+(( $(echo "$(cat "$DIR/spread") <= 20" | bc -l) ))

@@ -88,9 +88,19 @@ void KinetoMapper::finish(const std::string& source_name) {
       if (p.end != INT64_MIN) p.end += shift;
     }
   }
-  if (unsorted_ops_) recompute_depth<store::rec::Op>(db, "");
-  if (unsorted_ranges_)
-    recompute_depth<store::rec::Range>(db, "WHERE kind=" + std::to_string(schema::range_kind::push_pop));
+  if (unsorted_ops_ || unsorted_ranges_) {
+    // A whole table sorted and updated out of its row order: SQLite's sorter
+    // keeps as much in memory as the page cache may hold and the updates
+    // revisit pages, so this pass gets the 64 MiB the importer had before it
+    // kept its cache small for flat memory (1 GB trace with unsorted ops: ~10 %
+    // less CPU than with 4 MiB; bench/results/2026-12-07-import-linear.md).
+    const int64_t cache = db.query_int("PRAGMA cache_size").value_or(-2000);
+    db.exec("PRAGMA cache_size=-65536");
+    if (unsorted_ops_) recompute_depth<store::rec::Op>(db, "");
+    if (unsorted_ranges_)
+      recompute_depth<store::rec::Range>(db, "WHERE kind=" + std::to_string(schema::range_kind::push_pop));
+    db.exec("PRAGMA cache_size=" + std::to_string(cache));
+  }
 
   // One row per CUDA graph launch, derived from its kernels as `record` does.
   db.exec(
