@@ -101,29 +101,9 @@ std::shared_ptr<LoadBatch> load_cpu_part(LoadContext& ctx) {
   store::Reader r(ctx.database);
   const RecordingInfo& info = *ctx.info;
   const std::string stage = "CPU threads";
-  struct Task {
-    bool (*visit)(LoadContext&, EventLoad&, IdRange);
-    IdRange range;
-  };
-  std::vector<Task> tasks;
-  auto add = [&]<class R>(store::events::Tag<R>) {
-    for (const IdRange& range : split_ids(r, std::string(R::kTable), reader_threads()))
-      tasks.push_back({visit_ids<R>, range});
-  };
-  add(store::events::Tag<rec::ApiCall>{});
-  add(store::events::Tag<rec::Op>{});
-  add(store::events::Tag<rec::Sync>{});
-  add(store::events::Tag<rec::Range>{});
   const FlushEnds flush = flush_ends(r);
-  std::vector<EventLoad> loads;
-  loads.reserve(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i) loads.emplace_back(ctx, stage, &flush);
-  std::vector<std::function<void()>> jobs;
-  for (size_t i = 0; i < tasks.size(); ++i)
-    jobs.push_back([&, i] {
-      if (tasks[i].visit(ctx, loads[i], tasks[i].range)) sort_lists(loads[i].threads.lists);
-    });
-  run_parallel(jobs);
+  std::vector<EventLoad> loads =
+      visit_in_parallel<rec::ApiCall, rec::Op, rec::Sync, rec::Range>(ctx, r, stage, &flush);
   if (ctx.cancelled()) return nullptr;
   std::vector<EventMap<ThreadKey>> parts;
   for (EventLoad& l : loads) parts.push_back(std::move(l.threads.lists));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -202,6 +203,38 @@ bool visit_ids(LoadContext& ctx, EventLoad& v, IdRange range) {
   const bool done = store::events::visit<R>(r.db(), v, {.ids = std::pair<int64_t, int64_t>{range.lo, range.hi}});
   v.report_rows();
   return done;
+}
+
+// Visits the kinds Rs in parallel: each table split into id ranges
+// (split_ids), each range read by an EventLoad of its own on its own
+// connection and its lists sorted; the loads, to merge (merge_sorted). The
+// caller checks ctx.cancelled() after. Instantiated where the kinds' on()
+// bodies are defined (load_gpu.cpp, load_cpu.cpp), so the scans inline them.
+template <class... Rs>
+std::vector<EventLoad> visit_in_parallel(LoadContext& ctx, store::Reader& r, const std::string& stage,
+                                         const FlushEnds* flush = nullptr) {
+  struct Task {
+    bool (*visit)(LoadContext&, EventLoad&, IdRange);
+    IdRange range;
+  };
+  std::vector<Task> tasks;
+  auto add = [&]<class R>(store::events::Tag<R>) {
+    for (const IdRange& range : split_ids(r, std::string(R::kTable), reader_threads()))
+      tasks.push_back({visit_ids<R>, range});
+  };
+  (add(store::events::Tag<Rs>{}), ...);
+  std::vector<EventLoad> loads;
+  loads.reserve(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) loads.emplace_back(ctx, stage, flush);
+  std::vector<std::function<void()>> jobs;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    jobs.push_back([&, i] {
+      if (!tasks[i].visit(ctx, loads[i], tasks[i].range)) return;
+      sort_lists(loads[i].streams.lists);
+      sort_lists(loads[i].threads.lists);
+    });
+  run_parallel(jobs);
+  return loads;
 }
 
 }  // namespace gpuscope::gui

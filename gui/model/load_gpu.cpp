@@ -55,28 +55,8 @@ inline bool EventLoad::on(const rec::Memset& m) {
 std::shared_ptr<LoadBatch> load_gpu_part(LoadContext& ctx) {
   store::Reader r(ctx.database);
   const std::string stage = "GPU activity";
-  // One task per id range; the kernel table is the big one.
-  struct Task {
-    bool (*visit)(LoadContext&, EventLoad&, IdRange);
-    IdRange range;
-  };
-  std::vector<Task> tasks;
-  auto add = [&]<class R>(store::events::Tag<R>) {
-    for (const IdRange& range : split_ids(r, std::string(R::kTable), reader_threads()))
-      tasks.push_back({visit_ids<R>, range});
-  };
-  add(store::events::Tag<rec::Kernel>{});
-  add(store::events::Tag<rec::Memcpy>{});
-  add(store::events::Tag<rec::Memset>{});
-  std::vector<EventLoad> loads;
-  loads.reserve(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i) loads.emplace_back(ctx, stage);
-  std::vector<std::function<void()>> jobs;
-  for (size_t i = 0; i < tasks.size(); ++i)
-    jobs.push_back([&, i] {
-      if (tasks[i].visit(ctx, loads[i], tasks[i].range)) sort_lists(loads[i].streams.lists);
-    });
-  run_parallel(jobs);
+  // Id ranges of each table, the kernel table the big one, read in parallel.
+  std::vector<EventLoad> loads = visit_in_parallel<rec::Kernel, rec::Memcpy, rec::Memset>(ctx, r, stage);
   if (ctx.cancelled()) return nullptr;
   std::vector<int64_t> copy_bytes(16, 0);
   for (const EventLoad& l : loads)
