@@ -10,20 +10,7 @@
 # Usage: package_test.sh BUILD_DIR SOURCE_DIR FAKE_VIEWER [PYTHON]
 set -uo pipefail
 BUILD=$1 SRC=$2 FAKE_VIEWER=$3 PY=${4:-/usr/bin/python3}
-WORK=$(mktemp -d /tmp/gpuscope_package.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-failed=0
-check() {  # check "what" command...: one ok/FAIL line
-  local what=$1
-  shift
-  if "$@" > "$WORK/last.log" 2>&1; then
-    echo "ok   $what"
-  else
-    echo "FAIL $what"
-    tail -15 "$WORK/last.log" | sed 's/^/     /'
-    failed=1
-  fi
-}
+. "$(dirname "$0")/check_lib.sh" gpuscope_package
 
 cpack --config "$BUILD/CPackConfig.cmake" -B "$WORK/pkg" > "$WORK/cpack.log" 2>&1 ||
   { tail -20 "$WORK/cpack.log"; echo "FAIL cpack"; exit 1; }

@@ -10,20 +10,7 @@
 # Usage: wheel_test.sh BUILD_DIR SOURCE_DIR [PYTHON]
 set -uo pipefail
 BUILD=$1 SRC=$2 PY=${3:-/usr/bin/python3}
-WORK=$(mktemp -d /tmp/gpuscope_wheel.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-failed=0
-check() {  # check "what" command...: one ok/FAIL line
-  local what=$1
-  shift
-  if "$@" > "$WORK/last.log" 2>&1; then
-    echo "ok   $what"
-  else
-    echo "FAIL $what"
-    tail -15 "$WORK/last.log" | sed 's/^/     /'
-    failed=1
-  fi
-}
+. "$(dirname "$0")/check_lib.sh" gpuscope_wheel
 py_checks() {  # the ok/FAIL lines of wheel_jobs.py, shown as they are
   "$@" 2>&1 | tee "$WORK/py.log" | grep -E '^(ok|FAIL) ' || true
   if ! grep -q '^ok ' "$WORK/py.log" || grep -q '^FAIL ' "$WORK/py.log"; then

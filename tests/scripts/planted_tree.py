@@ -1,6 +1,7 @@
 """What the planted-tree tests of scripts/check_*.py share: a tree of files in
 a temporary folder, the script run on it, and ok/FAIL lines with the exit status."""
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,12 +17,16 @@ class Checks:
         self.failed |= not ok
 
     def run(self, files):
-        """Writes `files` (relative path -> text) into a fresh folder and runs the script on it."""
+        """Writes `files` (relative path -> text) into a fresh folder, runs the
+        script on it and removes the folder."""
         root = pathlib.Path(tempfile.mkdtemp(prefix=pathlib.Path(self.script).stem + "_"))
-        for name, text in files.items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_text(text)
-        return subprocess.run([sys.executable, str(self.script), str(root)], capture_output=True, text=True)
+        try:
+            for name, text in files.items():
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                (root / name).write_text(text)
+            return subprocess.run([sys.executable, str(self.script), str(root)], capture_output=True, text=True)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
 
     def exit(self):
         sys.exit(1 if self.failed else 0)
