@@ -12,25 +12,31 @@
 
 namespace gpuscope::gui {
 
-inline bool EventLoad::on(const rec::Kernel& k) {
+namespace {
+
+// The part every GPU row's event shares: its row, correlation and clamped times.
+template <class R>
+Event gpu_event(const R& r, EventKind kind) {
   Event e;
-  e.row = static_cast<uint32_t>(k.id);
-  e.extra = static_cast<uint32_t>(k.correlation);
-  e.start = clamp_time(k.start_or_zero());
-  e.end = std::max(e.start, clamp_time(k.end_or_zero()));
-  e.kind = EventKind::kKernel;
+  e.row = static_cast<uint32_t>(r.id);
+  e.extra = static_cast<uint32_t>(r.correlation);
+  e.start = clamp_time(r.start_or_zero());
+  e.end = std::max(e.start, clamp_time(r.end_or_zero()));
+  e.kind = kind;
+  return e;
+}
+
+}  // namespace
+
+inline bool EventLoad::on(const rec::Kernel& k) {
+  Event e = gpu_event(k, EventKind::kKernel);
   e.name = static_cast<uint32_t>(k.name_id);
   streams.at({k.device_or_zero(), k.pid_or_zero(), k.stream_or_zero()}).push_back(e);
   return row_read();
 }
 
 inline bool EventLoad::on(const rec::Memcpy& m) {
-  Event e;
-  e.row = static_cast<uint32_t>(m.id);
-  e.extra = static_cast<uint32_t>(m.correlation);
-  e.start = clamp_time(m.start_or_zero());
-  e.end = std::max(e.start, clamp_time(m.end_or_zero()));
-  e.kind = EventKind::kMemcpy;
+  Event e = gpu_event(m, EventKind::kMemcpy);
   int64_t ck = m.copy_kind;
   if (ck < 0 || ck > 10) ck = 0;  // NULL too
   e.aux = static_cast<uint8_t>(ck);
@@ -41,12 +47,7 @@ inline bool EventLoad::on(const rec::Memcpy& m) {
 }
 
 inline bool EventLoad::on(const rec::Memset& m) {
-  Event e;
-  e.row = static_cast<uint32_t>(m.id);
-  e.extra = static_cast<uint32_t>(m.correlation);
-  e.start = clamp_time(m.start_or_zero());
-  e.end = std::max(e.start, clamp_time(m.end_or_zero()));
-  e.kind = EventKind::kMemset;
+  Event e = gpu_event(m, EventKind::kMemset);
   e.name = info_.memset_name;
   streams.at({m.device_or_zero(), m.pid_or_zero(), m.stream_or_zero()}).push_back(e);
   return row_read();

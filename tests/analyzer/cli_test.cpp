@@ -2,7 +2,6 @@
 // exit 2, no partial output; reports for recordings that lack GPU activity.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,40 +10,17 @@
 #include "trace_formats/store/sqlite.h"
 #include "trace_formats/store/writer.h"
 #include "tests/analyzer/scenarios.h"
+#include "tests/support/gpuscope_command.h"
 
 namespace gpuscope::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = CommandResult;
 
 Result gpuscope(const std::string& args) {
-  const fs::path err = temp_db("stderr").substr(0, temp_db("stderr").size() - 3) + ".txt";
-  const std::string cmd = std::string(GPUSCOPE_BINARY_DIR) + "/bin/gpuscope " + args + " 2>'" + err.string() + "'";
-  Result r;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  std::ifstream f(err);
-  r.err.assign(std::istreambuf_iterator<char>(f), {});
-  return r;
-}
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
-
-void expect_one_line_error(const Result& r, const std::string& needle) {
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_EQ(lines(r.err), 1) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out.substr(0, 200);
+  return run_gpuscope(args, temp_db("stderr").substr(0, temp_db("stderr").size() - 3) + ".txt");
 }
 
 TEST(AnalyzeCli, MissingFile) { expect_one_line_error(gpuscope("analyze /nonexistent/run.db"), "/nonexistent/run.db: no such file"); }
