@@ -171,6 +171,7 @@ void ensure_started() {
   if (g_config.on_demand) {
     // Dormant: no writer and nothing recorded until a capture (ondemand.h).
     set_cupti_status("on demand: CUPTI subscribed during captures only");
+    cupti_source::wait_dormant();
     schedule::set_cupti_starter(start_cupti_late);
     ondemand::start(g_config, register_late_exit_hook);
   } else {

@@ -6,7 +6,9 @@ namespace gpuscope::collector::cupti_source {
 
 bool transition_allowed(State from, State to) {
   switch (from) {
-    case State::kOff:  // start()
+    case State::kOff:  // start(); wait_dormant()
+      return to == State::kDormant || to == State::kSubscribed || to == State::kTracing;
+    case State::kDormant:  // start() at the first capture
       return to == State::kSubscribed || to == State::kTracing;
     case State::kSubscribed:  // a resume; stop()
       return to == State::kTracing || to == State::kStopped;
@@ -26,6 +28,8 @@ const char* state_name(State s) {
   switch (s) {
     case State::kOff:
       return "off";
+    case State::kDormant:
+      return "dormant";
     case State::kSubscribed:
       return "subscribed";
     case State::kTracing:

@@ -415,9 +415,14 @@ void pause_locked(bool may_wait) {
 
 }  // namespace
 
+void wait_dormant() {
+  std::lock_guard lock(g_control);
+  if (now_state() == State::kOff) move_to(State::kDormant);
+}
+
 bool start(const Config& config, bool tracing, std::string& why) {
   std::lock_guard lock(g_control);
-  if (now_state() != State::kOff) return true;
+  if (active()) return true;
   if (!load_cupti(g_api, why)) return false;
   g_config = config;
   for (int i = 0; i < kBuffers; ++i) {
@@ -463,7 +468,7 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
     return Switched::busy;
   }
   const State was = now_state();
-  if (was == State::kOff || was == State::kStopped || on == (was == State::kTracing) || (on && g_stopped))
+  if (!active() || was == State::kStopped || on == (was == State::kTracing) || (on && g_stopped))
     return Switched::yes;
   if (!on) {
     pause_locked(may_wait);
@@ -537,11 +542,11 @@ void forget_in_child() {
   if (now_state() == State::kDraining) move_to(State::kSubscribed);  // no lock: the child has one thread
 }
 
-bool active() { return now_state() != State::kOff; }
-bool live() {
+bool active() {
   const State s = now_state();
-  return s != State::kOff && s != State::kTornDown;
+  return s != State::kOff && s != State::kDormant;
 }
+bool live() { return active() && now_state() != State::kTornDown; }
 State state() { return now_state(); }
 uint64_t illegal_transitions() { return g_illegal.load(std::memory_order_relaxed); }
 

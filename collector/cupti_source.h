@@ -15,6 +15,8 @@ namespace gpuscope::collector::cupti_source {
 
 // CUPTI's lifecycle in this process, one state changed by one transition
 // function (cupti_source.cpp, move_to) and checked against transition_allowed:
+//   off --wait_dormant--> dormant (record --on-demand: CUPTI not loaded until
+//                  the first capture); dormant --start--> subscribed or tracing
 //   off --start--> subscribed (untraced: a sampled, windowed or on-demand
 //                  recording's dormant start; device records only)
 //   off --start--> tracing
@@ -26,17 +28,21 @@ namespace gpuscope::collector::cupti_source {
 //   subscribed --resume--> tracing;  torn down --resume--> subscribed --> tracing
 //   subscribed, tracing --stop() at exit--> stopped (kinds off; flush and drain only)
 // stop_for_good (the disk filled) is a latch beside it: no resume from then on.
-enum class State : uint8_t { kOff, kSubscribed, kTracing, kDraining, kTornDown, kStopped };
+enum class State : uint8_t { kOff, kDormant, kSubscribed, kTracing, kDraining, kTornDown, kStopped };
 State state();
 const char* state_name(State s);
 bool transition_allowed(State from, State to);
 // Transitions made that transition_allowed refuses (tests: stays 0).
 uint64_t illegal_transitions();
 
+// An on-demand recording: CUPTI stays unloaded until a capture calls start().
+// Off to dormant; a no-op in any other state.
+void wait_dormant();
 // Loads CUPTI, takes the subscriber slot and, when `tracing`, enables
 // activities. On failure returns false with a one-line reason and leaves the
 // process untouched.
 bool start(const Config& config, bool tracing, std::string& why);
+// Started (not off, not dormant).
 bool active();
 // Active and not torn down by cuptiFinalize: CUPTI may be called (one relaxed load each).
 bool live();

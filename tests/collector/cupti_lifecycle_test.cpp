@@ -63,9 +63,38 @@ TEST(CuptiLifecycle, AnUntracedStartIsSubscribed) {
   EXPECT_EQ(cupti_source::illegal_transitions(), 0u);
 }
 
+// record --on-demand: dormant, CUPTI not loaded, until the first capture
+// starts it; nothing switches tracing on before that.
+TEST(CuptiLifecycle, AnOnDemandJobIsDormantUntilItsFirstCapture) {
+  using cupti_source::State;
+  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
+  ASSERT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  ASSERT_NE(dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  cupti_source::wait_dormant();
+  EXPECT_EQ(cupti_source::state(), State::kDormant);
+  EXPECT_FALSE(cupti_source::active());
+  EXPECT_FALSE(cupti_source::live());
+  EXPECT_TRUE(on()) << "a switch before the first capture does nothing";
+  EXPECT_EQ(cupti_source::state(), State::kDormant);
+  EXPECT_TRUE(calls().empty()) << "CUPTI not called while dormant";
+  Config config;
+  config.finalize_when_off = true;
+  std::string why;
+  ASSERT_TRUE(cupti_source::start(config, false, why)) << why;
+  EXPECT_EQ(cupti_source::state(), State::kSubscribed);
+  cupti_source::wait_dormant();
+  EXPECT_EQ(cupti_source::state(), State::kSubscribed) << "dormant only from off";
+  ASSERT_TRUE(on());
+  EXPECT_EQ(cupti_source::state(), State::kTracing);
+  ASSERT_TRUE(off());
+  launch_exit();
+  EXPECT_EQ(cupti_source::state(), State::kTornDown) << "between captures: torn down, not dormant";
+  EXPECT_EQ(cupti_source::illegal_transitions(), 0u);
+}
+
 TEST(CuptiLifecycle, TheTableAllowsOnlyTheDocumentedMoves) {
   using cupti_source::State;
-  const State all[] = {State::kOff, State::kSubscribed, State::kTracing, State::kDraining, State::kTornDown,
+  const State all[] = {State::kOff, State::kDormant, State::kSubscribed, State::kTracing, State::kDraining, State::kTornDown,
                        State::kStopped};
   std::vector<std::string> allowed;
   for (State from : all)
@@ -73,7 +102,8 @@ TEST(CuptiLifecycle, TheTableAllowsOnlyTheDocumentedMoves) {
       if (cupti_source::transition_allowed(from, to))
         allowed.push_back(std::string(cupti_source::state_name(from)) + " > " + cupti_source::state_name(to));
   EXPECT_EQ(allowed, (std::vector<std::string>{
-                         "off > subscribed", "off > tracing", "subscribed > tracing", "subscribed > stopped",
+                         "off > dormant", "off > subscribed", "off > tracing", "dormant > subscribed",
+                         "dormant > tracing", "subscribed > tracing", "subscribed > stopped",
                          "tracing > subscribed", "tracing > draining", "tracing > stopped",
                          "draining > subscribed", "draining > torn down", "torn down > subscribed"}));
 }
