@@ -141,9 +141,11 @@ def main():
             last = traced[-1]
             # Step numbers count from 0 as the collector counts them: step n ends at ends[n].
             later = od["step_ms"][last + 2:last + 49]
+            rest = od["step_ms"][last + 49:]
             after.append({"steps_1_2": [round(od["step_ms"][n - 1] / before, 4) for n in (last + 1, last + 2)
                                         if n - 1 < len(od["step_ms"])],
-                          "steps_3_50": round(statistics.median(later) / before, 4) if later else None})
+                          "steps_3_50": round(statistics.median(later) / before, 4) if later else None,
+                          "steps_51_end": round(statistics.median(rest) / before, 4) if rest else None})
     result = {
         "device": a.device, "model": a.model, "pairs": a.pairs,
         "dormant_cost_pct": round((statistics.median(dormant) - 1) * 100, 2),

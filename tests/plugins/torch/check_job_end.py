@@ -46,6 +46,10 @@ def record_and_stop(name, sig, target):
                             start_new_session=True)
     job = child_of(proc.pid)
     check(job is not None, "%s: the job started" % name)
+    # From the loop's "started" line (its model built): on a GPU machine torch and
+    # CUDA take several seconds to start, which the stop must not cut short.
+    started = proc.stdout.readline()
+    check(started.strip() == "started", "%s: the job printed 'started': %r" % (name, started))
     time.sleep(RUN_S)
     if target == "group":
         os.killpg(proc.pid, sig)
