@@ -40,13 +40,19 @@ inline int index_of(const std::vector<std::string>& log, const std::string& what
   return -1;
 }
 
-inline Config start_fake(bool finalize, bool with_cuda) {
+// Loads the fake libcupti (and the fake libcuda) where the collector will
+// find them, before cupti_source::start. Global, so the test (and the fake
+// libcuda) can reach its log; load_cupti gets this handle.
+inline void load_fakes(bool with_cuda) {
   setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
-  // Global, so the test (and the fake libcuda) can reach its log; load_cupti gets this handle.
   EXPECT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
   if (with_cuda) {
     EXPECT_NE(dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
   }
+}
+
+inline Config start_fake(bool finalize, bool with_cuda) {
+  load_fakes(with_cuda);
   Config config;
   config.finalize_when_off = finalize;
   std::string why;

@@ -44,9 +44,7 @@ TEST(CuptiLifecycle, MovesAlongItsTable) {
 // subscribed; a drain that fails leaves it subscribed, not torn down.
 TEST(CuptiLifecycle, AnUntracedStartIsSubscribed) {
   using cupti_source::State;
-  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
-  ASSERT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
-  ASSERT_NE(dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  load_fakes(true);
   EXPECT_EQ(cupti_source::state(), State::kOff);
   EXPECT_FALSE(cupti_source::active());
   Config config;
@@ -67,9 +65,7 @@ TEST(CuptiLifecycle, AnUntracedStartIsSubscribed) {
 // starts it; nothing switches tracing on before that.
 TEST(CuptiLifecycle, AnOnDemandJobIsDormantUntilItsFirstCapture) {
   using cupti_source::State;
-  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
-  ASSERT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
-  ASSERT_NE(dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  load_fakes(true);
   cupti_source::wait_dormant();
   EXPECT_EQ(cupti_source::state(), State::kDormant);
   EXPECT_FALSE(cupti_source::active());

@@ -175,8 +175,7 @@ TEST(CuptiSwitch, TeardownAndResumeAreRecordedAsOwnOverhead) {
 // GPUSCOPE_CUPTI_ATTRIBUTES reaches CUPTI before the buffer callbacks are
 // registered, flags as one byte and sizes as size_t.
 TEST(CuptiSwitch, UserAttributesAreSetAtSubscription) {
-  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
-  ASSERT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  load_fakes(false);
   setenv("GPUSCOPE_CUPTI_ATTRIBUTES", "0=33554432,bad,9=0", 1);
   Config config = load_config();
   unsetenv("GPUSCOPE_CUPTI_ATTRIBUTES");
@@ -405,8 +404,7 @@ TEST(CuptiSwitch, TheWriterDecodesOnRequest) {
 
 // CUDA can start while untraced (--delay, --sample): device records must still come.
 TEST(CuptiSwitch, DeviceRecordsAreOnWhileUntraced) {
-  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
-  ASSERT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  load_fakes(false);
   Config config;
   std::string why;
   ASSERT_TRUE(cupti_source::start(config, false, why)) << why;
@@ -423,8 +421,7 @@ TEST(CuptiSwitch, OverheadRecordsOnlyWhenAsked) {
   unsetenv("GPUSCOPE_TRACE");
   EXPECT_TRUE(asked.overhead);
   EXPECT_FALSE(load_config().overhead);
-  setenv("GPUSCOPE_CUPTI", FAKE_CUPTI_PATH, 1);
-  ASSERT_NE(dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  load_fakes(false);
   std::string why;
   ASSERT_TRUE(cupti_source::start(asked, true, why)) << why;
   const std::string overhead_on = "enable " + std::to_string(CUPTI_ACTIVITY_KIND_OVERHEAD);

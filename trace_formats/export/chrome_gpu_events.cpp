@@ -59,10 +59,7 @@ void ChromeWriter::on(const Kernel& k) {
   }
   if (!k.null(Kernel::kGraphId)) int_arg("graph id", k.graph_id);
   if (!k.null(Kernel::kGraphNodeId)) int_arg("graph node id", k.graph_node_id);
-  o_.put('}');
-  end_event();
-  if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
-  row_done();
+  gpu_event_tail(c, pid, corr, device, stream, start);
 }
 
 void ChromeWriter::on(const Memcpy& m) {
@@ -81,10 +78,7 @@ void ChromeWriter::on(const Memcpy& m) {
   if (!m.null(Memcpy::kSrcDevice)) int_arg("src device", m.src_device);
   if (!m.null(Memcpy::kDstDevice)) int_arg("dst device", m.dst_device);
   if (!m.null(Memcpy::kGraphId)) int_arg("graph id", m.graph_id);
-  o_.put('}');
-  end_event();
-  if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
-  row_done();
+  gpu_event_tail(c, pid, corr, device, stream, start);
 }
 
 void ChromeWriter::on(const Memset& m) {
@@ -101,10 +95,7 @@ void ChromeWriter::on(const Memset& m) {
     o_.put_double(double(bytes) / double(span_ns(start, end)));
   }
   if (!m.null(Memset::kGraphId)) int_arg("graph id", m.graph_id);
-  o_.put('}');
-  end_event();
-  if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
-  row_done();
+  gpu_event_tail(c, pid, corr, device, stream, start);
 }
 
 void ChromeWriter::on(const Sync& s) {

@@ -246,6 +246,15 @@ class ChromeWriter {
     int_arg("stream", stream);
     int_arg("correlation", corr);
   }
+  // What they end with: the arguments closed, and the flow from the API call
+  // that launched them.
+  void gpu_event_tail(const CorrelationMap::Entry* c, int64_t pid, int64_t corr, int64_t device, int64_t stream,
+                      int64_t start) {
+    o_.put('}');
+    end_event();
+    if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
+    row_done();
+  }
   // Arguments whose first member is optional are written with a comma
   // before every member; close_args turns the first comma into the brace.
   char* open_args() {
