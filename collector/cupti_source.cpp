@@ -295,6 +295,7 @@ std::vector<CUpti_ActivityKind> g_kinds;
 bool g_stopped = false;
 std::atomic<uint64_t> g_pauses{0};
 std::atomic<uint64_t> g_finalizes{0};
+std::atomic<uint64_t> g_teardown_failures{0};
 
 // Kinds other than kernels may fail to enable (MEMORY2 on an old driver, say);
 // `failed` lists them, so that a resume that loses one is seen.
@@ -366,6 +367,7 @@ void teardown_at_api_exit() {
   // still holds is not wanted.
   ok = ok && (g_stopped || !g_before_teardown || g_before_teardown());
   if (!ok) {
+    g_teardown_failures.fetch_add(1, std::memory_order_relaxed);
     disarm_teardown();  // CUPTI stays initialized until the next pause
   } else {
     g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
@@ -458,6 +460,7 @@ void set_before_teardown(bool (*decode_all)()) {
 
 uint64_t pauses() { return g_pauses.load(std::memory_order_relaxed); }
 uint64_t finalizes() { return g_finalizes.load(std::memory_order_relaxed); }
+uint64_t teardown_failures() { return g_teardown_failures.load(std::memory_order_relaxed); }
 bool kept_for_graphs() { return g_graphs_seen.load(std::memory_order_relaxed) && g_config.finalize_when_off; }
 
 Switched set_tracing(bool on, bool may_wait, std::string& why) {

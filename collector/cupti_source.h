@@ -101,6 +101,9 @@ void set_before_teardown(bool (*decode_all)());
 void forbid_teardown();
 uint64_t pauses();
 uint64_t finalizes();  // cuptiFinalize calls that succeeded
+// Teardowns given up because the drain or the writer's decode failed: CUPTI
+// stays subscribed, and untraced steps keep paying its launch cost.
+uint64_t teardown_failures();
 // Teardown was wanted, but the job uses CUDA graphs, so CUPTI stays initialized.
 bool kept_for_graphs();
 const CuptiApi& api();

@@ -132,6 +132,7 @@ void write_process_and_stats(State& s, uint64_t now) {
   w.put_stat(pid, "buffers_used", static_cast<int64_t>(cupti_source::buffers_used()));
   w.put_stat(pid, "tracing_pauses", static_cast<int64_t>(cupti_source::pauses()));
   w.put_stat(pid, "cupti_finalizes", static_cast<int64_t>(cupti_source::finalizes()));
+  w.put_stat(pid, "cupti_teardown_failures", static_cast<int64_t>(cupti_source::teardown_failures()));
   w.put_stat(pid, "rows_written", w.rows_written());
   w.put_stat(pid, "flushes", ++s.flushes);
 }

@@ -97,6 +97,15 @@ def traced_steps(a, db):
     return [r[0] for r in rows]
 
 
+def capture_stats(db):
+    """What the capture's collector says of CUPTI: teardowns done and given up."""
+    import sqlite3
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    rows = con.execute("""SELECT key, sum(value) FROM collector_stat WHERE key IN
+                          ('cupti_finalizes', 'cupti_teardown_failures', 'tracing_pauses') GROUP BY key""").fetchall()
+    return dict(rows)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker", action="store_true")
@@ -127,7 +136,7 @@ def main():
         r2 = run(a, not first, a.steps)
         plain, od = (r2, r1) if first else (r1, r2)
         dormant.append(statistics.median(od["step_ms"][warm:]) / statistics.median(plain["step_ms"][warm:]))
-    totals, after, latency = [], [], []
+    totals, after, latency, stats = [], [], [], []
     for pair in range(a.pairs):
         at = a.total // 2
         capture = os.path.join(a.work, "capture_%d.db" % pair)
@@ -135,6 +144,7 @@ def main():
         plain = run(a, False, a.total)
         totals.append(od["wall_s"] / plain["wall_s"])
         traced = traced_steps(a, capture)
+        stats.append(capture_stats(capture))
         if traced:
             latency.append(traced[0] - od["trigger_after_step"])
             before = statistics.median(od["step_ms"][at - 50:at - 1])
@@ -154,6 +164,7 @@ def main():
         "total_pair_ratios": [round(r, 4) for r in totals],
         "trigger_latency_steps": latency,
         "after_capture": after,
+        "capture_stats": stats,
     }
     line = "ON_DEMAND_COST " + json.dumps(result)
     print(line, flush=True)

@@ -56,8 +56,11 @@ TEST(CuptiLifecycle, AnUntracedStartIsSubscribed) {
   EXPECT_EQ(cupti_source::state(), State::kTracing);
   cupti_source::set_before_teardown([] { return false; });  // the records could not be decoded
   ASSERT_TRUE(off());
+  EXPECT_EQ(cupti_source::teardown_failures(), 0u);
   launch_exit();
   EXPECT_EQ(cupti_source::state(), State::kSubscribed);
+  EXPECT_EQ(cupti_source::teardown_failures(), 1u) << "counted, for the recording's collector_stat";
+  EXPECT_EQ(cupti_source::finalizes(), 0u);
   EXPECT_EQ(cupti_source::illegal_transitions(), 0u);
 }
 
@@ -85,6 +88,8 @@ TEST(CuptiLifecycle, AnOnDemandJobIsDormantUntilItsFirstCapture) {
   ASSERT_TRUE(off());
   launch_exit();
   EXPECT_EQ(cupti_source::state(), State::kTornDown) << "between captures: torn down, not dormant";
+  EXPECT_EQ(cupti_source::finalizes(), 1u);
+  EXPECT_EQ(cupti_source::teardown_failures(), 0u);
   EXPECT_EQ(cupti_source::illegal_transitions(), 0u);
 }
 

@@ -46,7 +46,7 @@ def check_process(pid):
     stats = dict(c.execute("SELECT key, value FROM collector_stat WHERE pid = ?", (pid,)))
     ok = len(windows) == stretches if stretches else len(windows) >= 2
     print(f"{db} pid {pid}: {len(windows)} traced stretches; pauses {stats.get('tracing_pauses')}, "
-          f"cuptiFinalize {stats.get('cupti_finalizes')}, "
+          f"cuptiFinalize {stats.get('cupti_finalizes')} (given up {stats.get('cupti_teardown_failures', '-')}), "
           f"dropped {stats.get('dropped_cupti')} + {stats.get('dropped_cupti_no_buffer')}")
     for table in ("kernel", "api_call", "op"):
         total = c.execute(f"SELECT count(*) FROM {table} WHERE pid = ?", (pid,)).fetchone()[0]
