@@ -36,6 +36,10 @@ void print_info(const std::string& path, const std::string& database) {
     std::printf("traced          %s in %lld stretch(es)%s%s\n", human_ns(s.traced->ns).c_str(),
                 static_cast<long long>(s.traced->stretches), sample.empty() ? "" : (" (--sample " + sample + ")").c_str(),
                 torn > 0 ? (", CUPTI torn down " + std::to_string(torn) + " time(s) while untraced").c_str() : "");
+    if (s.traced->cupti_teardowns_failed > 0)
+      std::printf("                %lld teardown(s) given up (a drain or decode failed): CUPTI stayed subscribed and "
+                  "untraced steps paid its launch cost\n",
+                  static_cast<long long>(s.traced->cupti_teardowns_failed));
     if (s.traced->closed_by_reader)
       std::printf("                the last stretch was left open (the job was killed inside it): counted to the last "
                   "recorded event\n");

@@ -39,8 +39,10 @@ RecordingSummary summarize(Reader& r) {
     for (const auto& [start, end] : stretches.stretches) ns += end - start;
     // Between stretches CUPTI is torn down where it safely can be (docs/internals.md, "Collector").
     auto teardowns = r.query("SELECT coalesce(sum(value), 0) FROM collector_stat WHERE key = 'cupti_finalizes'");
+    auto failed = r.query("SELECT coalesce(sum(value), 0) FROM collector_stat WHERE key = 'cupti_teardown_failures'");
     s.traced = RecordingSummary::Traced{static_cast<int64_t>(stretches.stretches.size()), ns, r.meta(meta_key::kSample, ""),
-                                        teardowns.step() ? teardowns.int64(0) : 0, stretches.closed_by_reader};
+                                        teardowns.step() ? teardowns.int64(0) : 0, failed.step() ? failed.int64(0) : 0,
+                                        stretches.closed_by_reader};
   }
 
   auto dev = r.query("SELECT id, name, sm_count, total_memory, compute_major, compute_minor FROM device ORDER BY id");

@@ -28,6 +28,7 @@ struct RecordingSummary {
     int64_t stretches = 0, ns = 0;
     std::string sample;        // meta sample (--sample ON,OFF), "" when missing
     int64_t cupti_teardowns = 0;  // collector_stat cupti_finalizes
+    int64_t cupti_teardowns_failed = 0;  // collector_stat cupti_teardown_failures
     int64_t closed_by_reader = 0; // stretches left open by a killed job, closed at its last event
   };
   std::optional<Traced> traced;

@@ -67,6 +67,7 @@ TEST(Summary, SampledRecordingOfTwoRanks) {
     b.writer().put_stat(10, "dropped_ring", 3);
     b.writer().put_stat(20, "dropped_buffers", 4);
     b.writer().put_stat(10, "cupti_finalizes", 2);
+    b.writer().put_stat(20, "cupti_teardown_failures", 1);
     b.writer().put_stat(10, "ring_bytes", 1'000);  // not a drop
     b.writer().add(store::MessageRow{.pid = 20, .ts = 7, .text = "second"});
     b.writer().add(store::MessageRow{.pid = 10, .ts = 3, .text = "first"});
@@ -83,6 +84,7 @@ TEST(Summary, SampledRecordingOfTwoRanks) {
   EXPECT_EQ(s.traced->ns, 1'500);
   EXPECT_EQ(s.traced->sample, "2,8");
   EXPECT_EQ(s.traced->cupti_teardowns, 2);
+  EXPECT_EQ(s.traced->cupti_teardowns_failed, 1);
 
   ASSERT_EQ(s.devices.size(), 2u);  // by id
   EXPECT_EQ(s.devices[0].name, "A100");
