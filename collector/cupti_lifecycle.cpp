@@ -2,6 +2,9 @@
 // and the states' names; cupti_source.cpp makes the moves.
 #include "collector/cupti_source.h"
 
+#include <cstddef>
+#include <iterator>
+
 namespace gpuscope::collector::cupti_source {
 
 bool transition_allowed(State from, State to) {
@@ -25,23 +28,11 @@ bool transition_allowed(State from, State to) {
 }
 
 const char* state_name(State s) {
-  switch (s) {
-    case State::kOff:
-      return "off";
-    case State::kDormant:
-      return "dormant";
-    case State::kSubscribed:
-      return "subscribed";
-    case State::kTracing:
-      return "tracing";
-    case State::kDraining:
-      return "draining";
-    case State::kTornDown:
-      return "torn down";
-    case State::kStopped:
-      return "stopped";
-  }
-  return "?";
+  // In State's order.
+  static constexpr const char* kNames[] = {"off", "dormant", "subscribed", "tracing", "draining", "torn down", "stopped"};
+  static_assert(std::size(kNames) == static_cast<size_t>(State::kStopped) + 1, "a name for every state");
+  const auto i = static_cast<size_t>(s);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 }  // namespace gpuscope::collector::cupti_source

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -12,11 +11,11 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "collector/clock.h"
+#include "collector/cupti_callback_ids.h"
 #include "collector/graph_steps.h"
 
 namespace gpuscope::collector::cupti_source {
@@ -143,48 +142,12 @@ std::atomic<bool> g_graphs_seen{false};
 // ids (see RowSink::note_api_correlation): CUPTI is not torn down again.
 std::atomic<bool> g_teardown_forbidden{false};
 
-// The callback ids of one API domain that the collector treats specially,
-// looked up by name once (the lists work across CUPTI versions).
-struct CallbackIds {
-  std::vector<uint32_t> noisy, capture_begin, capture_end, graph_launch;
-};
-
-const CallbackIds& callback_ids(CUpti_CallbackDomain domain) {
-  static const std::array<CallbackIds, 2> ids = [] {
-    std::array<CallbackIds, 2> out;
-    const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
-    const uint32_t last[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
-    const std::string_view begin[2] = {"cudaStreamBeginCapture", "cuStreamBeginCapture"};
-    const std::string_view end[2] = {"cudaStreamEndCapture", "cuStreamEndCapture"};
-    const std::string_view launch[2] = {"cudaGraphLaunch", "cuGraphLaunch"};
-    for (int d = 0; d < 2; ++d) {
-      for (uint32_t cbid = 1; cbid < last[d]; ++cbid) {
-        const char* name = nullptr;
-        if (g_api.get_callback_name(domains[d], cbid, &name) != CUPTI_SUCCESS || !name) continue;
-        const std::string_view n(name);
-        if (is_noisy_api(name)) out[d].noisy.push_back(cbid);
-        if (n.starts_with(begin[d])) out[d].capture_begin.push_back(cbid);
-        if (n.starts_with(end[d])) out[d].capture_end.push_back(cbid);
-        if (n.starts_with(launch[d])) out[d].graph_launch.push_back(cbid);
-      }
-    }
-    return out;
-  }();
-  return ids[domain == CUPTI_CB_DOMAIN_DRIVER_API];
-}
-
-bool contains(const std::vector<uint32_t>& ids, uint32_t id) {
-  for (uint32_t x : ids)
-    if (x == id) return true;
-  return false;
-}
-
 Config g_config;
 
 // Counts stream captures under way and notes the first graph.
 void track_graphs(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
-  const CallbackIds& ids = callback_ids(domain);
-  if (contains(ids.graph_launch, cbid)) {
+  const CallbackIds& ids = callback_ids(g_api, domain);
+  if (CallbackIds::contains(ids.graph_launch, cbid)) {
     g_graphs_seen.store(true, std::memory_order_relaxed);
     // cudaGraphLaunch's and cuGraphLaunch's parameters both begin with the
     // graph executable; cudaError_t and CUresult both: 0 is success.
@@ -192,14 +155,14 @@ void track_graphs(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpt
     if (info->functionParams && (!rc || *rc == 0))
       graph_steps::on_launch(g_config, reinterpret_cast<uint64_t>(*static_cast<void* const*>(info->functionParams)),
                              now_ns());
-  } else if (contains(ids.capture_begin, cbid)) {
+  } else if (CallbackIds::contains(ids.capture_begin, cbid)) {
     // cudaError_t and CUresult both: 0 is success.
     const int* rc = static_cast<const int*>(info->functionReturnValue);
     if (!rc || *rc == 0) {
       g_captures.fetch_add(1, std::memory_order_relaxed);
       g_graphs_seen.store(true, std::memory_order_relaxed);
     }
-  } else if (contains(ids.capture_end, cbid)) {
+  } else if (CallbackIds::contains(ids.capture_end, cbid)) {
     // A capture that began while CUPTI was torn down (or before it
     // subscribed) shows up here first: its graph will be replayed too.
     g_graphs_seen.store(true, std::memory_order_relaxed);
@@ -234,7 +197,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 void watch_captures() {
   if (!g_api.enable_callback) return;
   for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
-    const CallbackIds& ids = callback_ids(domain);
+    const CallbackIds& ids = callback_ids(g_api, domain);
     for (uint32_t cbid : ids.capture_begin) g_api.enable_callback(1, g_subscriber, domain, cbid);
     for (uint32_t cbid : ids.capture_end) g_api.enable_callback(1, g_subscriber, domain, cbid);
     for (uint32_t cbid : ids.graph_launch) g_api.enable_callback(1, g_subscriber, domain, cbid);
@@ -312,9 +275,9 @@ bool enable_kinds(std::string& why, std::string* failed = nullptr) {
   // CUPTI forgets which calls were switched off whenever the API kinds are
   // disabled (and at cuptiFinalize), so every enable switches them off again.
   if (g_config.runtime_api)
-    for (uint32_t cbid : callback_ids(CUPTI_CB_DOMAIN_RUNTIME_API).noisy) g_api.enable_runtime_api(cbid, 0);
+    for (uint32_t cbid : callback_ids(g_api, CUPTI_CB_DOMAIN_RUNTIME_API).noisy) g_api.enable_runtime_api(cbid, 0);
   if (g_config.driver_api)
-    for (uint32_t cbid : callback_ids(CUPTI_CB_DOMAIN_DRIVER_API).noisy) g_api.enable_driver_api(cbid, 0);
+    for (uint32_t cbid : callback_ids(g_api, CUPTI_CB_DOMAIN_DRIVER_API).noisy) g_api.enable_driver_api(cbid, 0);
   return true;
 }
 
