@@ -38,10 +38,12 @@ RecordingSummary summarize(Reader& r) {
     int64_t ns = 0;
     for (const auto& [start, end] : stretches.stretches) ns += end - start;
     // Between stretches CUPTI is torn down where it safely can be (docs/internals.md, "Collector").
-    auto teardowns = r.query("SELECT coalesce(sum(value), 0) FROM collector_stat WHERE key = 'cupti_finalizes'");
-    auto failed = r.query("SELECT coalesce(sum(value), 0) FROM collector_stat WHERE key = 'cupti_teardown_failures'");
+    auto teardowns = r.query(
+        "SELECT coalesce(sum(CASE key WHEN 'cupti_finalizes' THEN value END), 0), "
+        "coalesce(sum(CASE key WHEN 'cupti_teardown_failures' THEN value END), 0) FROM collector_stat");
+    const bool stats = teardowns.step();
     s.traced = RecordingSummary::Traced{static_cast<int64_t>(stretches.stretches.size()), ns, r.meta(meta_key::kSample, ""),
-                                        teardowns.step() ? teardowns.int64(0) : 0, failed.step() ? failed.int64(0) : 0,
+                                        stats ? teardowns.int64(0) : 0, stats ? teardowns.int64(1) : 0,
                                         stretches.closed_by_reader};
   }
 
