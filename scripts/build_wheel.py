@@ -136,6 +136,27 @@ def write_wheel(out_dir, version, tag, files):
     return path
 
 
+def install(build, stage):
+    """`cmake --install BUILD --prefix STAGE --strip`, which leaves the build tree as it was:
+    cmake writes install_manifest.txt into the build folder, so the one there before
+    (a real install's) is put back, or the new one removed."""
+    manifest = os.path.join(build, "install_manifest.txt")
+    before = None
+    if os.path.exists(manifest):
+        with open(manifest, "rb") as f:
+            before = f.read()
+    try:
+        return subprocess.run(["cmake", "--install", build, "--prefix", stage, "--strip"], capture_output=True,
+                              text=True)
+    finally:
+        if before is None:
+            if os.path.exists(manifest):
+                os.remove(manifest)
+        else:
+            with open(manifest, "wb") as f:
+                f.write(before)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(SRC, "build"), help="the CMake build tree (built)")
@@ -148,8 +169,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="gpuscope_wheel.") as tmp:
         stage = os.path.join(tmp, "stage")
-        done = subprocess.run(["cmake", "--install", build, "--prefix", stage, "--strip"], capture_output=True,
-                              text=True)
+        done = install(build, stage)
         if done.returncode != 0:
             sys.exit("build_wheel: cmake --install %s failed (is it built?):\n%s" % (build, done.stdout + done.stderr))
         if not os.path.exists(os.path.join(stage, "bin", "gpuscope")):
