@@ -362,7 +362,12 @@ struct Attributes {
   X(kPython, "GPUSCOPE_PYTHON", Text, ("/usr/bin/python3"), "", nullptr, nullptr,                                   \
     "cluster: the Python that runs the Dask driver (needs python3-distributed)")                                  \
   X(kClusterDriver, "GPUSCOPE_CLUSTER_DRIVER", Path, (""), "next to gpuscope, ../share/gpuscope, or the source tree", \
-    nullptr, nullptr, "cluster: path of gpuscope_cluster.py, the Dask driver")
+    nullptr, nullptr, "cluster: path of gpuscope_cluster.py, the Dask driver")                                     \
+  X(kTry, "GPUSCOPE_TRY", Text, (""), "the job runs as it is", nullptr, nullptr,                                   \
+    "set by try in each run: the variant, fixes joined by + (amp+compile), applied by its Python hook; "          \
+    "empty: the run as it is (scripts may skip checkpoints when it is set)")                                       \
+  X(kTryDir, "GPUSCOPE_TRY_DIR", Path, (""), "no try hook", nullptr, nullptr,                                      \
+    "set by try in each run: the folder where the job's try hook writes what it changed and its step times")
 
 enum class Id : int {
 #define GPUSCOPE_SETTING_ID(id, name_, type, default_, unset, record, record_full, meaning) id,
