@@ -72,6 +72,12 @@ int cuda_driver_version() {
   return version;
 }
 
+void cuda_call_here() {
+  static const auto get_current = cuda_fn<CUresult (*)(CUcontext*)>("cuCtxGetCurrent");
+  CUcontext ctx = nullptr;
+  if (get_current) get_current(&ctx);
+}
+
 }  // namespace
 
 bool load_cupti(CuptiApi& api, std::string& why) {
@@ -101,7 +107,8 @@ bool load_cupti(CuptiApi& api, std::string& why) {
          (api.finalize = reinterpret_cast<decltype(api.finalize)>(dlsym(lib, "cuptiFinalize")),
           api.enable_callback = reinterpret_cast<decltype(api.enable_callback)>(dlsym(lib, "cuptiEnableCallback")),
           api.enable_domain = reinterpret_cast<decltype(api.enable_domain)>(dlsym(lib, "cuptiEnableDomain")),
-          api.synchronize_devices = synchronize_primary_contexts, api.driver_version = cuda_driver_version, true);
+          api.synchronize_devices = synchronize_primary_contexts, api.driver_version = cuda_driver_version,
+          api.call_api_here = cuda_call_here, true);
 }
 
 std::string cupti_error(const CuptiApi& api, CUptiResult r) {

@@ -36,6 +36,11 @@ struct CuptiApi {
   // Not CUPTI: the CUDA driver's version (12060 = 12.6), 0 when unknown.
   // cuptiFinalize with CUDA graphs crashed before 12.6 (PyTorch #112507, #146604).
   int (*driver_version)() = nullptr;
+  // Not CUPTI: one cheap CUDA driver call on this thread (cuCtxGetCurrent),
+  // whose exit CUPTI reports to its subscriber. A teardown armed for the next
+  // API exit (CUPTI's documented point for cuptiFinalize) then happens here
+  // and now, on this thread, instead of whenever the job calls CUDA next.
+  void (*call_api_here)() = nullptr;
 };
 
 // Loads libcupti (open_cupti in cupti_locate.h: one already in the process, then GPUSCOPE_CUPTI, the

@@ -28,6 +28,8 @@ const CallbackIds& callback_ids(const CuptiApi& api, CUpti_CallbackDomain domain
         if (n.starts_with(begin[d])) out[d].capture_begin.push_back(cbid);
         if (n.starts_with(end[d])) out[d].capture_end.push_back(cbid);
         if (n.starts_with(launch[d])) out[d].graph_launch.push_back(cbid);
+        if (d == 1 && (n.starts_with("cuCtxCreate") || n.starts_with("cuDevicePrimaryCtxRetain")))
+          out[d].context_create.push_back(cbid);
       }
     }
     return out;

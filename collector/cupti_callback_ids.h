@@ -1,6 +1,6 @@
 // The callback ids of one API domain that the CUPTI source treats specially
-// (noisy calls, stream captures, graph launches), looked up by name once, so
-// the lists work across CUPTI versions.
+// (noisy calls, stream captures, graph launches, context creation), looked up
+// by name once, so the lists work across CUPTI versions.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,8 @@ namespace gpuscope::collector::cupti_source {
 
 struct CallbackIds {
   std::vector<uint32_t> noisy, capture_begin, capture_end, graph_launch;
+  // cuCtxCreate*, cuDevicePrimaryCtxRetain (driver only): no teardown while one runs.
+  std::vector<uint32_t> context_create;
 
   static bool contains(const std::vector<uint32_t>& ids, uint32_t id);
 };

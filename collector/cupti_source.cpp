@@ -142,6 +142,10 @@ std::atomic<bool> g_graphs_seen{false};
 // ids (see RowSink::note_api_correlation): CUPTI is not torn down again.
 std::atomic<bool> g_teardown_forbidden{false};
 
+// Context creations under way on any thread (cuCtxCreate*, cuDevicePrimaryCtxRetain,
+// watched from subscription on): cuptiFinalize then waits for the next boundary.
+std::atomic<int> g_creating_contexts{0};
+
 Config g_config;
 
 // Counts stream captures under way and notes the first graph.
@@ -186,14 +190,21 @@ uint64_t g_span_start = 0, g_span_end = 0;
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && CallbackIds::contains(callback_ids(g_api, domain).context_create, cbid)) {
+    if (info->callbackSite == CUPTI_API_ENTER) {
+      g_creating_contexts.fetch_add(1, std::memory_order_relaxed);
+    } else if (g_creating_contexts.fetch_sub(1, std::memory_order_relaxed) <= 0) {
+      g_creating_contexts.store(0, std::memory_order_relaxed);  // its entry came before we watched
+    }
+  }
   if (info->callbackSite != CUPTI_API_EXIT) return;
   track_graphs(domain, cbid, info);
   // After the capture counts: the exit of a capture's begin must not drain.
   if (now_state() == State::kDraining) teardown_at_api_exit();
 }
 
-// Asks CUPTI to call on_callback when a stream capture begins or ends and
-// when a graph is launched.
+// Asks CUPTI to call on_callback when a stream capture begins or ends, when
+// a graph is launched and when a context is created (rare calls).
 void watch_captures() {
   if (!g_api.enable_callback) return;
   for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
@@ -201,6 +212,7 @@ void watch_captures() {
     for (uint32_t cbid : ids.capture_begin) g_api.enable_callback(1, g_subscriber, domain, cbid);
     for (uint32_t cbid : ids.capture_end) g_api.enable_callback(1, g_subscriber, domain, cbid);
     for (uint32_t cbid : ids.graph_launch) g_api.enable_callback(1, g_subscriber, domain, cbid);
+    for (uint32_t cbid : ids.context_create) g_api.enable_callback(1, g_subscriber, domain, cbid);
   }
 }
 
@@ -259,6 +271,10 @@ bool g_stopped = false;
 std::atomic<uint64_t> g_pauses{0};
 std::atomic<uint64_t> g_finalizes{0};
 std::atomic<uint64_t> g_teardown_failures{0};
+std::atomic<uint64_t> g_deferred{0};    // teardowns put off to a later boundary (not safe then, or failed)
+std::atomic<uint64_t> g_given_up{0};    // pauses after which CUPTI stayed subscribed (kTeardownAttempts failed)
+std::atomic<uint64_t> g_discarded{0};   // buffers dropped at a teardown with nobody to decode them
+int g_failed_attempts = 0;              // under g_control: failed teardowns since the last pause
 
 // Kinds other than kernels may fail to enable (MEMORY2 on an old driver, say);
 // `failed` lists them, so that a resume that loses one is seen.
@@ -281,14 +297,64 @@ bool enable_kinds(std::string& why, std::string* failed = nullptr) {
   return true;
 }
 
-// Under g_control. Stops the callbacks on every API exit; the capture and
-// graph callbacks stay (cuptiEnableDomain(0) switched them off too).
-void disarm_teardown() {
-  if (now_state() != State::kDraining) return;
-  move_to(State::kSubscribed);
+// Under g_control, while draining: stops the callbacks on every API exit; the
+// capture, graph and context callbacks stay (cuptiEnableDomain(0) switched
+// them off too).
+void stop_api_callbacks() {
   g_api.enable_domain(0, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
   g_api.enable_domain(0, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   watch_captures();
+}
+
+// Under g_control: no teardown to come (armed or deferred); CUPTI stays subscribed.
+void disarm_teardown() {
+  const State s = now_state();
+  if (s != State::kDraining && s != State::kDeferred) return;
+  move_to(State::kSubscribed);
+  if (s == State::kDraining) stop_api_callbacks();
+}
+
+// Under g_control, draining: the teardown waits for a later step boundary
+// (or writer tick), which arms it again; no callback on every call meanwhile.
+void defer_teardown() {
+  move_to(State::kDeferred);
+  stop_api_callbacks();
+  g_deferred.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Under g_control, from tracing (a pause) or deferred: callbacks on every
+// runtime and driver API exit, the next of which tears CUPTI down. False
+// (subscribed, nothing left behind) when CUPTI refused them.
+bool arm_teardown() {
+  move_to(State::kDraining);
+  if (g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
+      g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS)
+    return true;
+  disarm_teardown();  // no callback on every call left behind
+  return false;
+}
+
+// Under g_control, deferred: armed again, unless a graph or the writer has
+// ruled teardowns out since.
+void rearm_teardown() {
+  if (now_state() != State::kDeferred) return;
+  if (g_graphs_seen.load(std::memory_order_relaxed) || g_teardown_forbidden.load(std::memory_order_relaxed)) {
+    disarm_teardown();
+    return;
+  }
+  arm_teardown();
+}
+
+// Under g_control, in a teardown after the forced flush: what CUPTI handed
+// over is decoded (the writer), dropped when nobody decodes now, or not
+// wanted (stopped for good: the writer has ended). False: not decoded.
+bool hand_over() {
+  if (g_stopped) return true;
+  if (g_before_teardown) return g_before_teardown();
+  uint64_t dropped = 0;
+  drain([](uint8_t*, size_t, uint32_t, void* n) { ++*static_cast<uint64_t*>(n); }, &dropped);
+  g_discarded.fetch_add(dropped, std::memory_order_relaxed);
+  return true;
 }
 
 std::mutex g_own_mutex;  // never held while taking g_control
@@ -319,19 +385,30 @@ void teardown_at_api_exit() {
     disarm_teardown();
     return;
   }
-  if (g_captures.load(std::memory_order_relaxed) > 0) return;
+  // Not safe now: inside a stream capture (the drain would invalidate it), or
+  // while a context is being created (cuptiFinalize would race CUPTI's set-up
+  // of it). The next step boundary tries again.
+  if (g_captures.load(std::memory_order_relaxed) > 0 || g_creating_contexts.load(std::memory_order_relaxed) > 0) {
+    defer_teardown();
+    return;
+  }
   t_tearing_down = true;
   const uint64_t begun = now_ns();
   bool ok = g_api.synchronize_devices();
   const uint64_t drained = now_ns();
   g_drained_ns = 0;
   g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  // Stopped for good (the disk filled), the writer has ended: what CUPTI
-  // still holds is not wanted.
-  ok = ok && (g_stopped || !g_before_teardown || g_before_teardown());
+  ok = ok && hand_over();
   if (!ok) {
+    // CUPTI stays subscribed for now: the next step boundary tries again, up
+    // to kTeardownAttempts times after one pause, then it stays until the next.
     g_teardown_failures.fetch_add(1, std::memory_order_relaxed);
-    disarm_teardown();  // CUPTI stays initialized until the next pause
+    if (++g_failed_attempts >= kTeardownAttempts) {
+      g_given_up.fetch_add(1, std::memory_order_relaxed);
+      disarm_teardown();
+    } else {
+      defer_teardown();
+    }
   } else {
     g_api.activity_disable(CUPTI_ACTIVITY_KIND_DEVICE);
     g_api.unsubscribe(g_subscriber);
@@ -360,20 +437,23 @@ void teardown_at_api_exit() {
 // teardown that removes CUPTI's remaining per-launch cost.
 void pause_locked(bool may_wait) {
   g_paused_ns = may_wait ? now_ns() : 0;
+  g_failed_attempts = 0;
   for (CUpti_ActivityKind k : g_kinds)
     if (k != CUPTI_ACTIVITY_KIND_DEVICE) g_api.activity_disable(k);
   // CUPTI keeps instrumenting launches after its activities are disabled;
   // cuptiFinalize removes that cost (Kineto's teardown does the same). It
-  // runs at the next API exit (teardown_at_api_exit), never once a graph
-  // was seen (see g_graphs_seen) or on a driver where it crashed with them.
+  // runs at the next API exit (teardown_at_api_exit; at_step_boundary makes
+  // that exit come at once), never once a graph was seen (see g_graphs_seen)
+  // or on a driver where it crashed with them.
   const bool teardown = g_config.finalize_when_off && g_api.finalize && g_api.enable_domain &&
                         !g_graphs_seen.load(std::memory_order_relaxed) &&
                         !g_teardown_forbidden.load(std::memory_order_relaxed) && g_api.driver_version &&
                         g_api.driver_version() >= kFinalizeMinDriver && g_api.synchronize_devices;
-  move_to(teardown ? State::kDraining : State::kSubscribed);
-  if (teardown && (g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
-                   g_api.enable_domain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS))
-    disarm_teardown();  // no callback on every call left behind
+  if (teardown) {
+    arm_teardown();
+  } else {
+    move_to(State::kSubscribed);
+  }
   if (now_state() != State::kDraining) g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_pauses.fetch_add(1, std::memory_order_relaxed);
 }
@@ -424,6 +504,19 @@ void set_before_teardown(bool (*decode_all)()) {
 uint64_t pauses() { return g_pauses.load(std::memory_order_relaxed); }
 uint64_t finalizes() { return g_finalizes.load(std::memory_order_relaxed); }
 uint64_t teardown_failures() { return g_teardown_failures.load(std::memory_order_relaxed); }
+uint64_t teardowns_given_up() { return g_given_up.load(std::memory_order_relaxed); }
+
+std::vector<Stat> lifecycle_stats() {
+  return {{"tracing_pauses", pauses()},
+          {"cupti_finalizes", finalizes()},
+          {"cupti_teardown_failures", teardown_failures()},
+          {"cupti_teardowns_deferred", g_deferred.load(std::memory_order_relaxed)},
+          {"cupti_teardowns_given_up", teardowns_given_up()},
+          {"cupti_buffers_discarded", g_discarded.load(std::memory_order_relaxed)},
+          {"cupti_kept_for_graphs", kept_for_graphs() ? 1u : 0u},
+          {"cupti_teardown_forbidden", g_teardown_forbidden.load(std::memory_order_relaxed) ? 1u : 0u},
+          {"cupti_state", static_cast<uint64_t>(now_state())}};
+}
 bool kept_for_graphs() { return g_graphs_seen.load(std::memory_order_relaxed) && g_config.finalize_when_off; }
 
 Switched set_tracing(bool on, bool may_wait, std::string& why) {
@@ -434,6 +527,11 @@ Switched set_tracing(bool on, bool may_wait, std::string& why) {
     return Switched::busy;
   }
   const State was = now_state();
+  // Off again while a teardown waits (a writer tick, a step boundary): armed again.
+  if (!on && was == State::kDeferred) {
+    rearm_teardown();
+    return Switched::yes;
+  }
   if (!active() || was == State::kStopped || on == (was == State::kTracing) || (on && g_stopped))
     return Switched::yes;
   if (!on) {
@@ -493,6 +591,21 @@ std::vector<OwnOverhead> take_own_overhead() {
 
 bool teardown_pending() { return now_state() == State::kDraining; }
 
+void tear_down_here() {
+  if (now_state() == State::kDraining && g_api.call_api_here) g_api.call_api_here();
+}
+
+void at_step_boundary() {
+  const State s = now_state();
+  if (s != State::kDraining && s != State::kDeferred) return;
+  if (s == State::kDeferred) {
+    std::unique_lock lock(g_control, std::try_to_lock);
+    if (!lock.owns_lock()) return;  // a switch under way; the next boundary
+    rearm_teardown();
+  }
+  tear_down_here();
+}
+
 bool stop_for_good() {
   std::unique_lock lock(g_control, std::try_to_lock);
   if (!lock.owns_lock()) return false;
@@ -505,7 +618,8 @@ bool stop_for_good() {
 }
 
 void forget_in_child() {
-  if (now_state() == State::kDraining) move_to(State::kSubscribed);  // no lock: the child has one thread
+  const State s = now_state();  // no lock: the child has one thread
+  if (s == State::kDraining || s == State::kDeferred) move_to(State::kSubscribed);
 }
 
 bool active() {

@@ -20,15 +20,19 @@ namespace gpuscope::collector::cupti_source {
 //   off --start--> subscribed (untraced: a sampled, windowed or on-demand
 //                  recording's dormant start; device records only)
 //   off --start--> tracing
-//   tracing --pause--> subscribed, or draining (a teardown armed: the next CUDA
-//                  API exit drains the devices, has the writer decode, then
-//                  unsubscribes and calls cuptiFinalize)
-//   draining --API exit--> torn down (CUPTI costs the job nothing)
-//   draining --resume first / graph seen / drain failed--> subscribed
+//   tracing --pause--> subscribed, or draining (a teardown armed: callbacks on
+//                  every API exit; at_step_boundary makes one CUDA call of its
+//                  own so that the exit comes at once, on the job's thread)
+//   draining --API exit--> torn down (drained, decoded, unsubscribed,
+//                  cuptiFinalize: CUPTI costs the job nothing)
+//   draining --API exit, not safe now (a stream capture, a context being
+//                  created) or the drain or decode failed--> deferred (callbacks
+//                  off again); deferred --next step boundary or writer tick--> draining
+//   draining, deferred --resume / graph seen / failed kTeardownAttempts times--> subscribed
 //   subscribed --resume--> tracing;  torn down --resume--> subscribed --> tracing
 //   subscribed, tracing --stop() at exit--> stopped (kinds off; flush and drain only)
 // stop_for_good (the disk filled) is a latch beside it: no resume from then on.
-enum class State : uint8_t { kOff, kDormant, kSubscribed, kTracing, kDraining, kTornDown, kStopped };
+enum class State : uint8_t { kOff, kDormant, kSubscribed, kTracing, kDraining, kTornDown, kDeferred, kStopped };
 State state();
 const char* state_name(State s);
 bool transition_allowed(State from, State to);
@@ -61,6 +65,16 @@ enum class Switched { yes, no, busy };
 Switched set_tracing(bool on, bool may_wait, std::string& why);
 // A teardown is armed and waits for an API exit.
 bool teardown_pending();
+// At a step boundary, on the job's thread, untraced (schedule.cpp, outside its
+// lock): a teardown armed now happens now (tear_down_here), and one deferred
+// is armed again first. One relaxed load when there is nothing to do.
+void at_step_boundary();
+// A teardown armed: makes one CUDA driver call on this thread so that it
+// happens at that call's exit (CuptiApi::call_api_here). Never from the writer
+// thread (the teardown waits for the writer to decode). Nothing otherwise.
+void tear_down_here();
+// Failed drains or decodes after one pause before CUPTI is left subscribed.
+inline constexpr int kTeardownAttempts = 3;
 // The recording stopped for good (its disk is nearly full): the activity kinds
 // off, and set_tracing(true) does nothing from now on. Never waits for the
 // lock (the writer thread calls it): false when a switch held it; call again.
@@ -95,15 +109,29 @@ std::vector<OwnOverhead> take_own_overhead();
 void forget_in_child();
 // Called before cuptiFinalize, which frees the names (kernels, devices) that
 // records handed over still point at: must see them decoded, or return false
-// (CUPTI then stays initialized). Without one, teardown goes ahead (tests).
+// (the teardown is deferred to the next step boundary). Null: nobody decodes
+// now (no writer: a capture's file is closed); what CUPTI handed over is
+// dropped before cuptiFinalize, counted as cupti_buffers_discarded.
 void set_before_teardown(bool (*decode_all)());
 // No more teardowns in this process (any thread).
 void forbid_teardown();
 uint64_t pauses();
 uint64_t finalizes();  // cuptiFinalize calls that succeeded
-// Teardowns given up because the drain or the writer's decode failed: CUPTI
-// stays subscribed, and untraced steps keep paying its launch cost.
+// Teardowns that failed because the drain or the writer's decode failed (each
+// attempt); after kTeardownAttempts of one pause CUPTI stays subscribed, and
+// untraced steps keep paying its launch cost (teardowns_given_up).
 uint64_t teardown_failures();
+uint64_t teardowns_given_up();
+// What the recording's collector_stat says of the lifecycle (tracing_pauses,
+// cupti_finalizes, cupti_teardown_failures, cupti_teardowns_deferred,
+// cupti_teardowns_given_up, cupti_buffers_discarded, cupti_kept_for_graphs,
+// cupti_teardown_forbidden, and cupti_state: the State as a number, so the
+// last tick of a capture's file says whether CUPTI was torn down: 5).
+struct Stat {
+  const char* key;
+  uint64_t value;
+};
+std::vector<Stat> lifecycle_stats();
 // Teardown was wanted, but the job uses CUDA graphs, so CUPTI stays initialized.
 bool kept_for_graphs();
 const CuptiApi& api();

@@ -3,7 +3,6 @@
 // phases, CUPTI teardown, close) and the C API of ondemand_api.h.
 #include "collector/ondemand.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -95,19 +94,25 @@ std::string own_cmdline() {
 
 std::string or_dash(const char* v) { return v && *v ? v : "-"; }
 
-// A CUDA driver call on this thread, so that a teardown CUPTI armed for the
-// next API exit happens now even when the job makes no more CUDA calls (a
-// job waiting in Python, or the API's caller itself).
-void poke_cuda() {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (!lib) return;
-  using GetCurrent = int (*)(void**);
-  if (auto f = reinterpret_cast<GetCurrent>(dlsym(lib, "cuCtxGetCurrent"))) {
-    void* ctx = nullptr;
-    f(&ctx);
+// Until the capture's last traced step has been switched off and CUPTI torn
+// down (schedule.cpp does both at that step boundary, on the job's thread,
+// right after it woke this thread): the teardown hands CUPTI's last records
+// to the writer to decode, so the writer must still run. A teardown still
+// armed after 100 ms (the capture ended off a step boundary and the job makes
+// no CUDA call) is made here, at the exit of a CUDA call of this thread.
+// Up to 3 s; true when CUPTI was left neither tracing nor armed.
+bool wait_for_teardown() {
+  using cupti_source::State;
+  for (int i = 0; i < 300; ++i) {
+    const State s = cupti_source::state();
+    if (s != State::kTracing && s != State::kDraining) return true;
+    if (i % 10 == 9) cupti_source::tear_down_here();
+    usleep(10000);
   }
-  dlclose(lib);
+  return false;
 }
+
+bool decode_for_teardown() { return writer_thread::decode_cupti_now(2000); }
 
 // The capture reached done: CUPTI torn down (its last records decoded by the
 // still running writer), the writer stopped, the file finalized when no
@@ -120,12 +125,14 @@ std::string finish() {
     request = g_current.request;
     abandoned = g_current.abandoned;
   }
-  for (int i = 0; i < 300 && cupti_source::teardown_pending(); ++i) {
-    if (i == 10) poke_cuda();
-    usleep(10000);
-  }
+  if (!wait_for_teardown())
+    std::fprintf(stderr, "gpuscope: CUPTI still %s 3 s after the capture ended; it is torn down at a later step\n",
+                 cupti_source::state_name(cupti_source::state()));
   cupti_source::flush(true);
   writer_thread::stop(10000);
+  // Nobody decodes until the next capture: a teardown still to come (deferred
+  // to a later step boundary) drops what CUPTI hands over, counted.
+  cupti_source::set_before_teardown(nullptr);
   uint64_t first = 0, last = 0;
   schedule::captured_steps(first, last);
   std::string finalize_error;
@@ -328,6 +335,7 @@ int open_capture(const Request& request, std::string& why, bool begun) {
   }
   if (g_cuda.load()) writer_thread::set_devices_at_open(query_devices());
   writer_thread::start(c, g_first_tick);
+  cupti_source::set_before_teardown(decode_for_teardown);  // this capture's writer decodes
   if (!writer_thread::wait_open(5000)) {
     writer_thread::stop(2000);
     schedule::capture_end_now(now_ns());

@@ -319,12 +319,22 @@ bool on_step_boundary(const Config& config, uint64_t now) {
   if (!scheduled(config)) return true;
   const uint64_t entered = now_ns();
   const uint64_t previous = g_last_step_ns.exchange(now, std::memory_order_relaxed);
-  std::lock_guard lock(g_mutex);
-  ++g_steps_ended;
-  if (config.control()) count_control_step(config, now);
-  if (config.on_demand) capture_step(now, previous && now > previous ? now - previous : 0);
-  switch_to(wanted(config, now), true, now, entered);
-  return g_traced.load(std::memory_order_relaxed);
+  bool traced_next = false;
+  {
+    std::lock_guard lock(g_mutex);
+    ++g_steps_ended;
+    if (config.control()) count_control_step(config, now);
+    if (config.on_demand) capture_step(now, previous && now > previous ? now - previous : 0);
+    switch_to(wanted(config, now), true, now, entered);
+    traced_next = g_traced.load(std::memory_order_relaxed);
+  }
+  // Untraced from here: a teardown armed by this switch (or deferred at an
+  // earlier boundary) happens now, on the job's thread, with no kernel of the
+  // traced steps left queued (it drains the devices first) and before the
+  // capture's writer stops (ondemand.cpp waits for it). The schedule's lock is
+  // free meanwhile: the writer's tick, which decodes for the teardown, never waits.
+  if (!traced_next) cupti_source::at_step_boundary();
+  return traced_next;
 }
 
 void on_tick(const Config& config, uint64_t now) {

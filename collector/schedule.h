@@ -32,7 +32,9 @@ bool scheduled(const Config& config);
 void begin(const Config& config, uint64_t now);
 
 // From the plugin, on the thread that ended the step: switches tracing if the
-// duty cycle says so, and returns whether what follows is traced.
+// duty cycle says so, and returns whether what follows is traced. Untraced
+// from there, CUPTI is torn down before it returns (cupti_source::at_step_boundary):
+// record's sampled stretches, its control stretch and on-demand captures alike.
 bool on_step_boundary(const Config& config, uint64_t now);
 
 // From the writer thread, every tick: switches by time when no step boundary
@@ -75,7 +77,9 @@ struct CapturePlan {
 // start step has passed.
 bool capture_begin(const CapturePlan& plan, std::string& why);
 // Ends a capture now, from any thread (its traced stretch ends here, not at a
-// step boundary): phase done.
+// step boundary): phase done. CUPTI's teardown is then armed for the next API
+// exit; ondemand.cpp's finish makes one (cupti_source::tear_down_here) if the
+// job makes none.
 void capture_end_now(uint64_t now);
 // done (or waiting, abandoned) -> idle.
 void capture_reset();

@@ -130,9 +130,8 @@ void write_process_and_stats(State& s, uint64_t now) {
   w.put_stat(pid, "dropped_cupti", static_cast<int64_t>(cupti_source::dropped_records()));
   w.put_stat(pid, "dropped_cupti_no_buffer", static_cast<int64_t>(cupti_source::pool_exhausted()));
   w.put_stat(pid, "buffers_used", static_cast<int64_t>(cupti_source::buffers_used()));
-  w.put_stat(pid, "tracing_pauses", static_cast<int64_t>(cupti_source::pauses()));
-  w.put_stat(pid, "cupti_finalizes", static_cast<int64_t>(cupti_source::finalizes()));
-  w.put_stat(pid, "cupti_teardown_failures", static_cast<int64_t>(cupti_source::teardown_failures()));
+  // Pauses, teardowns made, deferred, failed and given up, and CUPTI's state at this tick.
+  for (const cupti_source::Stat& st : cupti_source::lifecycle_stats()) w.put_stat(pid, st.key, static_cast<int64_t>(st.value));
   w.put_stat(pid, "rows_written", w.rows_written());
   w.put_stat(pid, "flushes", ++s.flushes);
 }

@@ -55,6 +55,19 @@ FAKE CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) {
 FAKE CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return CUDA_SUCCESS; }
 FAKE CUresult cuCtxPushCurrent_v2(CUcontext) { return CUDA_SUCCESS; }
 FAKE CUresult cuCtxPopCurrent_v2(CUcontext* c) { *c = nullptr; return CUDA_SUCCESS; }
+// A real driver call reports its exit to CUPTI's subscriber: logged, then the
+// fake libcupti's subscriber is called as CUPTI would (cbid 1 is cuCtxGetCurrent there).
+FAKE CUresult cuCtxGetCurrent(CUcontext* c) {
+  *c = reinterpret_cast<CUcontext>(0x1);
+  using Note = void (*)(const char*);
+  using Exit = void (*)(int, unsigned, int);
+  static auto n = reinterpret_cast<Note>(dlsym(RTLD_DEFAULT, "fake_cupti_note"));
+  static auto exit_cb = reinterpret_cast<Exit>(dlsym(RTLD_DEFAULT, "fake_api_exit"));
+  if (n) n("cuCtxGetCurrent");
+  note("cuCtxGetCurrent");
+  if (exit_cb) exit_cb(CUPTI_CB_DOMAIN_DRIVER_API, 1, 0);
+  return CUDA_SUCCESS;
+}
 FAKE CUresult cuCtxSynchronize() {
   // Logged into the CUPTI fake's log too, so that the order shows.
   using Note = void (*)(const char*);
@@ -77,10 +90,10 @@ FAKE CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* 
 FAKE CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
   static const char* kRuntime[] = {"", "cudaGetDevice_v3020", "cudaLaunchKernel_v7000",
                                    "cudaStreamBeginCapture_v10000", "cudaStreamEndCapture_v10000",
-                                   "cudaGraphLaunch_v10000"};
+                                   "cudaGraphLaunch_v10000", "cudaSetDevice_v3020"};
   static const char* kDriver[] = {"", "cuCtxGetCurrent", "cuLaunchKernel", "cuStreamBeginCapture_v2",
-                                  "cuStreamEndCapture", "cuGraphLaunch"};
-  if (cbid == 0 || cbid > 5) return CUPTI_ERROR_INVALID_PARAMETER;
+                                  "cuStreamEndCapture", "cuGraphLaunch", "cuDevicePrimaryCtxRetain"};
+  if (cbid == 0 || cbid > 6) return CUPTI_ERROR_INVALID_PARAMETER;
   *name = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? kRuntime[cbid] : kDriver[cbid];
   return CUPTI_SUCCESS;
 }
@@ -109,6 +122,12 @@ FAKE void fake_api_exit(CUpti_CallbackDomain d, CUpti_CallbackId cbid, int rc) {
   CUpti_CallbackData data{};
   data.callbackSite = CUPTI_API_EXIT;
   data.functionReturnValue = &rc;
+  if (g_callback) g_callback(nullptr, d, cbid, &data);
+}
+// ... and at the entry of one (a call under way on another thread).
+FAKE void fake_api_enter(CUpti_CallbackDomain d, CUpti_CallbackId cbid) {
+  CUpti_CallbackData data{};
+  data.callbackSite = CUPTI_API_ENTER;
   if (g_callback) g_callback(nullptr, d, cbid, &data);
 }
 FAKE CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc fn, void*) {
