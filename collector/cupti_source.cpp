@@ -427,6 +427,10 @@ void teardown_at_api_exit() {
       g_drained_ns = g_paused_ns && g_paused_ns <= begun ? g_paused_ns + (done - begun) : done;
       g_finalizes.fetch_add(1, std::memory_order_relaxed);
       g_session.fetch_add(1, std::memory_order_relaxed);  // every buffer of the old one has completed
+    } else {
+      // Unsubscribed already: not tried again before the next pause.
+      g_teardown_failures.fetch_add(1, std::memory_order_relaxed);
+      g_given_up.fetch_add(1, std::memory_order_relaxed);
     }
   }
   note_own(kTeardownName, drained, now_ns());

@@ -11,11 +11,14 @@
 
 The job triggers itself (`gpuscope trigger <its pid>` started at step --trigger-at), so the
 trigger's moment is known to the step. Each worker writes its step end times (CLOCK_MONOTONIC,
-the collector's clock) to a JSON file.
+the collector's clock) to a JSON file. Each capture file's collector_stat says what became of
+CUPTI after it (issue 51): cupti_state 5 = torn down at the capture's last tick, cupti_finalizes,
+cupti_teardown_failures, cupti_teardowns_deferred, cupti_teardowns_given_up, ...
 
   on_demand_cost.py --gpuscope build/bin/gpuscope --python python3 --device cuda --model mlp
   on_demand_cost.py ... --model resnet50 --steps 200 --total 1000
-Prints one JSON line (ON_DEMAND_COST {...}); --json FILE writes it too."""
+Prints a line per run as it goes, then one JSON line (ON_DEMAND_COST {...}) and a short summary
+(SUMMARY lines); --json FILE is rewritten after every pair, so a run cut short leaves what it had."""
 import argparse
 import json
 import os
@@ -97,13 +100,43 @@ def traced_steps(a, db):
     return [r[0] for r in rows]
 
 
+STATE_NAMES = ["off", "dormant", "subscribed", "tracing", "draining", "torn down", "deferred", "stopped"]
+
+
 def capture_stats(db):
-    """What the capture's collector says of CUPTI: teardowns done and given up."""
+    """What the capture's collector says of CUPTI: pauses, teardowns done, deferred, failed and
+    given up, and its state at the capture's last tick (collector/cupti_source.h, lifecycle_stats)."""
     import sqlite3
-    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
-    rows = con.execute("""SELECT key, sum(value) FROM collector_stat WHERE key IN
-                          ('cupti_finalizes', 'cupti_teardown_failures', 'tracing_pauses') GROUP BY key""").fetchall()
-    return dict(rows)
+    try:
+        con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+        rows = con.execute("""SELECT key, sum(value) FROM collector_stat WHERE key LIKE 'cupti_%'
+                              OR key = 'tracing_pauses' GROUP BY key""").fetchall()
+    except sqlite3.Error as e:
+        return {"error": str(e)}
+    out = dict(rows)
+    if "cupti_state" in out:
+        out["cupti_state_name"] = STATE_NAMES[out["cupti_state"]] if 0 <= out["cupti_state"] < len(STATE_NAMES) else "?"
+    return out
+
+
+def summary_lines(r):
+    """A few lines a person reads: the goals of issue 51 and what CUPTI's teardown did."""
+    lines = ["SUMMARY %s %s: dormant %+.2f %% (pairs %s; goal <= +0.5 %%)" % (
+        r["device"], r["model"], r.get("dormant_cost_pct", float("nan")), r.get("dormant_pair_ratios"))]
+    if "total_cost_pct" in r:
+        lines.append("SUMMARY   job of %d steps with one %d-step capture: wall %+.2f %%, its steps %+.2f %% (pairs %s; goal <= +1 %%)"
+                     % (r["total_steps"], r["capture_steps"], r["total_cost_pct"], r.get("total_steps_cost_pct", float("nan")),
+                        r["total_pair_ratios"]))
+    for i, a in enumerate(r.get("after_capture", [])):
+        lines.append("SUMMARY   after capture %d (x dormant step): steps 1,2 %s, 3-50 %s, 51-end %s (goal: within 0.5 %% by step 2)"
+                     % (i, a.get("steps_1_2"), a.get("steps_3_50"), a.get("steps_51_end")))
+    lines.append("SUMMARY   trigger latency (steps): %s (goal <= 2)" % r.get("trigger_latency_steps"))
+    for i, st in enumerate(r.get("capture_stats", [])):
+        keys = ["cupti_state_name", "cupti_finalizes", "cupti_teardown_failures", "cupti_teardowns_deferred",
+                "cupti_teardowns_given_up", "cupti_buffers_discarded", "cupti_kept_for_graphs",
+                "cupti_teardown_forbidden", "tracing_pauses", "error"]
+        lines.append("SUMMARY   capture %d collector_stat: %s" % (i, ", ".join("%s=%s" % (k, st[k]) for k in keys if k in st)))
+    return lines
 
 
 def main():
@@ -124,27 +157,55 @@ def main():
     ap.add_argument("--capture", default="")
     ap.add_argument("--work", default="")
     ap.add_argument("--json", default="")
+    ap.add_argument("--summary-of", default="", help="print the SUMMARY lines of a --json file (a run cut short)")
     a = ap.parse_args()
     if a.worker:
         return worker(a)
+    if a.summary_of:
+        with open(a.summary_of) as f:
+            for s in summary_lines(json.load(f)):
+                print(s)
+        return
     a.work = a.work or tempfile.mkdtemp(prefix="on_demand_cost_")
     warm = 20
     dormant = []
+    result = {"device": a.device, "model": a.model, "pairs": a.pairs, "steps": a.steps, "total_steps": a.total,
+              "capture_steps": a.capture_steps}
+
+    def save():
+        if a.json:
+            with open(a.json + ".tmp", "w") as f:
+                f.write(json.dumps(result, indent=1) + "\n")
+            os.replace(a.json + ".tmp", a.json)
+
+    def progress(text):
+        print("on_demand_cost %s %s: %s" % (a.model, time.strftime("%H:%M:%S"), text), flush=True)
+
     for pair in range(a.pairs):  # alternated: plain first in even pairs
         first = pair % 2 == 1
         r1 = run(a, first, a.steps)
         r2 = run(a, not first, a.steps)
         plain, od = (r2, r1) if first else (r1, r2)
         dormant.append(statistics.median(od["step_ms"][warm:]) / statistics.median(plain["step_ms"][warm:]))
-    totals, after, latency, stats = [], [], [], []
+        result["dormant_cost_pct"] = round((statistics.median(dormant) - 1) * 100, 2)
+        result["dormant_pair_ratios"] = [round(r, 4) for r in dormant]
+        progress("dormant pair %d: %.4f (plain median step %.3f ms)" % (pair, dormant[-1],
+                                                                         statistics.median(plain["step_ms"][warm:])))
+        save()
+    totals, step_totals, after, latency, stats = [], [], [], [], []
     for pair in range(a.pairs):
         at = a.total // 2
         capture = os.path.join(a.work, "capture_%d.db" % pair)
         od = run(a, True, a.total, trigger_at=at, capture=capture)
         plain = run(a, False, a.total)
         totals.append(od["wall_s"] / plain["wall_s"])
-        traced = traced_steps(a, capture)
-        stats.append(capture_stats(capture))
+        step_totals.append(sum(od["step_ms"]) / sum(plain["step_ms"]))
+        traced = traced_steps(a, capture) if os.path.exists(capture) else []
+        stats.append(capture_stats(capture) if os.path.exists(capture) else {"error": "no capture file"})
+        result.update({"total_cost_pct": round((statistics.median(totals) - 1) * 100, 2),
+                       "total_pair_ratios": [round(r, 4) for r in totals],
+                       "total_steps_cost_pct": round((statistics.median(step_totals) - 1) * 100, 2),
+                       "trigger_latency_steps": latency, "after_capture": after, "capture_stats": stats})
         if traced:
             latency.append(traced[0] - od["trigger_after_step"])
             before = statistics.median(od["step_ms"][at - 50:at - 1])
@@ -156,21 +217,15 @@ def main():
                                         if n - 1 < len(od["step_ms"])],
                           "steps_3_50": round(statistics.median(later) / before, 4) if later else None,
                           "steps_51_end": round(statistics.median(rest) / before, 4) if rest else None})
-    result = {
-        "device": a.device, "model": a.model, "pairs": a.pairs,
-        "dormant_cost_pct": round((statistics.median(dormant) - 1) * 100, 2),
-        "dormant_pair_ratios": [round(r, 4) for r in dormant],
-        "total_cost_pct": round((statistics.median(totals) - 1) * 100, 2),
-        "total_pair_ratios": [round(r, 4) for r in totals],
-        "trigger_latency_steps": latency,
-        "after_capture": after,
-        "capture_stats": stats,
-    }
+        progress("job pair %d: wall %.4f, steps %.4f; traced %s; after %s; CUPTI %s" % (
+            pair, totals[-1], step_totals[-1], "%d-%d" % (traced[0], traced[-1]) if traced else "none",
+            after[-1] if traced else "-", stats[-1]))
+        save()
     line = "ON_DEMAND_COST " + json.dumps(result)
     print(line, flush=True)
-    if a.json:
-        with open(a.json, "w") as f:
-            f.write(json.dumps(result, indent=1) + "\n")
+    for s in summary_lines(result):
+        print(s, flush=True)
+    save()
 
 
 if __name__ == "__main__":

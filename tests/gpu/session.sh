@@ -15,7 +15,8 @@
 # ddp (tests/gpu/ddp_check.py, 2 GPUs: DDP_ARGS), export_consumers (tests/gpu/export_consumers.py:
 # HTA idle and TensorBoard GPU utilization of `export --steps analysed` against analyze; EC_ARGS),
 # job_end (tests/plugins/torch/check_job_end.py with the loop on the GPU: JOB_END_CASES),
-# on_demand (bench/collector/on_demand_cost.py: OD_ARGS).
+# on_demand (bench/collector/on_demand_cost.py, MLP then ResNet-50: OD_MODELS, OD_MLP_ARGS,
+# OD_RESNET50_ARGS, OD_ARGS).
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -95,11 +96,41 @@ for step in "$@"; do
       echo "job_end $c: rc=${PIPESTATUS[0]}" | tee -a "$OUT/r/job_end/log.txt"
     done ;;
   on_demand)
-    # Issue 40's goals (bench/collector/on_demand_cost.py): dormant cost, the steps after a capture,
-    # the whole job's cost, trigger latency in steps. OD_ARGS adds options (--model resnet50 ...).
+    # Issues 40 and 51 (bench/collector/on_demand_cost.py): dormant cost, the steps after a capture
+    # (1, 2, 3-50, 51-end), a job with one 20-step capture, trigger latency in steps, and each capture
+    # file's collector_stat (did CUPTI's teardown happen: cupti_state, finalizes, failures, deferred).
+    # Per model (OD_MODELS, default "mlp resnet50"): its own time share, results written after every
+    # pair to $OUT/r/on_demand/MODEL.json, the first capture file kept. Step counts fit ~6 min on an
+    # H100 with torch's ~7 s start per process: MLP 3 pairs, 200 dormant steps, a 1000-step job;
+    # ResNet-50 2 pairs, 100 dormant steps, a 300-step job (not 1000). OD_MLP_ARGS, OD_RESNET50_ARGS
+    # replace those; OD_ARGS is added to both.
     mkdir -p "$OUT/r/on_demand"
-    timeout -k 5 $left python3 bench/collector/on_demand_cost.py --gpuscope "$PWD/.carry/bin/gpuscope" \
-      --python python3 --device cuda ${OD_ARGS:-} --json "$OUT/r/on_demand/on_demand.json" 2>&1 | tail -40 ;;
+    od_models=(${OD_MODELS:-mlp resnet50})
+    for i in "${!od_models[@]}"; do
+      m=${od_models[$i]}
+      od_left=$((BUDGET - RESERVE - (SECONDS - t0)))
+      share=$((od_left / (${#od_models[@]} - i)))  # what is left, shared by the models still to run
+      case $m in
+      mlp) margs=${OD_MLP_ARGS:---pairs 3 --steps 200 --total 1000} ;;
+      resnet50) margs=${OD_RESNET50_ARGS:---pairs 2 --steps 100 --total 300} ;;
+      *) margs= ;;
+      esac
+      mkdir -p "$OUT/r/on_demand/$m.work"
+      echo "--- on_demand $m: $margs ${OD_ARGS:-} (${share}s)"
+      timeout -k 5 $share python3 bench/collector/on_demand_cost.py --gpuscope "$PWD/.carry/bin/gpuscope" \
+        --python python3 --device cuda --model "$m" $margs ${OD_ARGS:-} --work "$OUT/r/on_demand/$m.work" \
+        --json "$OUT/r/on_demand/$m.json" > "$OUT/r/on_demand/$m.log" 2>&1
+      echo "on_demand $m: rc=$?"
+      grep -E '^(on_demand_cost|SUMMARY)' "$OUT/r/on_demand/$m.log" | cut -c1-400
+      if ! grep -q '^SUMMARY' "$OUT/r/on_demand/$m.log" && [ -s "$OUT/r/on_demand/$m.json" ]; then
+        echo "(cut short: the pairs done so far)"
+        python3 bench/collector/on_demand_cost.py --gpuscope - --summary-of "$OUT/r/on_demand/$m.json" | cut -c1-400
+      fi
+      tail -5 "$OUT/r/on_demand/$m.log" | grep -vE '^(on_demand_cost|SUMMARY|ON_DEMAND_COST)' | cut -c1-400
+      # The captures' collector_stat is in the JSON; one capture file kept for a closer look.
+      find "$OUT/r/on_demand/$m.work" -name 'capture_*.db*' ! -name 'capture_0.db' -delete
+      find "$OUT/r/on_demand/$m.work" -name 'tmp*.json' -delete
+    done ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
   # Kept under r/ too: the call's output comes back only in its last 12 000 characters.
