@@ -602,9 +602,15 @@ void tear_down_here() {
 void at_step_boundary() {
   const State s = now_state();
   if (s != State::kDraining && s != State::kDeferred) return;
-  if (s == State::kDeferred) {
+  // Deferred, or a graph seen since the pause (a graph's launch may be what
+  // ended this step, graph_steps.h, inside CUPTI's callback): no call of our own.
+  if (s == State::kDeferred || g_graphs_seen.load(std::memory_order_relaxed)) {
     std::unique_lock lock(g_control, std::try_to_lock);
     if (!lock.owns_lock()) return;  // a switch under way; the next boundary
+    if (g_graphs_seen.load(std::memory_order_relaxed)) {
+      disarm_teardown();
+      return;
+    }
     rearm_teardown();
   }
   tear_down_here();
