@@ -159,6 +159,27 @@ bool ControlConnection::receive(control::Message& m, int timeout_ms) {
   }
 }
 
+bool ControlConnection::receive_unless(control::Message& m, const volatile std::sig_atomic_t* interrupted) {
+  for (;;) {
+    const size_t nl = buffer_.find('\n');
+    if (nl != std::string::npos) {
+      m = control::parse(std::string_view(buffer_).substr(0, nl));
+      buffer_.erase(0, nl + 1);
+      return true;
+    }
+    if (*interrupted) return false;
+    pollfd p{fd_, POLLIN, 0};
+    const int ready = poll(&p, 1, 200);
+    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+    if (ready < 0) return false;
+    char buf[4096];
+    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+}
+
 control::Message ControlConnection::ask(const control::Message& m) {
   send(m);
   control::Message answer;

@@ -3,6 +3,7 @@
 // process cannot be controlled, one request and its answers.
 #pragma once
 
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ class ControlConnection {
   // The next answer line; false at the end of the connection (the process
   // ended, or the collector closed it). `timeout_ms` < 0 waits for ever.
   bool receive(control::Message& m, int timeout_ms = 5000);
+  // receive(m, -1), except that it also returns false, at once or within
+  // 200 ms, once `*interrupted` (a signal handler's flag) is non-zero.
+  bool receive_unless(control::Message& m, const volatile std::sig_atomic_t* interrupted);
   // send + receive, an `error` answer thrown as Error("<who>: process PID: why").
   control::Message ask(const control::Message& m);
   int fd() const { return fd_; }

@@ -3,10 +3,13 @@
 // job in the same step window (--job, --all), into one recording; or, with
 // --when/--every, captures the job starts by itself while this command waits
 // (each its own file, %n numbered). The collector writes; this command creates
-// the file, waits, and finalizes it as `record` does.
+// the file, waits, and finalizes it as `record` does. Interrupted (Ctrl-C,
+// SIGTERM, SIGHUP), it ends the capture there and still finalizes the file;
+// `--stop PID` ends one from another terminal.
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -39,8 +42,35 @@ struct TriggerOptions {
   std::string output;
   bool force = false;
   bool job = false, all = false;
+  bool stop = false;  // --stop PID: end the capture under way
   std::string when, every, cooldown = "600";
 };
+
+// Set by SIGINT, SIGTERM or SIGHUP while a capture runs (run_capture).
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_interrupt(int sig) { g_interrupted = sig; }
+
+// The handlers while waiting for a capture, then the defaults again: a second
+// Ctrl-C ends this command at once (the job then ends and finalizes the capture itself).
+void catch_interrupts(bool on) {
+  struct sigaction sa {};
+  sa.sa_handler = on ? on_interrupt : SIG_DFL;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+// Asks process `pid` to end its capture now; false when it had none under way
+// any more (it ended meanwhile) or did not answer.
+bool ask_stop(long pid, std::string& why) {
+  try {
+    ControlConnection c(pid, "trigger");
+    c.ask({"stop", {}});
+    return true;
+  } catch (const Error& e) {
+    why = e.what();
+    return false;
+  }
+}
 
 constexpr long long kDefaultSteps = 20;
 
@@ -295,11 +325,35 @@ int run_capture(TriggerOptions opt, const std::vector<long>& pids, const std::st
                what.c_str(), started.size(), terminal_safe(path).c_str(),
                opt.control >= 0 ? std::to_string(opt.control).c_str() : "the job's");
   std::set<std::string> windows;
+  g_interrupted = 0;
+  catch_interrupts(true);
+  int interrupted = 0;
+  bool abandoned = false;
+  const auto stop_all = [&] {
+    interrupted = g_interrupted;
+    catch_interrupts(false);
+    std::fprintf(stderr, "gpuscope: interrupted: ending the capture now (the file is kept and finalized; "
+                         "Ctrl-C again leaves that to the job)\n");
+    for (const auto& s : started) {
+      std::string why;
+      if (!ask_stop(s.pid, why) && why.find("no capture under way") == std::string::npos)
+        std::fprintf(stderr, "gpuscope: warning: %s\n", terminal_safe(why).c_str());
+    }
+  };
   for (auto& s : started) {
     control::Message done;
     bool got = false;
-    while ((got = s.connection->receive(done, -1)) && done.verb != "done") {
+    for (;;) {
+      got = interrupted ? s.connection->receive(done, -1) : s.connection->receive_unless(done, &g_interrupted);
+      if (got && done.verb == "done") break;
+      if (got) continue;
+      if (!interrupted && g_interrupted) {
+        stop_all();
+        continue;
+      }
+      break;
     }
+    if (got && done.get("abandoned") == "1") abandoned = true;
     if (!got) {
       std::fprintf(stderr, "gpuscope: process %ld ended during the capture; %s holds what it recorded until then\n",
                    s.pid, terminal_safe(path).c_str());
@@ -313,6 +367,18 @@ int run_capture(TriggerOptions opt, const std::vector<long>& pids, const std::st
     windows.insert(done.fields.count("first_step") ? done.get("first_step") + "-" + done.get("last_step")
                                                    : std::string("none"));
   }
+  if (!interrupted) catch_interrupts(false);
+  if (abandoned) {
+    // Interrupted before the capture began (no step boundary came): nothing
+    // captured; the job removed the file it created, this one is removed here.
+    if (claimed >= 0) {
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+      close(claimed);
+    }
+    std::fprintf(stderr, "gpuscope: interrupted before the capture began (no step ended since the trigger): "
+                         "nothing captured, no file written; the job runs on dormant\n");
+    return 128 + (interrupted ? interrupted : SIGINT);
+  }
   if (pids.size() == 1) {
     try {
       write_capture_meta(path, pids.front(), std::nullopt, request);
@@ -322,6 +388,12 @@ int run_capture(TriggerOptions opt, const std::vector<long>& pids, const std::st
   }
   finalize_and_report(path);
   if (claimed >= 0) close(claimed);
+  if (interrupted)
+    std::fprintf(stderr, "gpuscope: capture interrupted: %s traced of the %s asked for; the job runs on dormant\n",
+                 windows.size() == 1 && *windows.begin() != "none" ? ("steps " + *windows.begin()).c_str()
+                                                                    : "no step",
+                 opt.duration_s > 0 ? (format_fixed(opt.duration_s, 1) + " s").c_str()
+                                    : (std::to_string(opt.steps) + " steps").c_str());
   if (windows.size() == 1 && *windows.begin() != "none")
     std::fprintf(stderr, "gpuscope: captured steps %s (counted from the job's start) of %zu process(es) into %s\n",
                  windows.begin()->c_str(), started.size(), terminal_safe(path).c_str());
@@ -333,6 +405,44 @@ int run_capture(TriggerOptions opt, const std::vector<long>& pids, const std::st
                    return all;
                  }()
                      .c_str());
+  return interrupted ? 128 + interrupted : 0;
+}
+
+// --stop PID: the capture under way ends now; its file is finalized by the
+// `gpuscope trigger` that started it (still waiting), or by the job.
+int run_stop(const TriggerOptions& opt) {
+  ControlConnection c(opt.pid, "trigger");
+  const control::Message stopping = c.ask({"stop", {}});
+  const std::string file = terminal_safe(stopping.get("file", "?"));
+  const bool by_trigger = stopping.get("finalized_by") == "trigger";
+  std::fprintf(stderr, "gpuscope: ending the capture of process %ld into %s (after step %s)\n", opt.pid,
+               file.c_str(), stopping.get("steps_ended", "?").c_str());
+  control::Message done;
+  bool got = false;
+  try {
+    while ((got = c.receive(done, 120000)) && done.verb != "done") {
+    }
+  } catch (const Error&) {
+    got = false;
+  }
+  if (!got) {
+    std::fprintf(stderr, "gpuscope: process %ld has not closed %s within 120 s; `gpuscope ps` shows its state\n",
+                 opt.pid, file.c_str());
+    return 1;
+  }
+  if (done.get("abandoned") == "1") {
+    std::fprintf(stderr, "gpuscope: the capture had not begun (no step ended since it was asked for): nothing "
+                         "captured; the job runs on dormant\n");
+    return 0;
+  }
+  const std::string steps = done.fields.count("first_step")
+                                ? "steps " + done.get("first_step") + "-" + done.get("last_step")
+                                : std::string("no traced step");
+  const std::string who = by_trigger ? "the gpuscope trigger that started it finalizes it"
+                          : done.get("finalized") == "1" ? "finalized by the job"
+                                                         : "not finalized (see the job's stderr)";
+  std::fprintf(stderr, "gpuscope: capture stopped: %s holds %s; %s; the job runs on dormant\n", file.c_str(),
+               steps.c_str(), who.c_str());
   return 0;
 }
 
@@ -383,6 +493,13 @@ int run_watch(const TriggerOptions& opt) {
 }
 
 int run_trigger(TriggerOptions& opt) {
+  if (opt.stop) {
+    if (opt.pid <= 0) throw Error("trigger: --stop needs the PID whose capture to end (gpuscope ps lists them)");
+    if (opt.job || opt.all || opt.steps || opt.duration_s > 0 || opt.control >= 0 || !opt.output.empty() ||
+        !opt.when.empty() || !opt.every.empty())
+      throw Error("trigger: --stop takes only the PID whose capture to end");
+    return run_stop(opt);
+  }
   if (opt.all && (opt.job || opt.pid))
     throw Error("trigger: --all takes no PID and no --job (it captures every process of yours that runs on demand)");
   if (!opt.all && opt.pid <= 0) throw Error("trigger: no PID given (usage: gpuscope trigger PID [--steps N | --duration S] [-o FILE]; gpuscope ps lists them)");
@@ -418,6 +535,9 @@ static void add_trigger_command(CLI::App& app) {
   cmd->add_flag("-f,--force", opt.force, "Overwrite an existing output file");
   cmd->add_flag("--job", opt.job, "PID is a launcher (torchrun): capture every rank of the job in the same steps, one file");
   cmd->add_flag("--all", opt.all, "Capture every process of yours that runs on demand, in the same steps, one file");
+  cmd->add_flag("--stop", opt.stop,
+                "End the capture under way in process PID now (Ctrl-C on its gpuscope trigger does the same); its file "
+                "keeps the steps traced so far");
   cmd->add_option("--when", opt.when,
                   "slow-step=FACTORx: the job captures by itself when a step takes FACTOR times the median of the "
                   "last steps; this command waits and finalizes each capture");
@@ -426,7 +546,8 @@ static void add_trigger_command(CLI::App& app) {
       ->capture_default_str();
   cmd->footer("Examples: gpuscope trigger 4242 --steps 20 -o slow.db\n"
               "          gpuscope trigger --job $(pgrep -f torch.distributed.run) -o job.db\n"
-              "          gpuscope trigger 4242 --when slow-step=2x --cooldown 10m -o slow_%n.db");
+              "          gpuscope trigger 4242 --when slow-step=2x --cooldown 10m -o slow_%n.db\n"
+              "          gpuscope trigger --stop 4242");
   cmd->callback([] { exit_code = run_trigger(opt); });
 }
 

@@ -53,6 +53,7 @@ struct Current {
   bool active = false;
   Request request;
   int waiter = -1;  // the `gpuscope trigger` connection that waits for it (control thread only)
+  std::vector<int> stoppers;  // `gpuscope trigger --stop` connections, told when it is done
   bool for_watcher = false;
   bool abandoned = false;  // its trigger left before it began: the file goes too
 };
@@ -154,6 +155,7 @@ std::string finish() {
     done.fields["last_step"] = std::to_string(last);
   }
   if (request.finalize_here) done.fields["finalized"] = finalize_error.empty() ? "1" : "0";
+  if (abandoned) done.fields["abandoned"] = "1";
   {
     std::lock_guard lock(g_mutex);
     g_current.active = false;
@@ -398,6 +400,25 @@ void handle_client(int fd) {
     schedule::capture_end_now(now_ns());
     send_line(fd, control::format({"ok", {}}));
     close(fd);
+  } else if (m.verb == "stop") {
+    // `gpuscope trigger --stop`, or a trigger interrupted by Ctrl-C: the
+    // capture ends now (its traced stretch ends here); this connection is
+    // told when its file is closed (and finalized, when the job does that).
+    std::lock_guard lock(g_mutex);
+    if (!g_current.active) {
+      reply_error(fd, std::string("no capture under way (it is ") + phase_name(schedule::capture_phase()) + ")");
+      return;
+    }
+    const bool trigger_waits = !g_current.request.finalize_here;  // a trigger (or --when watch) finalizes it
+    // Not begun yet (no step boundary since the trigger): given up, its empty file removed.
+    if (schedule::capture_phase() == schedule::Phase::waiting) g_current.abandoned = true;
+    schedule::capture_end_now(now_ns());
+    send_line(fd, control::format({"stopping",
+                                   {{"file", g_current.request.path},
+                                    {"steps_ended", std::to_string(schedule::steps_ended())},
+                                    {"finalized_by", trigger_waits ? "trigger" : "job"}}}));
+    g_current.stoppers.push_back(fd);
+    wake();
   } else {
     reply_error(fd, "unknown request '" + m.verb + "'");
   }
@@ -449,29 +470,34 @@ void serve() {
         if (g_current.active && g_current.for_watcher) g_current.request.finalize_here = true;
       }
       if (fds[i].fd == g_current.waiter) {
-        // Nobody waits for the file any more: it is finalized here; or, when
-        // the capture has not begun (a process whose steps stopped coming),
-        // it is given up and its empty file removed.
+        // Nobody waits for the file any more (its `gpuscope trigger` was
+        // killed, or interrupted twice): the capture ends now and its file is
+        // finalized here; or, when the capture has not begun (a process whose
+        // steps stopped coming), it is given up and its empty file removed.
         g_current.waiter = -1;
         g_current.request.finalize_here = true;
-        if (schedule::capture_phase() == schedule::Phase::waiting) {
-          g_current.abandoned = true;
-          schedule::capture_end_now(now_ns());
-        }
+        if (schedule::capture_phase() == schedule::Phase::waiting) g_current.abandoned = true;
+        schedule::capture_end_now(now_ns());
       }
     }
     if (active && schedule::capture_phase() == schedule::Phase::done) {
       bool for_watcher = false;
+      std::vector<int> stoppers;
       {
         std::lock_guard lock(g_mutex);
         waiter = g_current.waiter;
         for_watcher = g_current.for_watcher;
         g_current.waiter = -1;
+        stoppers.swap(g_current.stoppers);
       }
       const std::string done = finish();
       if (waiter >= 0) {
         send_line(waiter, done);
         close(waiter);
+      }
+      for (int fd : stoppers) {
+        send_line(fd, done);
+        close(fd);
       }
       if (for_watcher && g_watcher >= 0) send_line(g_watcher, done);
     }

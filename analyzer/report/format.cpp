@@ -54,9 +54,13 @@ std::string scope_line(const Analysis& a) {
     line += ", no GPU activity";
   }
   line += ", " + std::to_string(s.steps) + " steps";
+  // Step numbers count from the job's start: a capture on demand (or a
+  // --steps window) holds steps numbered past the count it recorded.
   if (s.steps > 0 && s.step_source != StepSource::kWholeRecording)
-    line += " (" + std::to_string(s.first_step) + "-" + std::to_string(s.last_step) + " of " +
-            std::to_string(s.steps_recorded) + ")";
+    line += " (" + std::to_string(s.first_step) + "-" + std::to_string(s.last_step) +
+            (s.last_step < s.steps_recorded ? " of " + std::to_string(s.steps_recorded)
+                                            : " of the job's; " + std::to_string(s.steps_recorded) + " recorded") +
+            ")";
   line += s.step_source == StepSource::kWholeRecording ? ": " + s.step_source_detail : " from " + s.step_source_detail;
   if (s.warmup_skipped > 0) line += ", " + std::to_string(s.warmup_skipped) + " warm-up skipped";
   if (s.steps_untraced > 0)

@@ -194,6 +194,80 @@ def on_demand_trigger():
     check("on_demand_loop:" in job.output(), "the job's own output passes through")
 
 
+def _capture_ended(job, name, err):
+    """After a capture ended early: dormant again, its file readable with some traced steps, and a
+    later trigger accepted."""
+    wait_for(lambda: ps_rows().get(job.pid, {}).get("state") == "dormant", "%s: the job is dormant again" % name)
+    db = os.path.join(TMP, name + ".db")
+    traced = traced_steps(db, job.pid)[0] if os.path.exists(db) else []
+    check(len(traced) >= 2, "%s: the file holds the steps traced until then (%s)" % (name, traced))
+    steps_then = ps_rows().get(job.pid, {}).get("steps", 0)
+    time.sleep(1)
+    check(ps_rows().get(job.pid, {}).get("steps", 0) > steps_then, "%s: the job runs on" % name)
+    again = gpuscope("trigger", str(job.pid), "--steps", "2", "--control", "0", "-o", name + "_again.db")
+    check(again.returncode == 0, "%s: a later trigger works: %s" % (name, again.stderr.strip()[-300:]))
+    return traced
+
+
+@case
+def on_demand_interrupted():
+    """Issue 50, item 8: Ctrl-C on `trigger --steps 100000` ends the capture there and says so."""
+    job = Job("loop", ["--step-ms", "20"])
+    wait_steps([job.pid], 5)
+    trigger = subprocess.Popen([args.gpuscope, "trigger", str(job.pid), "--steps", "100000", "--control", "1", "-o",
+                                "interrupted.db"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=TMP)
+    wait_for(lambda: ps_rows().get(job.pid, {}).get("state") == "tracing", "the capture is tracing")
+    time.sleep(1.0)
+    trigger.send_signal(signal.SIGINT)
+    out, err = trigger.communicate(timeout=60)
+    check(trigger.returncode == 128 + signal.SIGINT, "trigger exits 130 after Ctrl-C (got %d)" % trigger.returncode)
+    check("interrupted" in err and "traced of the 100000 steps asked for" in err,
+          "trigger says the capture was interrupted and what it holds: %s" % err.strip()[-400:])
+    traced = _capture_ended(job, "interrupted", err)
+    check(("steps %d-" % traced[0]) in err if traced else False,
+          "trigger names the steps traced: %s" % err.strip()[-300:])
+    info = gpuscope("info", os.path.join(TMP, "interrupted.db"))
+    check(info.returncode == 0, "gpuscope info reads the interrupted capture: %s" % info.stderr.strip()[-200:])
+    # A trigger killed outright (no chance to say so): the job ends the capture and finalizes it itself.
+    killed = subprocess.Popen([args.gpuscope, "trigger", str(job.pid), "--steps", "100000", "--control", "0", "-o",
+                               "killed_trigger.db"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=TMP)
+    wait_for(lambda: ps_rows().get(job.pid, {}).get("state") == "tracing", "the second capture is tracing")
+    time.sleep(0.5)
+    killed.kill()
+    killed.wait(timeout=30)
+    _capture_ended(job, "killed_trigger", "")
+    check(q1(os.path.join(TMP, "killed_trigger.db"), "SELECT count(*) FROM step") > 0,
+          "the job finalized the capture of the killed trigger")
+    code = job.stop()
+    check(code == 0, "the job exits 0 (got %d)" % code)
+
+
+@case
+def on_demand_stop():
+    """`gpuscope trigger --stop PID` ends a capture from another terminal; refused in one line when none runs."""
+    job = Job("loop", ["--step-ms", "20"])
+    wait_steps([job.pid], 5)
+    idle = gpuscope("trigger", "--stop", str(job.pid))
+    check(idle.returncode == 2 and "no capture under way" in idle.stderr and len(idle.stderr.strip().splitlines()) == 1,
+          "--stop with no capture: one line, exit 2: %s" % idle.stderr.strip())
+    bad = gpuscope("trigger", "--stop", str(job.pid), "--steps", "3")
+    check(bad.returncode == 2 and "--stop takes only the PID" in bad.stderr, "--stop refuses other options: %s" %
+          bad.stderr.strip())
+    trigger = subprocess.Popen([args.gpuscope, "trigger", str(job.pid), "--steps", "100000", "--control", "1", "-o",
+                                "stopped.db"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=TMP)
+    wait_for(lambda: ps_rows().get(job.pid, {}).get("state") == "tracing", "the capture is tracing")
+    time.sleep(1.0)
+    stop = gpuscope("trigger", "--stop", str(job.pid))
+    check(stop.returncode == 0 and "capture stopped" in stop.stderr and "stopped.db" in stop.stderr,
+          "--stop says the capture ended and where: %s" % stop.stderr.strip()[-400:])
+    out, err = trigger.communicate(timeout=60)
+    check(trigger.returncode == 0 and "captured steps" in err,
+          "the trigger that started it finalizes the file and reports: rc %d %s" % (trigger.returncode, err.strip()[-300:]))
+    _capture_ended(job, "stopped", err)
+    code = job.stop()
+    check(code == 0, "the job exits 0 (got %d)" % code)
+
+
 @case
 def on_demand_refusals():
     job = Job("loop", ["--step-ms", "20"])
