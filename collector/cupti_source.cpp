@@ -272,7 +272,7 @@ std::atomic<uint64_t> g_pauses{0};
 std::atomic<uint64_t> g_finalizes{0};
 std::atomic<uint64_t> g_teardown_failures{0};
 std::atomic<uint64_t> g_deferred{0};    // teardowns put off to a later boundary (not safe then, or failed)
-std::atomic<uint64_t> g_given_up{0};    // pauses after which CUPTI stayed subscribed (kTeardownAttempts failed)
+std::atomic<uint64_t> g_failed_tries{0};  // drains or decodes that failed (each tried again, up to kTeardownAttempts)
 std::atomic<uint64_t> g_discarded{0};   // buffers dropped at a teardown with nobody to decode them
 int g_failed_attempts = 0;              // under g_control: failed teardowns since the last pause
 
@@ -402,9 +402,9 @@ void teardown_at_api_exit() {
   if (!ok) {
     // CUPTI stays subscribed for now: the next step boundary tries again, up
     // to kTeardownAttempts times after one pause, then it stays until the next.
-    g_teardown_failures.fetch_add(1, std::memory_order_relaxed);
+    g_failed_tries.fetch_add(1, std::memory_order_relaxed);
     if (++g_failed_attempts >= kTeardownAttempts) {
-      g_given_up.fetch_add(1, std::memory_order_relaxed);
+      g_teardown_failures.fetch_add(1, std::memory_order_relaxed);  // given up
       disarm_teardown();
     } else {
       defer_teardown();
@@ -428,9 +428,8 @@ void teardown_at_api_exit() {
       g_finalizes.fetch_add(1, std::memory_order_relaxed);
       g_session.fetch_add(1, std::memory_order_relaxed);  // every buffer of the old one has completed
     } else {
-      // Unsubscribed already: not tried again before the next pause.
+      // Unsubscribed already: given up, not tried again before the next pause.
       g_teardown_failures.fetch_add(1, std::memory_order_relaxed);
-      g_given_up.fetch_add(1, std::memory_order_relaxed);
     }
   }
   note_own(kTeardownName, drained, now_ns());
@@ -508,14 +507,14 @@ void set_before_teardown(bool (*decode_all)()) {
 uint64_t pauses() { return g_pauses.load(std::memory_order_relaxed); }
 uint64_t finalizes() { return g_finalizes.load(std::memory_order_relaxed); }
 uint64_t teardown_failures() { return g_teardown_failures.load(std::memory_order_relaxed); }
-uint64_t teardowns_given_up() { return g_given_up.load(std::memory_order_relaxed); }
+uint64_t teardown_attempts_failed() { return g_failed_tries.load(std::memory_order_relaxed); }
 
 std::vector<Stat> lifecycle_stats() {
   return {{"tracing_pauses", pauses()},
           {"cupti_finalizes", finalizes()},
           {"cupti_teardown_failures", teardown_failures()},
           {"cupti_teardowns_deferred", g_deferred.load(std::memory_order_relaxed)},
-          {"cupti_teardowns_given_up", teardowns_given_up()},
+          {"cupti_teardown_attempts_failed", teardown_attempts_failed()},
           {"cupti_buffers_discarded", g_discarded.load(std::memory_order_relaxed)},
           {"cupti_kept_for_graphs", kept_for_graphs() ? 1u : 0u},
           {"cupti_teardown_forbidden", g_teardown_forbidden.load(std::memory_order_relaxed) ? 1u : 0u},

@@ -117,14 +117,15 @@ void set_before_teardown(bool (*decode_all)());
 void forbid_teardown();
 uint64_t pauses();
 uint64_t finalizes();  // cuptiFinalize calls that succeeded
-// Teardowns that failed because the drain or the writer's decode failed (each
-// attempt); after kTeardownAttempts of one pause CUPTI stays subscribed, and
-// untraced steps keep paying its launch cost (teardowns_given_up).
+// Teardowns given up: the drain or the writer's decode failed kTeardownAttempts
+// times after one pause (or cuptiFinalize failed), so CUPTI stays subscribed
+// and untraced steps keep paying its launch cost until the next pause.
 uint64_t teardown_failures();
-uint64_t teardowns_given_up();
+// Each drain or decode that failed, tried again at the next step boundary.
+uint64_t teardown_attempts_failed();
 // What the recording's collector_stat says of the lifecycle (tracing_pauses,
-// cupti_finalizes, cupti_teardown_failures, cupti_teardowns_deferred,
-// cupti_teardowns_given_up, cupti_buffers_discarded, cupti_kept_for_graphs,
+// cupti_finalizes, cupti_teardown_failures (given up), cupti_teardowns_deferred,
+// cupti_teardown_attempts_failed, cupti_buffers_discarded, cupti_kept_for_graphs,
 // cupti_teardown_forbidden, and cupti_state: the State as a number, so the
 // last tick of a capture's file says whether CUPTI was torn down: 5).
 struct Stat {

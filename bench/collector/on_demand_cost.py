@@ -13,7 +13,7 @@ The job triggers itself (`gpuscope trigger <its pid>` started at step --trigger-
 trigger's moment is known to the step. Each worker writes its step end times (CLOCK_MONOTONIC,
 the collector's clock) to a JSON file. Each capture file's collector_stat says what became of
 CUPTI after it (issue 51): cupti_state 5 = torn down at the capture's last tick, cupti_finalizes,
-cupti_teardown_failures, cupti_teardowns_deferred, cupti_teardowns_given_up, ...
+cupti_teardown_failures (given up), cupti_teardowns_deferred, cupti_teardown_attempts_failed, ...
 
   on_demand_cost.py --gpuscope build/bin/gpuscope --python python3 --device cuda --model mlp
   on_demand_cost.py ... --model resnet50 --steps 200 --total 1000
@@ -133,7 +133,7 @@ def summary_lines(r):
     lines.append("SUMMARY   trigger latency (steps): %s (goal <= 2)" % r.get("trigger_latency_steps"))
     for i, st in enumerate(r.get("capture_stats", [])):
         keys = ["cupti_state_name", "cupti_finalizes", "cupti_teardown_failures", "cupti_teardowns_deferred",
-                "cupti_teardowns_given_up", "cupti_buffers_discarded", "cupti_kept_for_graphs",
+                "cupti_teardown_attempts_failed", "cupti_buffers_discarded", "cupti_kept_for_graphs",
                 "cupti_teardown_forbidden", "tracing_pauses", "error"]
         lines.append("SUMMARY   capture %d collector_stat: %s" % (i, ", ".join("%s=%s" % (k, st[k]) for k in keys if k in st)))
     return lines
