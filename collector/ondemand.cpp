@@ -100,13 +100,15 @@ std::string or_dash(const char* v) { return v && *v ? v : "-"; }
 // right after it woke this thread): the teardown hands CUPTI's last records
 // to the writer to decode, so the writer must still run. A teardown still
 // armed after 100 ms (the capture ended off a step boundary and the job makes
-// no CUDA call) is made here, at the exit of a CUDA call of this thread.
-// Up to 3 s; true when CUPTI was left neither tracing nor armed.
+// no CUDA call) is made here, at the exit of a CUDA call of this thread; one
+// deferred (not safe at that boundary, or its decode failed) is waited for
+// too, as the next step boundaries try again. Up to 3 s; true when CUPTI was
+// left neither tracing nor waiting for a teardown.
 bool wait_for_teardown() {
   using cupti_source::State;
   for (int i = 0; i < 300; ++i) {
     const State s = cupti_source::state();
-    if (s != State::kTracing && s != State::kDraining) return true;
+    if (s != State::kTracing && s != State::kDraining && s != State::kDeferred) return true;
     if (i % 10 == 9) cupti_source::tear_down_here();
     usleep(10000);
   }
@@ -130,10 +132,11 @@ std::string finish() {
     std::fprintf(stderr, "gpuscope: CUPTI still %s 3 s after the capture ended; it is torn down at a later step\n",
                  cupti_source::state_name(cupti_source::state()));
   cupti_source::flush(true);
-  writer_thread::stop(10000);
-  // Nobody decodes until the next capture: a teardown still to come (deferred
-  // to a later step boundary) drops what CUPTI hands over, counted.
+  // Nobody decodes from here until the next capture: a teardown still to come
+  // (deferred to a later step boundary) drops what CUPTI hands over, counted,
+  // rather than fail on a writer that is stopping.
   cupti_source::set_before_teardown(nullptr);
+  writer_thread::stop(10000);
   uint64_t first = 0, last = 0;
   schedule::captured_steps(first, last);
   std::string finalize_error;
