@@ -62,10 +62,12 @@ int main(int argc, char** argv) {
   auto registry = gpuscope::cli::command_registry();
   std::sort(registry.begin(), registry.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (const auto& entry : registry) entry.add(app);
-  // `record ... -- job args`: the job's command line. For every other command
-  // `--` only ends the options (gpuscope info -- -dash.db), as CLI11 reads it.
+  // `record ... -- job args` and `try ... -- job args`: the job's command line.
+  // For every other command `--` only ends the options (gpuscope info -- -dash.db),
+  // as CLI11 reads it.
   int parsed_argc = argc;
-  for (int i = 1; argc > 1 && std::string(argv[1]) == "record" && i < argc; ++i) {
+  const bool runs_a_job = argc > 1 && (std::string(argv[1]) == "record" || std::string(argv[1]) == "try");
+  for (int i = 1; runs_a_job && i < argc; ++i) {
     if (std::string(argv[i]) == "--") {
       parsed_argc = i;
       gpuscope::cli::has_trailing_args = true;

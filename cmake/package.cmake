@@ -4,6 +4,7 @@
 #   bin/gpuscope, bin/gpuscope-view, bin/gpuscope_cluster.py
 #   lib/gpuscope/libgpuscope_collector.so   (found by gpuscope through ../lib/gpuscope)
 #   share/gpuscope/torch-plugin/            (sources `gpuscope setup torch` builds)
+#   share/gpuscope/try/                     (gpuscope try's Python hook, loaded in the job)
 #   share/doc/gpuscope/README.md, share/doc/gpuscope/docs/ (the manuals README links)
 # The torch plugin itself is not packaged: it must match the job's torch, so
 # `gpuscope setup torch` builds it on the machine that records.
@@ -21,6 +22,9 @@ if(TARGET gpuscope_collector)
 endif()
 if(GPUSCOPE_TORCH_PLUGIN_STAGE)
   install(DIRECTORY ${GPUSCOPE_TORCH_PLUGIN_STAGE} DESTINATION share/gpuscope)
+endif()
+if(GPUSCOPE_TRY_STAGE)  # gpuscope try's Python hook (cli/CMakeLists.txt)
+  install(DIRECTORY ${GPUSCOPE_TRY_STAGE} DESTINATION share/gpuscope)
 endif()
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/gpuscope)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/gpuscope/docs FILES_MATCHING PATTERN "*.md"

@@ -8,10 +8,11 @@ and, once the script imports it, torch. It
   amp, channels-last, compile and cuda-graphs on the outermost nn.Module calls
   (a module call not nested in another), fused-optimizer on torch.optim
   Adam/AdamW/SGD, dataloader-stall and pageable-memcpy on DataLoaders;
-- writes what it changed to GPUSCOPE_TRY_DIR/report.json (rewritten whole
-  whenever it changes, by the job's main process only);
+- writes what it changed to GPUSCOPE_TRY_DIR/report-PID.json (rewritten whole
+  whenever it changes; one per process of the job, never from DataLoader
+  workers, so each rank of a torchrun job has its own);
 - appends one line per step boundary (CLOCK_MONOTONIC ns) to
-  GPUSCOPE_TRY_DIR/steps.txt: gpuscope.step() calls when the script makes
+  GPUSCOPE_TRY_DIR/steps-PID.txt: gpuscope.step() calls when the script makes
   them, else the steps of its first optimizer (the torch plugin's rules).
 Self-contained: the file is copied as share/gpuscope/try/gpuscope_try_hook.py."""
 import importlib.abc
@@ -46,6 +47,8 @@ class Hook:
         self.report = {f: {"state": "not-applied", "said": "", "items": []} for f in self.fixes}
         self.notes = []
         self.torch_version = ""
+        self.torch = None
+        self.gpu = ""
         self.device = ""
         self.step_source = None
         self.steps_fd = -1
@@ -61,7 +64,7 @@ class Hook:
                 self._set(f, "unavailable", "%s: unknown fix" % f)
         if folder:
             try:
-                self.steps_fd = os.open(os.path.join(folder, "steps.txt"),
+                self.steps_fd = os.open(os.path.join(folder, "steps-%d.txt" % self.pid),
                                         os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
             except OSError as e:
                 self.notes.append("steps not written: %s" % e)
@@ -81,11 +84,12 @@ class Hook:
             "pid": self.pid,
             "torch": self.torch_version,
             "device": self.device,
+            "gpu": self.gpu,
             "step_source": self.step_source or "",
             "fixes": [dict(fix=f, state=e["state"], said=e["said"], items=e["items"]) for f, e in self.report.items()],
             "notes": self.notes,
         }
-        path = os.path.join(self.folder, "report.json")
+        path = os.path.join(self.folder, "report-%d.json" % self.pid)
         tmp = path + ".%d.tmp" % self.pid
         try:
             with open(tmp, "w", encoding="utf-8") as f:
@@ -108,6 +112,7 @@ class Hook:
             return
         if self.step_source is None:
             self.step_source = source
+            self.gpu = self._gpu_name()
             self.write()
         elif source != self.step_source:
             if source != "gpuscope.step":
@@ -119,9 +124,18 @@ class Hook:
         except OSError:
             pass
 
+    def _gpu_name(self):
+        """The GPU's name once the job has initialized CUDA itself (never initialized here)."""
+        try:
+            cuda = self.torch.cuda
+            return cuda.get_device_name(cuda.current_device()) if cuda.is_initialized() else ""
+        except Exception:
+            return ""
+
     # ------------------------------------------------------------ torch
     def on_torch(self, torch):
         self.torch_version = str(getattr(torch, "__version__", ""))
+        self.torch = torch
         self._patch_optimizer_steps(torch)
         if "fused-optimizer" in self.report:
             self._patch_fused(torch)
@@ -339,6 +353,10 @@ class Hook:
                 self.notes.append("channels-last: %s has no 4-D weights, left as it is" % type(module).__name__)
         for fix, mode in (("compile", None), ("cuda-graphs", "reduce-overhead")):
             if fix not in wanted or self.report[fix]["state"] == "unavailable":
+                continue
+            if mode is not None and device != "cuda":
+                self._set(fix, "unavailable", "%s: %s runs on %s (CUDA graphs need CUDA)" % (fix, name, device))
+                self.write()
                 continue
             compiled = torch.compile(module) if mode is None else torch.compile(module, mode=mode)
 

@@ -52,6 +52,8 @@ inline constexpr std::string_view kCaptureEndedEarly = "capture_ended_early";
 inline constexpr std::string_view kImportedFrom = "imported_from";
 inline constexpr std::string_view kTraceSchemaVersion = "trace_schema_version";
 inline constexpr std::string_view kTraceDisplayTimeUnit = "trace_display_time_unit";
+// `gpuscope try --attach` (docs/try.md).
+inline constexpr std::string_view kTryResults = "try_results";
 // `gpuscope merge`: the inputs' count, the merging build, and per input N the
 // keys merge.N.<part> of kMergeInputParts.
 inline constexpr std::string_view kMergeFiles = "merge.files";
@@ -114,6 +116,7 @@ inline constexpr std::array kMetaKeys{
     Key{kImportedFrom, "The torch.profiler trace an imported recording came from."},
     Key{kTraceSchemaVersion, "The imported trace's schemaVersion."},
     Key{kTraceDisplayTimeUnit, "The imported trace's displayTimeUnit."},
+    Key{kTryResults, "`gpuscope try --attach`: the fixes measured on this job, its `--format json` document (schema `gpuscope-try/1`, docs/try.md); `analyze` shows them as measured beside the replay's predictions."},
     Key{kMergeFiles, "In a `gpuscope merge` output: the number of inputs."},
     Key{kMergeGpuscopeVersion, "The gpuscope version that merged."},
     Key{"merge.N.<part>", "Per input N (0 is the reference clock): `file`, `host`, `ranks`, `offset_ns` (added to its times), `aligned_on`, `residual_ns`, `max_deviation_ns`, `collectives` and `pids` (renumbered pids, `old:new,...`)."},
