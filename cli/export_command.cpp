@@ -55,6 +55,28 @@ formats::ExportOptions::Window analysed_window(store::Reader& db, bool quiet) {
   return w;
 }
 
+// `export --steps all` of a recording whose analysed process recorded no
+// steps (no torch plugin): analyze's steps, which the Chrome and Perfetto
+// exports write as its steps, so that viewers and TensorBoard see the steps
+// analyze uses. nullopt when every process has steps or analyze finds none.
+std::optional<formats::ExportOptions::Steps> steps_where_none(store::Reader& db) {
+  if (db.db().query_int("SELECT count(*) FROM process p WHERE NOT EXISTS (SELECT 1 FROM step s WHERE s.pid = p.pid)")
+          .value_or(0) == 0)
+    return std::nullopt;
+  analyzer::Options o;
+  o.replay = false;
+  try {
+    const analyzer::Analysis a = analyzer::analyze(db, o);
+    formats::ExportOptions::Steps s;
+    s.pid = a.summary.pid;
+    for (const auto& step : a.steps) s.steps.push_back({step.number, step.start_ns, step.end_ns});
+    if (s.steps.empty()) return std::nullopt;
+    return s;
+  } catch (const Error&) {
+    return std::nullopt;  // exported without steps, as recorded
+  }
+}
+
 // `database`: a.db, or the recording imported from it.
 void export_all(const ExportArgs& a, const std::string& database) {
   store::Reader db(database);
@@ -76,6 +98,8 @@ void export_all(const ExportArgs& a, const std::string& database) {
     }
   }
   if (window_all) opt.window = window;
+  else if (!a.chrome.empty() || !a.perfetto.empty() || (!a.tensorboard.empty() && !window))
+    opt.steps_where_none = steps_where_none(db);
   std::vector<std::string> written;
   try {
     if (!a.chrome.empty()) {

@@ -56,7 +56,7 @@ void ChromeWriter::on(const Range& r) {
     begin('X', name.size());
     o_.lit(",\"cat\":\"gpu_user_annotation\",\"name\":");
     o_.put(name);
-    span(device, tid, start, end);
+    gpu_span(device, tid, start, end);
     o_.lit(",\"args\":{\"device\":");
     o_.put_int(device);
     int_arg("stream", tid);
@@ -130,6 +130,8 @@ void ChromeWriter::on(const ApiCall& a) {
   end_event();
   // The launch -> GPU arrow starts here once; each GPU activity ends one.
   if (c && c->gpu) flow(true, m_.flow_id(pid, corr), pid, tid, start);
+  if (const auto* waits = waits_.recorded_by(a.pid, a.correlation))
+    for (size_t w : *waits) wait_flow(true, m_.flow_id(pid, waits_.waits()[w].correlation), pid, tid, start);
   row_done();
 }
 
@@ -141,27 +143,29 @@ void ChromeWriter::before(Tag<Step>) {
   auto r = m_.reader().query("SELECT DISTINCT pid FROM range WHERE source=" +
                              std::to_string(schema::range_source::profiler_step) + m_.and_pid());
   while (r.step()) step_ranges_[r.int64("pid")] = true;
-  // `--steps analysed`: analyze's steps, bounded as it bounds them, so that
-  // TensorBoard's step figures describe its window.
-  analysed_ = window_ && !window_->steps.empty() && !step_ranges_.count(window_->pid);
+  // analyze's steps, bounded as it bounds them (replaced_steps()), so that
+  // TensorBoard's step figures describe analyze's: set by write_chrome_file.
+  if (replaced_ && (step_ranges_.count(replaced_->pid) || (m_.only_pid() && *m_.only_pid() != replaced_->pid)))
+    replaced_.reset();
 }
 
 void ChromeWriter::on(const Step& step) {
   int64_t pid = step.pid_or_zero(), number = step.number_or_zero(), source = step.source_or_zero();
   int64_t start = step.start_or_zero();
-  if (analysed_ && pid == window_->pid) window_sources_[number] = source;
-  if (step_ranges_.count(pid) || (analysed_ && pid == window_->pid)) return;
+  const bool replaced = replaced_ && pid == replaced_->pid;
+  if (replaced) replaced_sources_[number] = source;
+  if (step_ranges_.count(pid) || replaced) return;
   step_info_[pid].push_back({number, source});
   step_rows_[pid].second.push_back({start, std::max(start, step.end_or_zero())});
 }
 
 void ChromeWriter::finish_step_rows() {
-  if (analysed_)
-    for (const auto& s : window_->steps) {
-      auto it = window_sources_.find(s.number);
-      step_info_[window_->pid].push_back(
-          {s.number, it == window_sources_.end() ? int64_t{schema::step_source::nvtx} : it->second});
-      step_rows_[window_->pid].second.push_back({s.start, std::max(s.start, s.end)});
+  if (replaced_)
+    for (const auto& s : replaced_->steps) {
+      auto it = replaced_sources_.find(s.number);
+      step_info_[replaced_->pid].push_back(
+          {s.number, it == replaced_sources_.end() ? int64_t{schema::step_source::nvtx} : it->second});
+      step_rows_[replaced_->pid].second.push_back({s.start, std::max(s.start, s.end)});
     }
   if (step_rows_.empty()) return;
   // The busiest thread of each process carries them.

@@ -59,7 +59,7 @@ void ChromeWriter::on(const Kernel& k) {
   }
   if (!k.null(Kernel::kGraphId)) int_arg("graph id", k.graph_id);
   if (!k.null(Kernel::kGraphNodeId)) int_arg("graph node id", k.graph_node_id);
-  gpu_event_tail(c, pid, corr, device, stream, start);
+  gpu_event_tail(c, pid, corr, device, stream, start, k.end_or_zero());
 }
 
 void ChromeWriter::on(const Memcpy& m) {
@@ -78,7 +78,7 @@ void ChromeWriter::on(const Memcpy& m) {
   if (!m.null(Memcpy::kSrcDevice)) int_arg("src device", m.src_device);
   if (!m.null(Memcpy::kDstDevice)) int_arg("dst device", m.dst_device);
   if (!m.null(Memcpy::kGraphId)) int_arg("graph id", m.graph_id);
-  gpu_event_tail(c, pid, corr, device, stream, start);
+  gpu_event_tail(c, pid, corr, device, stream, start, end);
 }
 
 void ChromeWriter::on(const Memset& m) {
@@ -95,7 +95,7 @@ void ChromeWriter::on(const Memset& m) {
     o_.put_double(double(bytes) / double(span_ns(start, end)));
   }
   if (!m.null(Memset::kGraphId)) int_arg("graph id", m.graph_id);
-  gpu_event_tail(c, pid, corr, device, stream, start);
+  gpu_event_tail(c, pid, corr, device, stream, start, end);
 }
 
 void ChromeWriter::on(const Sync& s) {
@@ -107,7 +107,7 @@ void ChromeWriter::on(const Sync& s) {
   o_.lit(",\"cat\":\"cuda_sync\",\"name\":\"");
   o_.put(name);
   o_.put('"');
-  span(device, stream, s.start_or_zero(), s.end_or_zero());
+  gpu_span(device, stream, s.start_or_zero(), s.end_or_zero());
   o_.lit(",\"args\":{\"device\":");
   o_.put_int(device);
   int_arg("context", s.context_or_zero());

@@ -197,6 +197,25 @@ void ChromeWriter::flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64
   end_event();
 }
 
+void ChromeWriter::wait_flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64_t ts) {
+  begin(start ? 's' : 'f');
+  o_.lit(",\"id\":");
+  o_.put_int(static_cast<int64_t>(id));
+  where(pid, tid, ts);
+  if (start) o_.lit(",\"cat\":\"event_wait\",\"name\":\"event_wait\"");
+  else o_.lit(",\"cat\":\"event_wait\",\"name\":\"event_wait\",\"bp\":\"e\"");
+  end_event();
+}
+
+void ChromeWriter::wait_flow_ends() {
+  for (size_t i = 0; i < wait_ends_.size(); ++i) {
+    const WaitEnd& e = wait_ends_[i];
+    if (e.corr == INT64_MAX) continue;  // nothing ran on the stream after the wait
+    const EventWaits::Wait& w = waits_.waits()[i];
+    wait_flow(false, m_.flow_id(w.pid, w.correlation), e.device, e.stream, e.ts);
+  }
+}
+
 void ChromeWriter::trailer() {
   std::string buf = "\n],\n\"traceName\":";
   append_json_string(buf, basename_of(out_.path()));
@@ -236,7 +255,7 @@ void write_chrome_file(ExportModel& model, const std::string& path, const Export
   Progress progress("exporting " + path, opt.progress);
   ChromeWriter w(model, out, progress, opt.progress ? chrome_row_total(model) : 0);
   w.set_marks(std::move(marks));
-  w.set_window(opt.window);
+  w.set_steps(replaced_steps(model.reader(), opt));
   w.write_all();
   progress.done();
   stats.commit(out, w.events());

@@ -18,6 +18,7 @@
 
 #include "trace_formats/common/time_math.h"
 #include "trace_formats/export/chrome_columns.h"
+#include "trace_formats/export/event_waits.h"
 #include "trace_formats/export/export_model.h"
 #include "trace_formats/export/export_window.h"
 #include "trace_formats/export/exporters.h"
@@ -39,8 +40,8 @@ class ChromeWriter {
 
   // gpuscope's own marks (export_window.h), written on each process's "gpuscope" row.
   void set_marks(std::vector<GpuscopeMark> marks) { marks_ = std::move(marks); }
-  // The window's steps (ExportOptions::Window::steps) instead of the step table's.
-  void set_window(const std::optional<ExportOptions::Window>& w) { window_ = w; }
+  // One process's steps as analyze bounds them instead of its step table's (replaced_steps()).
+  void set_steps(std::optional<ExportOptions::Steps> s) { replaced_ = std::move(s); }
   // Writes the whole document.
   void write_all();
   uint64_t events() const { return events_; }
@@ -90,7 +91,13 @@ class ChromeWriter {
   // rows, where Kineto writes them.
   void before(Tag<store::rec::Step>);
   void before(Tag<store::rec::Op>) { plan_overlaps(); }
-  void before(Tag<store::rec::ApiCall>) { m_.load_correlations(ExportModel::kExternalIds | ExportModel::kGpuActivity); }
+  void before(Tag<store::rec::ApiCall>) {
+    m_.load_correlations(ExportModel::kExternalIds | ExportModel::kGpuActivity);
+    waits_.load(m_.reader().db(), m_.and_pid());
+    wait_ends_.assign(waits_.waits().size(), WaitEnd{});
+  }
+  // The stream waits' arrows end on their waiting work, known once every GPU row was seen.
+  void before(Tag<store::rec::Sync>) { wait_flow_ends(); }
   void before(Tag<store::rec::MemoryEvent>) { steps(); }
 
  private:
@@ -122,8 +129,8 @@ class ChromeWriter {
   std::map<int64_t, std::pair<int64_t, std::vector<std::pair<int64_t, int64_t>>>> step_rows_;
   std::map<int64_t, std::vector<StepRow>> step_info_;
   std::map<int64_t, bool> step_ranges_;  // processes whose steps are ProfilerStep ranges
-  bool analysed_ = false;                // `--steps analysed`: the window's steps replace its process's
-  std::map<int64_t, int64_t> window_sources_;  // of the analysed process's steps, by number
+  std::optional<ExportOptions::Steps> replaced_;  // analyze's steps, replacing its process's
+  std::map<int64_t, int64_t> replaced_sources_;   // the recorded sources of those steps, by number
   void trailer();
   // GPU rows of one table share a few names: escape each once.
   struct NameCache {
@@ -168,6 +175,23 @@ class ChromeWriter {
     where(pid, tid, start);
     o_.lit(",\"dur\":");
     o_.put_us(span_ns(start, end));
+  }
+  // Where an event on a GPU row starts in the file. HTA reads fractional
+  // microseconds by rounding ts up and ts + dur down (trace_parser.py, "Rounding
+  // down ns resolution events"), so an event inside one microsecond would end
+  // before it starts, and its temporal breakdown asserts. Such an event starts
+  // at its microsecond's beginning instead (less than 1 us early, its duration
+  // kept); every other event where it was recorded. Computed in the doubles
+  // the written decimals parse to.
+  static int64_t hta_start(int64_t start, int64_t end) {
+    const double ts = double(start) / 1000, dur = double(span_ns(start, end)) / 1000;
+    if (std::ceil(ts) <= std::floor(ts + dur) || std::abs(start) >= (int64_t{1} << 53)) return start;
+    return start >= 0 ? start / 1000 * 1000 : -((999 - start) / 1000) * 1000;
+  }
+  // span() for an event on a GPU row (pid = device, tid = stream), from hta_start.
+  void gpu_span(int64_t device, int64_t stream, int64_t start, int64_t end) {
+    const int64_t d = span_ns(start, end), at = hta_start(start, end);
+    span(device, stream, at, saturating_add(at, d));
   }
   // As span() for events on a CPU thread, which consumers nest by comparing
   // ts + dur in doubles (TensorBoard's tree builder): where the sum of the
@@ -233,7 +257,7 @@ class ChromeWriter {
     o_.lit(cat);
     o_.lit("\",\"name\":");
     o_.put(name);
-    span(device, stream, start, end);
+    gpu_span(device, stream, start, end);
     o_.lit(",\"args\":{");
     if (c && c->has_external) {
       o_.lit("\"External id\":");
@@ -249,10 +273,11 @@ class ChromeWriter {
   // What they end with: the arguments closed, and the flow from the API call
   // that launched them.
   void gpu_event_tail(const CorrelationMap::Entry* c, int64_t pid, int64_t corr, int64_t device, int64_t stream,
-                      int64_t start) {
+                      int64_t start, int64_t end) {
     o_.put('}');
     end_event();
-    if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, start);
+    if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, hta_start(start, end));
+    note_waiting_work(pid, corr, device, stream, hta_start(start, end));
     row_done();
   }
   // Arguments whose first member is optional are written with a comma
@@ -284,6 +309,20 @@ class ChromeWriter {
   void gpuscope_thread(int64_t pid);
   void gpu_name(int64_t device);
   void flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64_t ts);
+  // Stream waits (event_waits.h): an arrow from the cudaEventRecord call to
+  // the first GPU work launched on the waiting stream after the wait.
+  void wait_flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64_t ts);
+  void note_waiting_work(int64_t pid, int64_t corr, int64_t device, int64_t stream, int64_t ts) {
+    if (waits_.empty()) return;
+    auto w = waits_.after_wait(pid, stream, corr);
+    if (w && corr < wait_ends_[*w].corr) wait_ends_[*w] = {corr, device, stream, ts};
+  }
+  void wait_flow_ends();
+  EventWaits waits_;
+  struct WaitEnd {
+    int64_t corr = INT64_MAX, device = 0, stream = 0, ts = 0;
+  };
+  std::vector<WaitEnd> wait_ends_;  // by wait: its waiting work so far
 
   ExportModel& m_;
   OutputFile& out_;
@@ -295,7 +334,6 @@ class ChromeWriter {
   std::pair<int64_t, int64_t> last_stream_{INT64_MIN, INT64_MIN};  // named already
   std::set<int64_t> gpus_named_, gpuscope_named_;
   std::vector<GpuscopeMark> marks_;
-  std::optional<ExportOptions::Window> window_;
   void write_marks();
   std::unordered_map<int64_t, int64_t> moved_[4];  // by HostTable: row id -> overlap level
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "trace_formats/schema/enums.h"
 #include "trace_formats/store/stretches.h"
 
 namespace gpuscope::formats {
@@ -39,6 +40,28 @@ WindowedTables::~WindowedTables() {
       // The connection is going away with the reader; nothing to keep consistent.
     }
   }
+}
+
+std::optional<ExportOptions::Steps> replaced_steps(store::Reader& reader, const ExportOptions& opt) {
+  ExportOptions::Steps s;
+  bool only_where_none = false;
+  if (opt.window && !opt.window->steps.empty()) {
+    s = {opt.window->pid, opt.window->steps};
+  } else if (!opt.window && opt.steps_where_none && !opt.steps_where_none->steps.empty()) {
+    s = *opt.steps_where_none;
+    only_where_none = true;
+  } else {
+    return std::nullopt;
+  }
+  if (opt.only_pid && *opt.only_pid != s.pid) return std::nullopt;
+  const std::string pid = std::to_string(s.pid);
+  if (reader.db().query_int("SELECT count(*) FROM (SELECT 1 FROM range WHERE pid=" + pid + " AND source=" +
+                            std::to_string(schema::range_source::profiler_step) + " LIMIT 1)").value_or(0) > 0)
+    return std::nullopt;
+  if (only_where_none &&
+      reader.db().query_int("SELECT count(*) FROM (SELECT 1 FROM step WHERE pid=" + pid + " LIMIT 1)").value_or(0) > 0)
+    return std::nullopt;
+  return s;
 }
 
 std::vector<GpuscopeMark> gpuscope_marks(store::Reader& reader, const ExportOptions& opt) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,15 @@ class WindowedTables {
   store::Reader& r_;
   std::vector<std::string> views_;
 };
+
+// The steps an export writes for one process instead of its recorded ones:
+// with a window, the analysed process's analysed steps (unless it recorded
+// ProfilerStep#N ranges, which are written as recorded); without one,
+// ExportOptions::steps_where_none for a process that recorded no steps.
+// The Chrome export writes them as ProfilerStep#N events, the Perfetto export
+// as "step N" slices, so that both show the steps analyze uses. nullopt:
+// every process keeps its recorded steps. Call it under WindowedTables.
+std::optional<ExportOptions::Steps> replaced_steps(store::Reader& reader, const ExportOptions& opt);
 
 // What gpuscope writes on its own "gpuscope" row: the stretches it did not
 // trace (between the traced stretches of a sampled or control-stretch

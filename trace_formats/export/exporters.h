@@ -20,20 +20,33 @@ struct ExportOptions {
   // Perfetto: rows sorted in memory (64 bytes each) up to this many; more
   // are sorted by SQLite, slower but in flat memory.
   uint64_t perfetto_rows_in_memory = 4'000'000;
+  // A step as analyze bounds it: from the CPU's start (or the previous step's
+  // end, if later) until the GPU work it launched ended.
+  struct Step {
+    int64_t number = 0, start = 0, end = 0;
+  };
   // Only rows inside this time window (ns since origin), with an instant at its
   // start named "gpuscope: <note>" (`export --steps analysed`: the analysed steps).
   struct Window {
     int64_t start = 0, end = 0;
     std::string note;
     // The steps as analyze bounds them (GPU work included), for process `pid`:
-    // its ProfilerStep#N ranges in the Chrome export instead of the step table's.
-    struct Step {
-      int64_t number = 0, start = 0, end = 0;
-    };
+    // its ProfilerStep#N ranges in the Chrome export and its "step N" slices
+    // in the Perfetto export instead of the step table's (export_window.h,
+    // replaced_steps).
+    using Step = ExportOptions::Step;
     int64_t pid = 0;
     std::vector<Step> steps;
   };
   std::optional<Window> window;
+  // Without a window (`export --steps all`): analyze's steps of process `pid`
+  // for a recording that has none of its own (no step rows, no ProfilerStep
+  // ranges: a job recorded without the torch plugin), written as its steps.
+  struct Steps {
+    int64_t pid = 0;
+    std::vector<Step> steps;
+  };
+  std::optional<Steps> steps_where_none;
 };
 
 class OutputFile;

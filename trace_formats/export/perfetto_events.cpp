@@ -68,6 +68,8 @@ constexpr Memset::Column kMemsetLeftOut[] = {Memset::kId, Memset::kContext, Mems
                                              Memset::kGraphId};
 
 // Syncs go on their process's "CUDA sync" lane, so not even the thread is kept.
+// A stream wait's stream and correlations are read apart, by EventWaits
+// (event_waits.h), for the arrow from the event's record to the waiting work.
 constexpr Sync::Column kSyncRead[] = {Sync::kPid, Sync::kType, Sync::kStart, Sync::kEnd};
 constexpr Sync::Column kSyncLeftOut[] = {Sync::kId,    Sync::kTid,         Sync::kContext,    Sync::kStream,
                                          Sync::kEvent, Sync::kCorrelation, Sync::kWaitStream, Sync::kEventCorrelation};
@@ -88,7 +90,7 @@ constexpr MemoryEvent::Column kMemoryEventLeftOut[] = {
 
 // The rows in write order, for when they are too many to hold.
 // Columns: s, e, src, k1, k2, k3, nm, x1, x2, x3, corr, corr_ok, val.
-std::string merged_query(ExportModel& m) {
+std::string merged_query(ExportModel& m, std::optional<int64_t> skip_steps_pid) {
   // coalesce: NOT (NULL IN ...) is NULL, which would drop every range without a domain.
   const std::string gpu_annotation =
       "coalesce(r.domain_id, -1) IN (SELECT id FROM string WHERE value='gpu_user_annotation')";
@@ -123,6 +125,7 @@ std::string merged_query(ExportModel& m) {
        m.where_pid();
   q += " UNION ALL SELECT " + times + n(kSrcStep) + ", pid, 0, 0, -1, number, 0, 0, 0, 0, 0.0, id FROM step" +
        m.where_pid();
+  if (skip_steps_pid) q += (m.where_pid().empty() ? " WHERE pid != " : " AND pid != ") + n(*skip_steps_pid);
   q += " UNION ALL SELECT ifnull(ts, 0), ifnull(ts, 0), " + n(kSrcCounter) +
        ", pid, coalesce(device, -1), device IS NULL, name_id, 0, 0, 0, 0, 0, value, id FROM counter" + m.where_pid();
   q += " UNION ALL SELECT ifnull(ts, 0), ifnull(ts, 0), " + n(kSrcMemory) +
@@ -193,8 +196,8 @@ class TimedRows {
  public:
   using Rows = std::vector<TimedRow>[kSourceCount];
   // `gpu_domain`: the string id of the GPU annotations' domain, if any.
-  TimedRows(Rows& rows, RowTexts& texts, std::optional<int64_t> gpu_domain)
-      : rows_(rows), texts_(texts), gpu_domain_(gpu_domain) {}
+  TimedRows(Rows& rows, RowTexts& texts, std::optional<int64_t> gpu_domain, std::optional<int64_t> skip_steps_pid)
+      : rows_(rows), texts_(texts), gpu_domain_(gpu_domain), skip_steps_pid_(skip_steps_pid) {}
 
   template <class R, const auto& Read, const auto& LeftOut>
   using Columns = store::events::Columns<R, Read, LeftOut>;
@@ -277,6 +280,7 @@ class TimedRows {
     add(kSrcSync, r);
   }
   void on(const Step& t) {
+    if (skip_steps_pid_ && t.pid_or_zero() == *skip_steps_pid_) return;  // replaced (set_steps)
     TimedRow r;
     r.k1 = t.pid_or_zero();
     r.name = texts_.name_of("step " + n(t.number_or_zero()));
@@ -321,7 +325,7 @@ class TimedRows {
   }
   Rows& rows_;
   RowTexts& texts_;
-  std::optional<int64_t> gpu_domain_;
+  std::optional<int64_t> gpu_domain_, skip_steps_pid_;
 };
 
 }  // namespace
@@ -349,20 +353,26 @@ void PerfettoWriter::row(const TimedRow& r) {
       break;
     case kSrcApi: {
       uint64_t flow = 0;
-      if (r.flags & TimedRow::kCorrelated)
+      const std::vector<size_t>* waits = nullptr;
+      if (r.flags & TimedRow::kCorrelated) {
         if (const auto* c = m_.correlations().find(r.k1, r.x); c && c->gpu) flow = m_.flow_id(r.k1, r.x);
+        waits = waits_.recorded_by(r.k1, r.x);
+      }
       open_slice(thread_track(r.k1, r.k2), r.start, r.end, (r.flags & TimedRow::kAlt) ? kCudaDriver : kCudaRuntime,
-                 r.name, flow, 0);
+                 r.name, flow, 0, waits);
       break;
     }
     case kSrcKernel:
     case kSrcMemcpy:
     case kSrcMemset: {
-      uint64_t flow = 0;
-      if (r.flags & TimedRow::kCorrelated)
+      uint64_t flow = 0, wait = 0;
+      if (r.flags & TimedRow::kCorrelated) {
         if (const auto* c = m_.correlations().find(r.k1, r.x); c && c->api) flow = m_.flow_id(r.k1, r.x);
+        if (auto w = waits_.take_waiting(r.k1, r.k3, r.x))
+          wait = m_.flow_id(r.k1, waits_.waits()[*w].correlation);
+      }
       uint64_t cat = r.src == kSrcKernel ? kKernel : r.src == kSrcMemcpy ? kMemcpy : kMemset;
-      open_slice(stream_track(r.k1, r.k2, r.k3), r.start, r.end, cat, r.name, 0, flow);
+      open_slice(stream_track(r.k1, r.k2, r.k3), r.start, r.end, cat, r.name, 0, flow, nullptr, wait);
       break;
     }
     case kSrcLaneRange:
@@ -415,12 +425,16 @@ void PerfettoWriter::write_sorted_by_sqlite() {
   m_.load_correlations(ExportModel::kGpuActivity | ExportModel::kApiCalls);
   count_device_pids(m_.reader(), stream_pids_);
   start_sequence();
-  auto q = m_.reader().query(merged_query(m_));
+  auto q = m_.reader().query(merged_query(m_, steps_pid_));
   const int s = q.column("s"), e = q.column("e"), src = q.column("src"), k1 = q.column("k1"), k2 = q.column("k2"),
             k3 = q.column("k3"), nm = q.column("nm"), x1 = q.column("x1"), x2 = q.column("x2"), x3 = q.column("x3"),
             corr = q.column("corr"), corr_ok = q.column("corr_ok"), val = q.column("val");
   TimedRow r;
-  auto mark = marks_.begin();
+  // gpuscope's marks and the replaced steps where the in-memory merge puts them.
+  std::vector<TimedRow> side = steps_;
+  side.insert(side.end(), marks_.begin(), marks_.end());
+  std::stable_sort(side.begin(), side.end(), row_before);
+  auto mark = side.begin();
   while (q.step()) {
     r.start = q.int64(s);
     r.end = q.int64(e);
@@ -462,11 +476,10 @@ void PerfettoWriter::write_sorted_by_sqlite() {
       case kSrcGpuscope:
       case kSourceCount: break;
     }
-    // gpuscope's marks where the in-memory merge puts them.
-    for (; mark != marks_.end() && row_before(*mark, r); ++mark) row(*mark);
+    for (; mark != side.end() && row_before(*mark, r); ++mark) row(*mark);
     row(r);
   }
-  for (; mark != marks_.end(); ++mark) row(*mark);
+  for (; mark != side.end(); ++mark) row(*mark);
 }
 
 bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
@@ -484,10 +497,12 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
   rows[kSrcMemcpy].reserve(count["memcpy"]);
   rows[kSrcMemset].reserve(count["memset"]);
   store::Connection& db = m_.reader().db();
-  TimedRows visitor(rows, texts_, db.query_int("SELECT id FROM string WHERE value='gpu_user_annotation'"));
+  TimedRows visitor(rows, texts_, db.query_int("SELECT id FROM string WHERE value='gpu_user_annotation'"),
+                    steps_pid_);
   store::events::visit_all(db, visitor, {.pid = m_.only_pid()});
 
   rows[kSrcGpuscope] = marks_;
+  rows[kSrcStep].insert(rows[kSrcStep].end(), steps_.begin(), steps_.end());
 
   // Flow arrows need both ends: mark which correlations have which.
   CorrelationMap& corr = m_.correlations();
@@ -537,6 +552,7 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
 }
 
 void PerfettoWriter::write_all(uint64_t rows_in_memory) {
+  waits_.load(m_.reader().db(), m_.and_pid());
   if (!write_sorted_in_memory(rows_in_memory)) write_sorted_by_sqlite();
   close_until(INT64_MAX);
   out_.flush();
@@ -557,6 +573,7 @@ ExportStats export_perfetto(store::Reader& db, const std::string& path, const Ex
           db.db().query_int("SELECT count(*) FROM " + std::string(t) + model.where_pid()).value_or(0));
   PerfettoWriter w(model, out, progress, total);
   w.set_marks(marks);
+  w.set_steps(replaced_steps(db, opt));
   w.write_all(opt.perfetto_rows_in_memory);
   progress.done();
   ExportStats s;

@@ -1,5 +1,6 @@
 #include "trace_formats/export/perfetto_writer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -44,7 +45,8 @@ void append_varint(std::string& out, uint64_t v) {
   out += static_cast<char>(v);
 }
 
-// A TrackEvent body: at most 4 varints and 2 fixed64 with their tags.
+// A TrackEvent body: at most 4 varints and kMaxFixed64 fixed64 with their tags.
+constexpr size_t kMaxFixed64 = 16;
 class TeBytes {
  public:
   void byte(unsigned b) { *p_++ = static_cast<char>(b); }
@@ -62,7 +64,7 @@ class TeBytes {
   std::string_view view() const { return {buf_, static_cast<size_t>(p_ - buf_)}; }
 
  private:
-  char buf_[80];
+  char buf_[4 * 11 + kMaxFixed64 * 10];
   char* p_ = buf_;
 };
 
@@ -246,6 +248,21 @@ void PerfettoWriter::set_marks(const std::vector<GpuscopeMark>& marks) {
   std::stable_sort(marks_.begin(), marks_.end(), row_before);
 }
 
+void PerfettoWriter::set_steps(const std::optional<ExportOptions::Steps>& steps) {
+  if (!steps) return;
+  steps_pid_ = steps->pid;
+  for (const auto& s : steps->steps) {
+    TimedRow r;
+    r.k1 = steps->pid;
+    r.start = s.start;
+    r.end = s.end;
+    r.name = texts_.name_of("step " + std::to_string(s.number));
+    r.src = kSrcStep;
+    steps_.push_back(r);
+  }
+  std::stable_sort(steps_.begin(), steps_.end(), row_before);
+}
+
 uint64_t PerfettoWriter::stream_track(int64_t pid, int64_t device, int64_t stream) {
   Key key{kStream, pid, device, stream};
   if (key == last_stream_) return last_stream_uuid_;
@@ -352,7 +369,8 @@ void PerfettoWriter::close_until(int64_t ts) {
 }
 
 void PerfettoWriter::open_slice(uint64_t track, int64_t start, int64_t end, uint64_t cat, int64_t name,
-                                uint64_t flow_out, uint64_t flow_in) {
+                                uint64_t flow_out, uint64_t flow_in, const std::vector<size_t>* waits_out,
+                                uint64_t wait_in) {
   close_until(start);
   end = std::max(end, start);
   if (track >= open_by_track_.size()) open_by_track_.resize(track + 1);
@@ -370,10 +388,25 @@ void PerfettoWriter::open_slice(uint64_t track, int64_t start, int64_t end, uint
     te.byte(0x02);
     te.fixed64(flow_out);
   }
+  if (waits_out) {
+    // An event waited for by more streams than this keeps the first arrows.
+    const size_t n = std::min(waits_out->size(), kMaxFixed64 - 3);
+    for (size_t i = 0; i < n; ++i) {
+      const EventWaits::Wait& w = waits_.waits()[(*waits_out)[i]];
+      te.byte(0xF9);
+      te.byte(0x02);
+      te.fixed64(m_.flow_id(w.pid, w.correlation));
+    }
+  }
   if (flow_in) {
     te.byte(0x81);
     te.byte(0x03);
     te.fixed64(flow_in);
+  }
+  if (wait_in) {
+    te.byte(0x81);
+    te.byte(0x03);
+    te.fixed64(wait_in);
   }
   event_packet(start, te.view());
   stack.push_back(end);

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "trace_formats/export/export_model.h"
+#include "trace_formats/export/event_waits.h"
 #include "trace_formats/export/export_window.h"
 #include "trace_formats/export/exporters.h"
 #include "trace_formats/export/out_buffer.h"
@@ -54,6 +55,8 @@ class PerfettoWriter {
   uint64_t events() const { return events_; }
   // gpuscope's own marks (export_window.h), on a top-level "gpuscope" track.
   void set_marks(const std::vector<GpuscopeMark>& marks);
+  // One process's steps as analyze bounds them instead of its step table's (replaced_steps()).
+  void set_steps(const std::optional<ExportOptions::Steps>& steps);
 
   enum Category : uint64_t {
     kCpuOp = 1, kUserAnnotation, kCudaRuntime, kCudaDriver, kKernel, kMemcpy, kMemset, kCudaSync,
@@ -96,8 +99,11 @@ class PerfettoWriter {
   void emit();
   // Hand-encoded TrackEvent packets; `ts` never decreases from one to the next.
   void close_until(int64_t ts);
+  // `flow_out`/`flow_in`: the launch -> GPU arrow (0: none); `waits_out`: the
+  // stream waits whose arrows start here (a cudaEventRecord call), `wait_in`
+  // the one ending here (its waiting work), event_waits.h.
   void open_slice(uint64_t track, int64_t start, int64_t end, uint64_t cat, int64_t name, uint64_t flow_out,
-                  uint64_t flow_in);
+                  uint64_t flow_in, const std::vector<size_t>* waits_out = nullptr, uint64_t wait_in = 0);
   void instant(uint64_t track, int64_t ts, uint64_t cat, int64_t name);
   void counter_value(uint64_t track, int64_t ts, double value);
   // Writes one packet: timestamp delta, sequence id, the TrackEvent body
@@ -106,6 +112,7 @@ class PerfettoWriter {
   int64_t delta(int64_t ts);
 
   ExportModel& m_;
+  EventWaits waits_;
   OutBuffer out_;
   Progress& progress_;
   perfetto::protos::TracePacket pkt_;
@@ -122,6 +129,8 @@ class PerfettoWriter {
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
   std::map<int64_t, int> stream_pids_;  // distinct pids per device, for stream track names
   std::vector<TimedRow> marks_;         // kSrcGpuscope rows, in write order
+  std::vector<TimedRow> steps_;         // set_steps(): kSrcStep rows, in write order
+  std::optional<int64_t> steps_pid_;    // the process whose step rows they replace
   // The last thread and stream track used: consecutive rows mostly share one.
   Key last_thread_{-1, 0, 0, 0}, last_stream_{-1, 0, 0, 0};
   uint64_t last_thread_uuid_ = 0, last_stream_uuid_ = 0;

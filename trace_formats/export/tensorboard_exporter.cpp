@@ -5,11 +5,15 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <algorithm>
+#include <map>
+#include <optional>
 
 #include "trace_formats/common/error.h"
 #include "trace_formats/export/chrome_writer.h"
 #include "trace_formats/export/exporters.h"
 #include "trace_formats/schema/meta_keys.h"
+#include "trace_formats/store/cursor.h"
 
 namespace gpuscope::formats {
 
@@ -26,6 +30,86 @@ std::string safe_name(std::string_view s, std::string_view fallback) {
   return out.empty() ? std::string(fallback) : out;
 }
 
+// Steps analyze found without step rows (from the repeating launch
+// sequence): where the CPU launched each one's work, from its first launch
+// (of the launches whose GPU work ended inside the step) to the next step's
+// first launch, the last to its analysed end. nullopt where that does not
+// give steps in order.
+std::optional<std::vector<ExportOptions::Step>> launch_bounds(store::Reader& db, const ExportOptions::Window& w) {
+  const std::vector<ExportOptions::Step>& steps = w.steps;
+  std::vector<std::pair<int64_t, int64_t>> host(steps.size(), {INT64_MAX, INT64_MIN});
+  const std::string pid = std::to_string(w.pid);
+  auto q = db.query("SELECT a.start AS s, a.\"end\" AS e, g.e AS ge FROM api_call a JOIN (SELECT correlation, "
+                    "\"end\" AS e FROM main.kernel WHERE pid=" + pid + " UNION ALL SELECT correlation, \"end\" FROM "
+                    "main.memcpy WHERE pid=" + pid + ") g ON g.correlation = a.correlation WHERE a.pid=" + pid +
+                    " AND g.e > " + std::to_string(steps.front().start) + " AND g.e <= " +
+                    std::to_string(steps.back().end));
+  const int s_col = q.column("s"), e_col = q.column("e"), ge_col = q.column("ge");
+  while (q.step()) {
+    const int64_t ge = q.int64(ge_col);
+    auto it = std::lower_bound(steps.begin(), steps.end(), ge,
+                               [](const ExportOptions::Step& st, int64_t t) { return st.end < t; });
+    if (it == steps.end() || ge <= it->start) continue;
+    auto& h = host[static_cast<size_t>(it - steps.begin())];
+    h.first = std::min(h.first, q.int64(s_col));
+    h.second = std::max(h.second, q.int64(e_col));
+  }
+  std::vector<ExportOptions::Step> out;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (host[i].first == INT64_MAX) return std::nullopt;  // a step without launches
+    const int64_t end = i + 1 < steps.size() ? host[i + 1].first : std::max(steps[i].end, host[i].second);
+    if (end < host[i].second || (!out.empty() && host[i].first < out.back().end)) return std::nullopt;
+    out.push_back({steps[i].number, host[i].first, end});
+  }
+  return out;
+}
+
+// TensorBoard takes a ProfilerStep#N event for where the CPU ran step N, as
+// torch.profiler writes it: it assigns each launch to the step whose span
+// holds it and then extends the step to the end of the GPU work those
+// launches caused, as analyze does. Given analyze's steps (already extended
+// to their GPU work), it assigned a step's early launches to the step before,
+// and dropped a last step left with few. So its files get the steps as the
+// step table has them, and a window that starts where the first analysed
+// step's CPU work started, so that its launches are in the file; steps that
+// are not in the step table (found by analyze) where their launches were
+// made (launch_bounds), else analyze's bounds.
+ExportOptions tensorboard_options(store::Reader& db, const ExportOptions& opt) {
+  ExportOptions out = opt;
+  if (!opt.window || opt.window->steps.empty()) return out;
+  ExportOptions::Window& w = *out.window;
+  // By number (numbers may repeat: a loop that restarts its count), each row's start and end.
+  std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> recorded;
+  store::Cursor<store::rec::Step> q(db.db(), {store::rec::Step::kNumber, store::rec::Step::kStart,
+                                              store::rec::Step::kEnd},
+                                    "WHERE pid=" + std::to_string(w.pid));
+  while (q.next())
+    if (!q->null(store::rec::Step::kStart) && !q->null(store::rec::Step::kEnd))
+      recorded[q->number].push_back({q->start, std::max(q->start, q->end)});
+  std::vector<ExportOptions::Step> cpu;
+  for (const auto& s : w.steps) {
+    // The row of this number that analyze's step starts in (analyze starts a
+    // step at its row's start, or later at the previous step's GPU end).
+    const std::pair<int64_t, int64_t>* row = nullptr;
+    if (auto it = recorded.find(s.number); it != recorded.end())
+      for (const auto& r : it->second)
+        if (r.first <= s.start && (!row || r.first > row->first)) row = &r;
+    if (!row || (!cpu.empty() && row->first < cpu.back().end)) {
+      cpu.clear();
+      break;
+    }
+    cpu.push_back({s.number, row->first, row->second});
+  }
+  if (cpu.empty() && recorded.empty()) {
+    if (auto launched = launch_bounds(db, w)) cpu = std::move(*launched);
+  }
+  if (cpu.empty()) return out;  // analyze's bounds
+  w.start = std::min(w.start, cpu.front().start);
+  w.end = std::max(w.end, cpu.back().end);
+  w.steps = std::move(cpu);
+  return out;
+}
+
 }  // namespace
 
 ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, const std::string& run,
@@ -34,8 +118,9 @@ ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, con
   auto t0 = std::chrono::steady_clock::now();
   if (run.empty() || run == "." || run == ".." || run.find('/') != std::string::npos)
     throw Error(run + ": not a usable run name (use --run NAME)");
-  std::vector<GpuscopeMark> marks = gpuscope_marks(db, opt);
-  WindowedTables windowed(db, opt);
+  const ExportOptions tb = tensorboard_options(db, opt);
+  std::vector<GpuscopeMark> marks = gpuscope_marks(db, tb);
+  WindowedTables windowed(db, tb);
   ExportModel all(db);
   std::vector<ProcessInfo> procs = all.processes();
   if (opt.only_pid) {
@@ -74,7 +159,7 @@ ExportStats export_tensorboard(store::Reader& db, const std::string& logdir, con
       ExportModel model(db, p.pid);
       model.set_distributed(p.rank != INT64_MIN ? p.rank : p.index,
                             p.world_size != INT64_MIN ? p.world_size : static_cast<int64_t>(all.processes().size()));
-      write_chrome_file(model, path, opt, marks, stats);
+      write_chrome_file(model, path, tb, marks, stats);
     }
   } catch (...) {
     for (const auto& f : stats.files) fs::remove(f, ec);

@@ -1,0 +1,48 @@
+#include "tests/support/stream_wait_recording.h"
+
+#include "tests/support/recording_builder.h"
+
+namespace gpuscope::test_support {
+
+StreamWaitRecording write_stream_wait_recording(const std::string& path) {
+  namespace st = schema::sync_type;
+  StreamWaitRecording out;
+  out.pid = 100;
+  RecordingBuilder b(path);
+  b.process(python_process(out.pid));
+  b.device({.id = 0, .name = "GPU", .sm_count = 132});
+  const int64_t step_ns = 100'000;
+  for (int64_t i = 0; i < 3; ++i) {
+    const int64_t t = 1'000'000 + i * step_ns;
+    b.step(i, t, t + step_ns - 1'000);
+    b.op({.name = "aten::mm", .start = t + 500, .end = t + 40'000});
+    b.launch({.name = "cudaLaunchKernel", .start = t + 1'000, .end = t + 2'000},
+             {.device = 0, .context = 1, .stream = 7, .start = t + 3'000, .end = t + 30'000, .name = "producer"});
+    // On the waiting stream before the wait: not the waiting work.
+    b.launch({.name = "cudaLaunchKernel", .start = t + 2'050, .end = t + 2'090},
+             {.device = 0, .context = 1, .stream = 13, .start = t + 2'500, .end = t + 2'900, .name = "early"});
+    const int64_t record = b.next_correlation();
+    b.api({.name = "cudaEventRecord", .start = t + 2'100, .end = t + 2'200, .correlation = record});
+    const int64_t wait = b.launch({.name = "cudaStreamWaitEvent", .start = t + 2'300, .end = t + 2'400},
+                                  store::SyncRow{.type = st::stream_wait_event, .context = 1, .stream = 13, .event = 3,
+                                                 .start = t + 2'300, .end = t + 2'400, .wait_stream = 7,
+                                                 .event_correlation = record});
+    // Sub-microsecond, inside one microsecond: HTA's rounding case.
+    const int64_t consumer = b.launch({.name = "cudaLaunchKernel", .start = t + 2'500, .end = t + 2'600},
+                                      {.device = 0, .context = 1, .stream = 13, .start = t + 30'100,
+                                       .end = t + 30'700, .name = "consumer"});
+    b.launch({.name = "cudaStreamSynchronize", .start = t + 2'700, .end = t + 31'000},
+             store::SyncRow{.type = st::stream_synchronize, .context = 1, .stream = 13, .start = t + 2'700,
+                            .end = t + 31'000});
+    if (i == 0) {
+      out.record_correlation = record;
+      out.wait_correlation = wait;
+      out.consumer_correlation = consumer;
+      out.consumer_start = t + 30'100;
+    }
+  }
+  b.finish();
+  return out;
+}
+
+}  // namespace gpuscope::test_support
