@@ -11,8 +11,10 @@
 #include <cstring>
 
 #include "trace_formats/common/file_kind.h"
+#include "trace_formats/common/text.h"
 #include "trace_formats/schema/meta_keys.h"
 #include "trace_formats/schema/schema.h"
+#include "trace_formats/store/live.h"
 #include "trace_formats/store/schema_check.h"
 
 namespace gpuscope::store {
@@ -82,13 +84,12 @@ std::string unreadable_reason(const std::string& path, const std::string& sqlite
 
 }  // namespace
 
-Reader::SideFiles::SideFiles(const std::string& p) : path(p) {
-  struct stat st {};
-  had_wal = ::lstat((p + "-wal").c_str(), &st) == 0;
-  had_shm = ::lstat((p + "-shm").c_str(), &st) == 0;
-}
-
 namespace {
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
 
 // Every SQLite connection using a -shm index holds a read lock on its byte
 // 128 (unix VFS, "DMS"); when a write lock is granted, none does.
@@ -105,7 +106,35 @@ bool shm_in_use(const std::string& shm) {
   return used;
 }
 
+// A writer killed with SIGKILL (`gpuscope record` and its job, say) leaves its
+// -wal and -shm beside the file. The first reader that may write there and
+// finds nobody using them checkpoints the -wal into the file; closing the last
+// connection then removes both, and the file reads as any other.
+void checkpoint_left_wal(const std::string& path) {
+  if (!is_wal_file(path) || !(exists(path + "-wal") || exists(path + "-shm"))) return;
+  if (shm_in_use(path + "-shm") || live_writer(path)) return;
+  if (!folder_writable(path) || ::access(path.c_str(), W_OK) != 0) return;
+  try {
+    Connection db(path, Connection::Mode::kReadWrite);
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  } catch (const Error&) {
+    return;  // read as it stands; opening it says what is wrong
+  }
+  if (!exists(path + "-wal") && !exists(path + "-shm"))
+    std::fprintf(stderr,
+                 "gpuscope: note: %s: the -wal and -shm files its writer left when it was killed were checkpointed into "
+                 "it and removed\n",
+                 terminal_safe(path).c_str());
+}
+
 }  // namespace
+
+Reader::SideFiles::SideFiles(const std::string& p) : path(p) {
+  checkpoint_left_wal(p);
+  struct stat st {};
+  had_wal = ::lstat((p + "-wal").c_str(), &st) == 0;
+  had_shm = ::lstat((p + "-shm").c_str(), &st) == 0;
+}
 
 Reader::SideFiles::~SideFiles() {
   // Only files that appeared while this reader had the recording open, and

@@ -91,16 +91,6 @@ int Statement::column(std::string_view name) const {
 
 namespace {
 
-// Header bytes 18 and 19 (file format write and read versions) are 2 in WAL mode.
-bool is_wal_file(const std::string& path) {
-  unsigned char header[20] = {};
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const ssize_t n = ::read(fd, header, sizeof header);
-  ::close(fd);
-  return n == static_cast<ssize_t>(sizeof header) && header[18] == 2 && header[19] == 2;
-}
-
 int64_t file_size(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
@@ -166,6 +156,16 @@ bool register_long_path_vfs() {
 }
 
 }  // namespace
+
+// Header bytes 18 and 19 (file format write and read versions) are 2 in WAL mode.
+bool is_wal_file(const std::string& path) {
+  unsigned char header[20] = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = ::read(fd, header, sizeof header);
+  ::close(fd);
+  return n == static_cast<ssize_t>(sizeof header) && header[18] == 2 && header[19] == 2;
+}
 
 bool folder_writable(const std::string& path) {
   std::filesystem::path dir = std::filesystem::path(path).parent_path();

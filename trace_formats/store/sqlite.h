@@ -72,6 +72,8 @@ struct ReadOnlyPlan {
 };
 ReadOnlyPlan plan_read_only(const std::string& path, bool folder_writable);
 bool folder_writable(const std::string& path);
+// Whether the file's header says WAL mode (a recording `record` has finalized is in rollback mode).
+bool is_wal_file(const std::string& path);
 
 class Connection {
  public:

@@ -78,20 +78,56 @@ TEST(StoreReader, WalModeFileWithoutWalCreatesNothing) {
   EXPECT_EQ(f.listing(), before);
 }
 
-TEST(StoreReader, LastCommitsInTheWalAreReadAndNothingIsLeft) {
+TEST(StoreReader, TheWalOfAKilledWriterIsCheckpointedAndRemoved) {
+  // Issue 50: `gpuscope record` killed with SIGKILL (its job with it) left
+  // -wal and -shm beside the file for good. Nobody uses them: the first reader
+  // that may write there checkpoints the -wal into the file, and both go.
   for (bool keep_shm : {true, false}) {
     SCOPED_TRACE(keep_shm ? "-wal and -shm" : "-wal alone");
     Folder f;
     const std::string db = wal_recording(f, true);
     if (!keep_shm) fs::remove(db + "-shm");
-    const auto before = f.listing();
     ASSERT_TRUE(fs::file_size(db + "-wal") > 0);
     {
       store::Reader r(db);
       EXPECT_EQ(r.meta("only_in_wal"), "yes");
     }
-    EXPECT_EQ(f.listing(), before);
+    EXPECT_EQ(f.listing(), std::vector<std::string>{"run.db"});
+    store::Reader again(db);  // the last commit is in the file now
+    EXPECT_EQ(again.meta("only_in_wal"), "yes");
   }
+}
+
+TEST(StoreReader, TheWalOfALiveWriterIsLeftAlone) {
+  // Must-not-fire: a writer still connected (the collector of a job started
+  // with LD_PRELOAD) keeps its -wal and -shm; the reader sees its commits.
+  Folder f;
+  const std::string db = wal_recording(f, false);
+  int ready[2], done[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(done), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    sqlite3* c = nullptr;
+    sqlite3_open(db.c_str(), &c);
+    sqlite3_exec(c, "PRAGMA wal_autocheckpoint=0; INSERT INTO meta(key, value) VALUES ('only_in_wal', 'yes')",
+                 nullptr, nullptr, nullptr);
+    char byte = 1;
+    (void)!write(ready[1], &byte, 1);
+    (void)!read(done[0], &byte, 1);  // until the parent has read
+    _exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  {
+    store::Reader r(db);
+    EXPECT_EQ(r.meta("only_in_wal"), "yes");
+  }
+  EXPECT_EQ(f.listing(), (std::vector<std::string>{"run.db", "run.db-shm", "run.db-wal"}));
+  (void)!write(done[1], &byte, 1);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  for (int fd : {ready[0], ready[1], done[0], done[1]}) close(fd);
 }
 
 TEST(StoreReader, ReadOnlyFolderFallsBackToImmutable) {
