@@ -103,22 +103,25 @@ for step in "$@"; do
     # pair to $OUT/r/on_demand/MODEL.json, the first capture file kept. Step counts fit ~6 min on an
     # H100 with torch's ~7 s start per process: MLP 3 pairs, 200 dormant steps, a 1000-step job;
     # ResNet-50 2 pairs, 100 dormant steps, a 300-step job (not 1000). OD_MLP_ARGS, OD_RESNET50_ARGS
-    # replace those; OD_ARGS is added to both.
+    # replace those; OD_ARGS is added to both. Not by default: mlp_noplugin, the MLP with the torch
+    # plugin's ops and memory off (1 pair), which tells the plugin's share from CUPTI's.
     mkdir -p "$OUT/r/on_demand"
     od_models=(${OD_MODELS:-mlp resnet50})
     for i in "${!od_models[@]}"; do
       m=${od_models[$i]}
       od_left=$((BUDGET - RESERVE - (SECONDS - t0)))
       share=$((od_left / (${#od_models[@]} - i)))  # what is left, shared by the models still to run
+      model=$m od_env=
       case $m in
       mlp) margs=${OD_MLP_ARGS:---pairs 3 --steps 200 --total 1000} ;;
       resnet50) margs=${OD_RESNET50_ARGS:---pairs 2 --steps 100 --total 300} ;;
+      mlp_noplugin) model=mlp margs="--pairs 1 --steps 200 --total 600" od_env="GPUSCOPE_TORCH_OPS=0 GPUSCOPE_TORCH_MEMORY=0" ;;
       *) margs= ;;
       esac
       mkdir -p "$OUT/r/on_demand/$m.work"
-      echo "--- on_demand $m: $margs ${OD_ARGS:-} (${share}s)"
-      timeout -k 5 $share python3 bench/collector/on_demand_cost.py --gpuscope "$PWD/.carry/bin/gpuscope" \
-        --python python3 --device cuda --model "$m" $margs ${OD_ARGS:-} --work "$OUT/r/on_demand/$m.work" \
+      echo "--- on_demand $m: $margs ${OD_ARGS:-} $od_env (${share}s)"
+      env $od_env timeout -k 5 $share python3 bench/collector/on_demand_cost.py --gpuscope "$PWD/.carry/bin/gpuscope" \
+        --python python3 --device cuda --model "$model" $margs ${OD_ARGS:-} --work "$OUT/r/on_demand/$m.work" \
         --json "$OUT/r/on_demand/$m.json" > "$OUT/r/on_demand/$m.log" 2>&1
       echo "on_demand $m: rc=$?"
       grep -E '^(on_demand_cost|SUMMARY)' "$OUT/r/on_demand/$m.log" | cut -c1-400
