@@ -1,20 +1,25 @@
 // `gpuscope analyze run.db`: the report (text, json, md, html) from gs_analyzer.
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "analyzer/analysis.h"
 #include "analyzer/report/report.h"
+#include "analyzer/report/tried.h"
 #include "analyzer/rule_docs.h"
 #include "cli/commands.h"
 #include "cli/live_recording.h"
 #include "report/output.h"
 #include "trace_formats/common/atomic_file.h"
 #include "trace_formats/common/error.h"
+#include "trace_formats/common/text.h"
 #include "trace_formats/import/open_recording.h"
+#include "trace_formats/schema/meta_keys.h"
 #include "trace_formats/store/reader.h"
 
 namespace gpuscope::cli {
@@ -28,6 +33,45 @@ struct AnalyzeArgs {
   bool force = false, list_rules = false, no_what_if = false, wait = false;
   double fail_on_saving = -1;
 };
+
+// Each fix once per combination and each combination (as a set) once: `amp+amp`
+// or fifty `--what-if amp` would otherwise be planned over again. One line says
+// what was left out.
+std::vector<std::vector<std::string>> unique_fix_lists(const std::vector<std::string>& given) {
+  std::vector<std::vector<std::string>> lists;
+  std::vector<std::string> keys, notes;
+  std::map<std::string, int> times;  // by the combination's key: how often it was given
+  std::map<std::string, std::string> spelled;
+  for (const auto& text : given) {
+    std::vector<std::string> ids;
+    for (auto& id : analyzer::parse_fix_list(text)) {
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
+        ids.push_back(std::move(id));
+      } else {
+        const std::string note = "'" + text + "' names " + id + " twice";
+        if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+      }
+    }
+    std::vector<std::string> sorted = ids;
+    std::sort(sorted.begin(), sorted.end());
+    std::string key;
+    for (const auto& id : sorted) key += id + "+";
+    if (times[key]++ == 0) {
+      lists.push_back(std::move(ids));
+      keys.push_back(key);
+      for (const auto& id : lists.back()) spelled[key] += (spelled[key].empty() ? "" : "+") + id;
+    }
+  }
+  for (const auto& key : keys)
+    if (times[key] > 1) notes.push_back("'" + spelled[key] + "' given " + std::to_string(times[key]) + " times");
+  if (!notes.empty()) {
+    std::string all;
+    for (const auto& n : notes) all += (all.empty() ? "" : "; ") + n;
+    std::fprintf(stderr, "gpuscope: note: --what-if: each fix and each combination is planned once (%s)\n",
+                 terminal_safe(all).c_str());
+  }
+  return lists;
+}
 
 void run(const AnalyzeArgs& args) {
   if (args.list_rules) {
@@ -43,7 +87,7 @@ void run(const AnalyzeArgs& args) {
   opt.top = args.top;
   opt.progress = true;
   if (!args.steps.empty()) analyzer::parse_step_range(args.steps, opt);
-  for (const auto& combo : args.what_if) opt.what_if.push_back(analyzer::parse_fix_list(combo));
+  opt.what_if = unique_fix_lists(args.what_if);
   if (args.no_what_if && !args.what_if.empty()) throw Error("analyze: --what-if and --no-what-if contradict each other");
   opt.replay = !args.no_what_if;
 
@@ -51,7 +95,9 @@ void run(const AnalyzeArgs& args) {
   const formats::OpenedRecording input = formats::open_recording(args.path, opt.progress);
   analyzer::Analysis a = input.read([&] {
     store::Reader reader(input.path());
-    return analyzer::analyze(reader, opt);
+    analyzer::Analysis result = analyzer::analyze(reader, opt);
+    result.tried = analyzer::tried_fixes(reader.meta(meta_key::kTryResults), result.whatif);  // gpuscope try --attach
+    return result;
   });
   if (input.imported()) a.summary.recording = std::filesystem::path(args.path).filename().string();
   std::string text;
@@ -75,7 +121,7 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("recording", args.path, "A gpuscope recording or a torch.profiler trace (.json, .json.gz)");
   cmd->add_option("--format", args.format, "Report format: text (default), json, md, html")
       ->check(CLI::IsMember({"text", "json", "md", "markdown", "html"}));
-  cmd->add_option("-o,--output", args.output, "Write the report to this file instead of stdout");
+  cmd->add_option("-o,--output", args.output, "Write the report to this file instead of stdout")->check(file_name());
   cmd->add_flag("-f,--force", args.force, "Overwrite an existing output file");
   cmd->add_option("--steps", args.steps, "Analyse steps A-B by step number (also A-, -B, A); default: all but warm-up");
   cmd->add_option("--device", args.device, "Analyse this CUDA device (default: the busiest)")

@@ -60,6 +60,14 @@ inline CLI::Validator number_in(double lo, double hi) {
       "NUMBER");
 }
 
+// For file-name options: `-o ''` is refused at once ("--output: wants a file
+// name, not an empty one"), before any input is read, never taken as "not given".
+inline CLI::Validator file_name() {
+  return CLI::Validator(
+      [](std::string& s) { return s.empty() ? std::string("wants a file name, not an empty one") : std::string(); },
+      "FILE");
+}
+
 using AddCommand = void (*)(CLI::App& app);
 
 struct CommandEntry {

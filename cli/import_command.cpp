@@ -37,7 +37,7 @@ static void add_import_command(CLI::App& app) {
   static ImportArgs args;
   cmd->add_option("trace", args.trace, "torch.profiler trace: .json or .json.gz (gzip is detected from the data)")
       ->required();
-  cmd->add_option("-o,--output", args.output, "Database to write")->required();
+  cmd->add_option("-o,--output", args.output, "Database to write")->required()->check(file_name());
   cmd->add_flag("-f,--force", args.force, "Overwrite an existing output");
   cmd->add_flag("-q,--quiet", args.quiet, "No progress line; only the summary");
   cmd->callback([] { run_import(args); });

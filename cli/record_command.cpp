@@ -158,6 +158,9 @@ int run_record(RecordOptions& opt) {
   if (opt.delay_s < 0 || opt.duration_s < 0) throw Error("record: --delay and --duration must be >= 0");
   const std::string sample = opt.sample.empty() ? "" : sample_ms(opt.sample);
   if (!opt.steps.empty()) validate_steps(opt);
+  if (const auto var = unset_output_name_variable(opt.output))
+    throw Error("record: -o " + opt.output + ": %q{" + *var + "} would expand to nothing: the environment variable '" +
+                *var + "' is not set or is empty");
   std::string exe = find_executable(opt.command[0]);
   if (exe.empty()) throw Error("record: " + opt.command[0] + ": " + executable_problem(opt.command[0]));
   std::string collector = find_collector();
@@ -300,9 +303,7 @@ static void add_record_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("record", "Run a command with the collector injected and record it into one SQLite file");
   cmd->add_option("-o,--output", opt.output,
                   "Output database (default gpuscope_N.db); %p pid, %h host, %q{VAR} environment")
-      ->check(CLI::Validator(
-          [](std::string& s) { return s.empty() ? std::string("wants a file name, not an empty one") : std::string(); },
-          "FILE"));
+      ->check(file_name());
   cmd->add_flag("-f,--force", opt.force, "Overwrite an existing output file");
   cmd->add_option("--trace", opt.trace, "Sources to record, comma-separated, from cuda,nvtx,torch,memory,nvml,overhead (memory, nvml and overhead are opt-in)")
       ->capture_default_str();

@@ -24,13 +24,20 @@ namespace gpuscope::cli {
 
 void validate_trace_list(const std::string& list) {
   static constexpr std::string_view kSources[] = {"cuda", "nvtx", "memory", "torch", "nvml", "overhead"};
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (std::find(std::begin(kSources), std::end(kSources), item) != std::end(kSources)) continue;
-    std::string known;
-    for (std::string_view s : kSources) known += (known.empty() ? "" : ",") + std::string(s);
-    throw Error("record: unknown --trace source '" + item + "' (known: " + known + ")");
+  std::string known;
+  for (std::string_view s : kSources) known += (known.empty() ? "" : ",") + std::string(s);
+  // `--trace ''` would record nothing at all, `cuda,,nvtx` is a typo: both refused.
+  if (list.empty()) throw Error("record: --trace names no source (known: " + known + ")");
+  size_t at = 0;
+  while (at <= list.size()) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string item = list.substr(at, comma - at);
+    if (item.empty())
+      throw Error("record: --trace '" + list + "' has an empty source between commas (known: " + known + ")");
+    if (std::find(std::begin(kSources), std::end(kSources), item) == std::end(kSources))
+      throw Error("record: unknown --trace source '" + item + "' (known: " + known + ")");
+    at = comma + 1;
   }
 }
 

@@ -47,9 +47,18 @@ Budget parse_budget(const std::string& text, const std::string& source) {
   };
   try {
     j = json::parse(text, once);
-  } catch (const json::exception& e) {  // parse errors, and numbers out of range such as 1e309
+  } catch (const json::out_of_range& e) {  // a number beyond a double, such as 1e309
+    // nlohmann says "[json.exception.out_of_range.406] number overflow parsing '1e999'".
+    std::string what = e.what();
+    const size_t quote = what.find('\'');
+    const std::string number = quote == std::string::npos ? "" : what.substr(quote + 1, what.rfind('\'') - quote - 1);
+    throw Error(source + ": the number " + (number.empty() ? std::string("in it") : number) +
+                " is out of range (a limit is a finite number greater than 0)");
+  } catch (const json::exception& e) {  // parse errors
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
+    // Without nlohmann's "[json.exception.parse_error.101] " tag: the reason is for people.
+    if (what.starts_with("[json.exception.")) what.erase(0, what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2);
     throw Error(source + ": not valid JSON (" + what + ")");
   }
   if (!j.is_object()) throw Error(source + ": a budget is a JSON object, e.g. {\"max_step_ms_median\": 25}");

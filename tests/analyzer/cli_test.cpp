@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "trace_formats/store/sqlite.h"
 #include "trace_formats/store/writer.h"
 #include "tests/analyzer/scenarios.h"
@@ -108,6 +110,37 @@ TEST(AnalyzeCli, OutputFileNeverOverwrittenWithoutForce) {
   EXPECT_NE(fs::file_size(out), size);
   for (const auto& e : fs::directory_iterator(fs::path(out).parent_path()))
     EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << "temporary file left: " << e.path();
+}
+
+// `-o ''` was stdout with exit 0 (issue 50): an empty name is refused at once.
+TEST(AnalyzeCli, AnEmptyOutputNameIsRefused) {
+  const std::string p = temp_db("emptyout");
+  write_scenario("healthy", true, p);
+  expect_one_line_error(gpuscope("analyze " + p + " -o ''"), "--output: wants a file name, not an empty one");
+  expect_one_line_error(gpuscope("analyze " + p + " --output=''"), "--output: ");  // CLI11: "1 required TEXT:FILE missing"
+}
+
+// `--what-if amp+amp` listed the copy as "does not apply", fifty `--what-if amp`
+// planned fifty times (issue 50): each fix once per combination, each
+// combination (in any order) once, and one line on stderr says what was left out.
+TEST(AnalyzeCli, WhatIfRepeatsArePlannedOnce) {
+  const std::string p = temp_db("whatif_repeats");
+  write_scenario("host-sync", true, p);
+  std::string args = "analyze " + p + " --format json --what-if amp+amp --what-if host-sync+amp";
+  for (int i = 0; i < 50; ++i) args += " --what-if amp";
+  args += " --what-if amp+host-sync";
+  Result r = gpuscope(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("gpuscope: note: --what-if: each fix and each combination is planned once ('amp+amp' names "
+                       "amp twice; 'amp' given 51 times; 'host-sync+amp' given 2 times)"),
+            std::string::npos)
+      << r.err;
+  const auto asked = nlohmann::json::parse(r.out)["whatif"]["asked"];
+  ASSERT_EQ(asked.size(), 2u) << asked.dump();
+  EXPECT_EQ(asked[0]["asked"], nlohmann::json::array({"amp"})) << asked.dump();
+  EXPECT_EQ(asked[1]["asked"], nlohmann::json::array({"host-sync", "amp"})) << asked.dump();
+  for (const auto& a : asked) EXPECT_EQ(a["skipped"].size() + a["fixes"].size(), a["asked"].size()) << a.dump();
 }
 
 TEST(AnalyzeCli, FailOnSavingGatesCi) {

@@ -134,6 +134,33 @@ TEST(Record, AFileThatIsNotAProgramIsNamed) {
   EXPECT_TRUE(missing.has("command not found")) << missing.output;
 }
 
+// Names and lists that would record nothing, or under another name, are
+// refused in one line with no file left (issue 50): `--trace ''` recorded no
+// source at all, `-o 'r_%q{NOPE}.db'` silently became r_.db.
+TEST(Record, ATraceListOrOutputNameThatMeansNothingIsRefused) {
+  TempDir tmp;
+  ScopedEnv unset("GS_NOPE_UNSET", nullptr), empty("GS_NOPE_EMPTY", "");
+  for (const auto& [args, said] : std::vector<std::pair<std::string, std::string>>{
+           {"--trace '' -o x.db", "record: --trace names no source (known: cuda,nvtx,memory,torch,nvml,overhead)"},
+           {"--trace 'cuda,,nvtx' -o x.db", "record: --trace 'cuda,,nvtx' has an empty source between commas"},
+           {"--trace 'cuda,' -o x.db", "has an empty source between commas"},
+           {"-o 'r_%q{GS_NOPE_UNSET}.db'",
+            "record: -o r_%q{GS_NOPE_UNSET}.db: %q{GS_NOPE_UNSET} would expand to nothing: the environment variable "
+            "'GS_NOPE_UNSET' is not set or is empty"},
+           {"-o 'r_%q{GS_NOPE_EMPTY}.db'", "the environment variable 'GS_NOPE_EMPTY' is not set or is empty"}}) {
+    SCOPED_TRACE(args);
+    const Result r = run("cd " + tmp.path() + " && " + bin() + " record " + args + " -- true");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(r.lines(), 1) << r.output;
+    EXPECT_TRUE(r.has(said)) << r.output;
+    EXPECT_TRUE(listing(tmp.path()).empty()) << "left behind: " << listing(tmp.path()).front();
+  }
+  ScopedEnv set("GS_NOPE_SET", "rank3");
+  const Result ok = run("cd " + tmp.path() + " && " + bin() + " record -o 'r_%q{GS_NOPE_SET}.db' -- true");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_TRUE(fs::exists(tmp.file("r_rank3.db"))) << ok.output;
+}
+
 TEST(Record, HelpEnvPrintsEverySettingWithItsDefault) {
   const Result r = gpuscope("record --help-env");
   EXPECT_EQ(r.exit_code, 0) << r.output;

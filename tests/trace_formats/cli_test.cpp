@@ -63,6 +63,18 @@ TEST(Cli, ImportRejectsBadInputCleanly) {
   }
 }
 
+// `import -o ''` read and parsed the whole input before failing (issue 50): the
+// empty name is refused first, so a trace that is not even JSON is never read.
+TEST(Cli, ImportRefusesAnEmptyOutputNameBeforeReading) {
+  TempDir tmp;
+  test::write_file(tmp.file("text.json"), "this is not json\n");
+  auto before = listing(tmp.path());
+  test::RunResult r = test::run(test::gpuscope_bin() + " import -q '" + tmp.file("text.json") + "' -o ''");
+  expect_one_line_error(r, "--output", "wants a file name, not an empty one");
+  EXPECT_EQ(r.output.find("not valid JSON"), std::string::npos) << r.output;
+  EXPECT_EQ(listing(tmp.path()), before) << "output left behind";
+}
+
 TEST(Cli, ImportAndExportRoundTripThroughTheBinary) {
   TempDir tmp;
   std::string trace = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/trace_formats/import/kineto_small.json";

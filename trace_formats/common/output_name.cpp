@@ -42,4 +42,22 @@ std::string expand_output_name(std::string_view pattern, long pid) {
   return out;
 }
 
+std::optional<std::string> unset_output_name_variable(std::string_view pattern) {
+  for (size_t i = 0; i + 2 < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    if (pattern[i + 1] == '%') {
+      ++i;  // %% is a percent sign, never the start of an escape
+      continue;
+    }
+    if (pattern[i + 1] != 'q' || pattern[i + 2] != '{') continue;
+    const size_t close = pattern.find('}', i + 3);
+    if (close == std::string_view::npos) return std::nullopt;
+    std::string var(pattern.substr(i + 3, close - i - 3));
+    const char* v = std::getenv(var.c_str());
+    if (!v || !*v) return var;
+    i = close;
+  }
+  return std::nullopt;
+}
+
 }  // namespace gpuscope

@@ -56,14 +56,15 @@ void read_id(Cursor& c, Scratch& s, TraceId& id, const char* out_of_range, const
 }
 
 // A time in µs as ns. A member that is there but holds no number, or one
-// beyond `limit` (or negative where `signed_ok` is false), marks the event invalid.
+// beyond `limit`, or negative, marks the event invalid.
+// Kineto's ts counts from the epoch or from baseTimeNanoseconds, never below
+// zero: a negative ts would stretch the recording back to 1970.
 struct TimeField {
   int64_t limit;
-  bool signed_ok;
   const char *not_number, *out_of_range, *negative;
 };
-constexpr TimeField kTs{kMaxAbsTimeNs, true, "ts not a number", "ts out of range", nullptr};
-constexpr TimeField kDur{kMaxDurationNs, false, "dur not a number", "dur out of range", "negative dur"};
+constexpr TimeField kTs{kMaxAbsTimeNs, "ts not a number", "ts out of range", "negative ts"};
+constexpr TimeField kDur{kMaxDurationNs, "dur not a number", "dur out of range", "negative dur"};
 
 void read_time(Cursor& c, int64_t& out, const TimeField& f, const char*& invalid) {
   const char* bad = nullptr;
@@ -75,7 +76,7 @@ void read_time(Cursor& c, int64_t& out, const TimeField& f, const char*& invalid
   } else {
     const int64_t v = c.number().us_to_ns();  // saturates beyond int64
     if (v > f.limit || v < -f.limit) bad = f.out_of_range;
-    else if (v < 0 && !f.signed_ok) bad = f.negative;
+    else if (v < 0) bad = f.negative;
     else out = v;
   }
   if (bad && !invalid) invalid = bad;

@@ -230,6 +230,9 @@ bool Reader::step(Cursor& c) {
 ReadResult Reader::run() {
   refill();
   if (hi_ == 0) throw Error(src_.name() + ": no data (empty after decompression)");
+  // A UTF-8 byte-order mark before the JSON (editors on Windows write one), plain or
+  // inside the gzip stream alike: skipped, as the format sniffer skips it.
+  if (hi_ >= 3 && std::memcmp(buf_.data(), "\xef\xbb\xbf", 3) == 0) lo_ = 3;
   for (;;) {
     try {
       for (;;) {

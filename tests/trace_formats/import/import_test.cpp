@@ -127,6 +127,23 @@ TEST(Import, SameRowsThroughGzipAndAnyWindowSize) {
   }
 }
 
+// A UTF-8 byte-order mark before the JSON (issue 50): the same rows, plain or
+// inside a .json.gz, in any window, never "not valid JSON at byte 0".
+TEST(Import, AByteOrderMarkIsSkippedPlainOrGzipped) {
+  TempDir tmp;
+  import_file(kSmall, tmp.file("ref.db"));
+  const std::string expected = dump(tmp.file("ref.db"));
+  const std::string text = "\xef\xbb\xbf" + test::read_file(kSmall);
+  test::write_file(tmp.file("bom.json"), text);
+  test::write_file(tmp.file("bom.json.gz"), gzip_text(text));
+  import_file(tmp.file("bom.json"), tmp.file("bom.db"));
+  EXPECT_EQ(dump(tmp.file("bom.db")), expected);
+  import_file(tmp.file("bom.json.gz"), tmp.file("bomgz.db"));
+  EXPECT_EQ(dump(tmp.file("bomgz.db")), expected);
+  import_file(tmp.file("bom.json.gz"), tmp.file("bomgz16.db"), 16);
+  EXPECT_EQ(dump(tmp.file("bomgz16.db")), expected);
+}
+
 TEST(Import, ConcatenatedGzipMembersAreOneStream) {
   TempDir tmp;
   std::string text = test::read_file(kSmall);

@@ -1,5 +1,5 @@
 // Numbers an event cannot mean (trace_event.cpp): a ts or dur that is no
-// number, beyond int64 or the time limits, a negative duration, a pid or tid
+// number, beyond int64 or the time limits, a negative ts or duration, a pid or tid
 // beyond int64. Such an event is dropped and counted by reason, never stored
 // saturated; the rest of the trace imports as it would without it.
 #include <gtest/gtest.h>
@@ -47,21 +47,22 @@ TEST(TraceEvent, BadNumbersDropTheEventAndAreCountedByReason) {
                kernel("dur_1e300", "200", "1e300"),
                kernel("dur_2_64", "200", "18446744073709551616"),
                kernel("dur_negative", "200", "-5"),
+               kernel("ts_negative", "-5", "5"),  // would stretch the recording back to 1970 (issue 50)
                kernel("dur_infinity", "200", "Infinity"),
                kernel("pid_2_64", "200", "5", "18446744073709551616"),
                R"({"ph": "X", "cat": "cpu_op", "name": "no_ts", "pid": 0, "tid": 1, "dur": 5})",
                R"({"ph": "X", "cat": "cpu_op", "name": "op", "pid": 0, "tid": 1, "ts": 110, "dur": 5})",
            }));
-  EXPECT_EQ(r.counts.events, 14);
+  EXPECT_EQ(r.counts.events, 15);
   EXPECT_EQ(r.counts.kernels, 1);
   EXPECT_EQ(r.counts.ops, 1);
   const std::map<std::string, int64_t> expected = {
-      {"dur not a number", 1}, {"dur out of range", 2}, {"negative dur", 1}, {"no ts", 1},
+      {"dur not a number", 1}, {"dur out of range", 2}, {"negative dur", 1}, {"negative ts", 1}, {"no ts", 1},
       {"pid out of range", 1}, {"ts not a number", 3},  {"ts out of range", 3},
   };
   EXPECT_EQ(r.counts.dropped, expected);
   EXPECT_EQ(import_dropped_line(r),
-            "dropped 12 of 14 events: dur not a number 1, dur out of range 2, negative dur 1, no ts 1, "
+            "dropped 13 of 15 events: dur not a number 1, dur out of range 2, negative dur 1, negative ts 1, no ts 1, "
             "pid out of range 1, ts not a number 3, ts out of range 3");
 
   store::Reader db(tmp.file("t.db"));
