@@ -27,6 +27,14 @@ StreamWaitRecording write_stream_wait_recording(const std::string& path) {
                                   store::SyncRow{.type = st::stream_wait_event, .context = 1, .stream = 13, .event = 3,
                                                  .start = t + 2'300, .end = t + 2'400, .wait_stream = 7,
                                                  .event_correlation = record});
+    if (i == 2) {
+      // The last step waits for two records of stream 7: both arrows end on the consumer.
+      const int64_t again = b.next_correlation();
+      b.api({.name = "cudaEventRecord", .start = t + 2'410, .end = t + 2'420, .correlation = again});
+      b.launch({.name = "cudaStreamWaitEvent", .start = t + 2'430, .end = t + 2'440},
+               store::SyncRow{.type = st::stream_wait_event, .context = 1, .stream = 13, .event = 4,
+                              .start = t + 2'430, .end = t + 2'440, .wait_stream = 7, .event_correlation = again});
+    }
     // Sub-microsecond, inside one microsecond: HTA's rounding case.
     const int64_t consumer = b.launch({.name = "cudaLaunchKernel", .start = t + 2'500, .end = t + 2'600},
                                       {.device = 0, .context = 1, .stream = 13, .start = t + 30'100,

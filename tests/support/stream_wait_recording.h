@@ -3,7 +3,8 @@
 // stream 7, cudaEventRecord on stream 7, stream 13 waiting for that record,
 // then a consumer kernel on stream 13. A kernel on stream 13 launched before
 // the wait must get no arrow; a stream synchronize links nothing. Three steps
-// frame it, so the step checks run on it too.
+// frame it, so the step checks run on it too; in the last, stream 13 waits for
+// two records before its consumer (four arrows in all, each to a consumer).
 #pragma once
 
 #include <cstdint>

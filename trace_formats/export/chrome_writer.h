@@ -314,8 +314,9 @@ class ChromeWriter {
   void wait_flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64_t ts);
   void note_waiting_work(int64_t pid, int64_t corr, int64_t device, int64_t stream, int64_t ts) {
     if (waits_.empty()) return;
-    auto w = waits_.after_wait(pid, stream, corr);
-    if (w && corr < wait_ends_[*w].corr) wait_ends_[*w] = {corr, device, stream, ts};
+    // Rows come in table order, not launch order: keep each wait's earliest launched work.
+    auto [first, last] = waits_.waits_before(pid, stream, corr);
+    for (size_t i = last; i > first && corr < wait_ends_[i - 1].corr; --i) wait_ends_[i - 1] = {corr, device, stream, ts};
   }
   void wait_flow_ends();
   EventWaits waits_;

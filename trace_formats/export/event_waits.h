@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -58,27 +59,28 @@ class EventWaits {
     auto it = by_record_.find({pid, correlation});
     return it == by_record_.end() ? nullptr : &it->second;
   }
-  // The wait that GPU work of (pid, stream) launched as `correlation` comes
-  // after: the latest wait on that stream launched before it (index into
-  // waits()), or nullopt.
-  std::optional<size_t> after_wait(int64_t pid, int64_t stream, int64_t correlation) const {
-    if (waits_.empty()) return std::nullopt;
-    auto it = std::lower_bound(waits_.begin(), waits_.end(), std::make_tuple(pid, stream, correlation),
-                               [](const Wait& w, const std::tuple<int64_t, int64_t, int64_t>& k) {
-                                 return std::tie(w.pid, w.stream, w.correlation) < k;
-                               });
-    if (it == waits_.begin()) return std::nullopt;
-    --it;
-    if (it->pid != pid || it->stream != stream) return std::nullopt;
-    return static_cast<size_t>(it - waits_.begin());
+  // The waits on (pid, stream) launched before GPU work launched there as
+  // `correlation`: indices [first, last) into waits(), in launch order. The
+  // work is the waiting work of those of them that saw none before it.
+  std::pair<size_t, size_t> waits_before(int64_t pid, int64_t stream, int64_t correlation) const {
+    auto key = [](const Wait& w) { return std::make_tuple(w.pid, w.stream, w.correlation); };
+    auto lo = std::lower_bound(waits_.begin(), waits_.end(), std::make_tuple(pid, stream, INT64_MIN),
+                               [&](const Wait& w, const auto& k) { return key(w) < k; });
+    auto hi = std::lower_bound(lo, waits_.end(), std::make_tuple(pid, stream, correlation),
+                               [&](const Wait& w, const auto& k) { return key(w) < k; });
+    return {static_cast<size_t>(lo - waits_.begin()), static_cast<size_t>(hi - waits_.begin())};
   }
-  // For a writer that sees the GPU rows in time order: the wait whose
-  // waiting work this row is (the first after it), once.
-  std::optional<size_t> take_waiting(int64_t pid, int64_t stream, int64_t correlation) {
-    auto w = after_wait(pid, stream, correlation);
-    if (!w || done_[*w]) return std::nullopt;
-    done_[*w] = true;
-    return w;
+  // For a writer that sees the GPU rows in time order: calls f(index) for
+  // each wait whose waiting work this row is (the first GPU work on its
+  // stream after it), once per wait.
+  template <class F>
+  void take_waiting(int64_t pid, int64_t stream, int64_t correlation, F&& f) {
+    if (waits_.empty()) return;
+    auto [first, last] = waits_before(pid, stream, correlation);
+    for (size_t i = last; i > first && !done_[i - 1]; --i) {
+      done_[i - 1] = true;
+      f(i - 1);
+    }
   }
 
  private:

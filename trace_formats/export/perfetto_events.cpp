@@ -365,14 +365,15 @@ void PerfettoWriter::row(const TimedRow& r) {
     case kSrcKernel:
     case kSrcMemcpy:
     case kSrcMemset: {
-      uint64_t flow = 0, wait = 0;
+      uint64_t flow = 0;
+      waits_in_.clear();
       if (r.flags & TimedRow::kCorrelated) {
         if (const auto* c = m_.correlations().find(r.k1, r.x); c && c->api) flow = m_.flow_id(r.k1, r.x);
-        if (auto w = waits_.take_waiting(r.k1, r.k3, r.x))
-          wait = m_.flow_id(r.k1, waits_.waits()[*w].correlation);
+        waits_.take_waiting(r.k1, r.k3, r.x, [&](size_t w) { waits_in_.push_back(w); });
       }
       uint64_t cat = r.src == kSrcKernel ? kKernel : r.src == kSrcMemcpy ? kMemcpy : kMemset;
-      open_slice(stream_track(r.k1, r.k2, r.k3), r.start, r.end, cat, r.name, 0, flow, nullptr, wait);
+      open_slice(stream_track(r.k1, r.k2, r.k3), r.start, r.end, cat, r.name, 0, flow, nullptr,
+                 waits_in_.empty() ? nullptr : &waits_in_);
       break;
     }
     case kSrcLaneRange:

@@ -370,7 +370,7 @@ void PerfettoWriter::close_until(int64_t ts) {
 
 void PerfettoWriter::open_slice(uint64_t track, int64_t start, int64_t end, uint64_t cat, int64_t name,
                                 uint64_t flow_out, uint64_t flow_in, const std::vector<size_t>* waits_out,
-                                uint64_t wait_in) {
+                                const std::vector<size_t>* waits_in) {
   close_until(start);
   end = std::max(end, start);
   if (track >= open_by_track_.size()) open_by_track_.resize(track + 1);
@@ -388,26 +388,25 @@ void PerfettoWriter::open_slice(uint64_t track, int64_t start, int64_t end, uint
     te.byte(0x02);
     te.fixed64(flow_out);
   }
-  if (waits_out) {
-    // An event waited for by more streams than this keeps the first arrows.
-    const size_t n = std::min(waits_out->size(), kMaxFixed64 - 3);
-    for (size_t i = 0; i < n; ++i) {
-      const EventWaits::Wait& w = waits_.waits()[(*waits_out)[i]];
-      te.byte(0xF9);
-      te.byte(0x02);
+  // An event waited for by more streams than fit (or work waiting for more
+  // events) keeps the first arrows.
+  size_t room = kMaxFixed64 - 2;
+  auto wait_flows = [&](const std::vector<size_t>* waits, unsigned tag) {
+    if (!waits) return;
+    for (size_t i = 0; i < waits->size() && room > 0; ++i, --room) {
+      const EventWaits::Wait& w = waits_.waits()[(*waits)[i]];
+      te.byte(tag);
+      te.byte(tag == 0xF9 ? 0x02 : 0x03);
       te.fixed64(m_.flow_id(w.pid, w.correlation));
     }
-  }
+  };
+  wait_flows(waits_out, 0xF9);
   if (flow_in) {
     te.byte(0x81);
     te.byte(0x03);
     te.fixed64(flow_in);
   }
-  if (wait_in) {
-    te.byte(0x81);
-    te.byte(0x03);
-    te.fixed64(wait_in);
-  }
+  wait_flows(waits_in, 0x81);
   event_packet(start, te.view());
   stack.push_back(end);
   open_.push({end, track});

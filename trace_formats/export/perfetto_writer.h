@@ -100,10 +100,11 @@ class PerfettoWriter {
   // Hand-encoded TrackEvent packets; `ts` never decreases from one to the next.
   void close_until(int64_t ts);
   // `flow_out`/`flow_in`: the launch -> GPU arrow (0: none); `waits_out`: the
-  // stream waits whose arrows start here (a cudaEventRecord call), `wait_in`
-  // the one ending here (its waiting work), event_waits.h.
+  // stream waits whose arrows start here (a cudaEventRecord call), `waits_in`
+  // those ending here (their waiting work), as indices into EventWaits::waits().
   void open_slice(uint64_t track, int64_t start, int64_t end, uint64_t cat, int64_t name, uint64_t flow_out,
-                  uint64_t flow_in, const std::vector<size_t>* waits_out = nullptr, uint64_t wait_in = 0);
+                  uint64_t flow_in, const std::vector<size_t>* waits_out = nullptr,
+                  const std::vector<size_t>* waits_in = nullptr);
   void instant(uint64_t track, int64_t ts, uint64_t cat, int64_t name);
   void counter_value(uint64_t track, int64_t ts, double value);
   // Writes one packet: timestamp delta, sequence id, the TrackEvent body
@@ -113,6 +114,7 @@ class PerfettoWriter {
 
   ExportModel& m_;
   EventWaits waits_;
+  std::vector<size_t> waits_in_;  // of the GPU row being written
   OutBuffer out_;
   Progress& progress_;
   perfetto::protos::TracePacket pkt_;

@@ -474,8 +474,10 @@ TEST(AnalysedExports, AStreamWaitsArrowReachesTheWaitingKernel) {
   test_support::write_stream_wait_recording(tmp.file("w.db"));
   store::Reader r(tmp.file("w.db"));
   export_chrome(r, tmp.file("w.json"), {});
-  const std::multiset<std::pair<std::string, std::string>> want = {
-      {"cudaEventRecord", "consumer"}, {"cudaEventRecord", "consumer"}, {"cudaEventRecord", "consumer"}};
+  const std::multiset<std::pair<std::string, std::string>> want = {{"cudaEventRecord", "consumer"},
+                                                                    {"cudaEventRecord", "consumer"},
+                                                                    {"cudaEventRecord", "consumer"},
+                                                                    {"cudaEventRecord", "consumer"}};
   EXPECT_EQ(chrome_flows(json::parse(test::read_file(tmp.file("w.json"))), "event_wait"), want);
 
   for (uint64_t in_memory : {uint64_t{1} << 30, uint64_t{0}}) {  // both sort paths
