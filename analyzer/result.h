@@ -308,6 +308,22 @@ struct WhatIf {
   std::vector<Asked> asked;
 };
 
+// A fix `gpuscope try --attach` measured on this job (meta try_results), and the
+// replay's prediction for the same fixes (analyzer/report/tried.h).
+struct TriedFix {
+  std::string variant;             // "amp+compile"
+  std::vector<std::string> fixes;
+  std::string state;               // measured, failed, not-applied, not-run
+  std::string why;                 // when not measured
+  double step_ms = 0;
+  bool measured = false;
+  double measured_saving_pct = 0, measured_low_pct = 0, measured_high_pct = 0;  // %, the rounds' range
+  double p_value = 1;
+  bool significant = false;
+  std::optional<double> predicted_saving_pct, predicted_low_pct, predicted_high_pct;
+  std::optional<bool> within_range;  // the measured range overlaps the predicted one
+};
+
 struct Analysis {
   Summary summary;
   Breakdown breakdown;  // over all analysed steps
@@ -321,6 +337,7 @@ struct Analysis {
   std::vector<RankSummary> ranks;  // by rank; empty unless several processes carry a rank
   std::vector<Finding> findings;  // ranked by saving, largest first
   WhatIf whatif;
+  std::vector<TriedFix> tried;    // `gpuscope try --attach`'s measurements, when the recording has them
   std::vector<std::string> notes; // what is missing or assumed, one line each
 };
 

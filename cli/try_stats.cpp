@@ -6,6 +6,10 @@
 #include "regress/stats.h"
 
 namespace gpuscope::cli::try_stats {
+namespace {
+// A step this far from the settled median is still warm-up, not noise.
+constexpr double kOutlier = 0.25;
+}  // namespace
 
 std::vector<double> step_ms(const std::vector<long long>& boundaries_ns) {
   std::vector<double> out;
@@ -18,7 +22,14 @@ std::optional<size_t> settled_from(const std::vector<double>& ms, size_t window,
   for (size_t i = 0; i + 2 * window <= ms.size(); ++i) {
     const double a = regress::median_of(std::span(ms).subspan(i, window));
     const double b = regress::median_of(std::span(ms).subspan(i + window, window));
-    if (b > 0 && std::fabs(a - b) <= tolerance * b) return i;
+    if (b > 0 && std::fabs(a - b) <= tolerance * b) {
+      // The median passes over one or two compile steps still in the window:
+      // the steady steps begin after the last of the window's far-off steps.
+      size_t start = i;
+      for (size_t j = i; j < i + window; ++j)
+        if (std::fabs(ms[j] - b) > kOutlier * b) start = j + 1;
+      return start;
+    }
   }
   return std::nullopt;
 }

@@ -14,7 +14,8 @@ std::vector<double> step_ms(const std::vector<long long>& boundaries_ns);
 
 // The first step index from which the times have settled: the first window
 // of `window` steps whose median is within `tolerance` (a fraction) of the
-// next window's median. nullopt while no such window is seen yet. torch.compile's
+// next window's median, after the last step of that window more than 25 %
+// off the next window's median. nullopt while no such window is seen yet. torch.compile's
 // and cudnn.benchmark's first steps are slow; a run that speeds up or slows
 // down step after step has not settled.
 std::optional<size_t> settled_from(const std::vector<double>& ms, size_t window, double tolerance);

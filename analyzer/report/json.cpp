@@ -285,6 +285,25 @@ std::string to_json(const Analysis& a) {
   j["findings"] = findings;
   j["whatif"] = whatif_json(a.whatif);
   j["plan"] = j["whatif"].value("plan", json::array());
+  json tried = json::array();
+  for (const auto& t : a.tried) {
+    const auto opt = [](const std::optional<double>& v) { return v ? json(round_to(*v, 2)) : json(nullptr); };
+    tried.push_back({{"variant", t.variant},
+                     {"fixes", t.fixes},
+                     {"state", t.state},
+                     {"why", t.why.empty() ? json(nullptr) : json(t.why)},
+                     {"measured_saving_pct", t.measured ? json(round_to(t.measured_saving_pct, 2)) : json(nullptr)},
+                     {"measured_range_pct", t.measured ? json::array({round_to(t.measured_low_pct, 2),
+                                                                      round_to(t.measured_high_pct, 2)})
+                                                       : json(nullptr)},
+                     {"significant", t.measured ? json(t.significant) : json(nullptr)},
+                     {"predicted_saving_pct", opt(t.predicted_saving_pct)},
+                     {"predicted_range_pct", t.predicted_saving_pct ? json::array({round_to(*t.predicted_low_pct, 2),
+                                                                                   round_to(*t.predicted_high_pct, 2)})
+                                                                    : json(nullptr)},
+                     {"within_range", t.within_range ? json(*t.within_range) : json(nullptr)}});
+  }
+  j["tried"] = tried;
   j["notes"] = a.notes;
   return gpuscope::report::json_text(j);
 }

@@ -7,6 +7,7 @@
 #include "analyzer/report/report.h"
 #include "analyzer/job_end.h"
 #include "analyzer/report/format.h"
+#include "analyzer/report/tried.h"
 
 namespace gpuscope::analyzer {
 namespace {
@@ -197,6 +198,13 @@ void plan(std::string& o, const Analysis& a) {
   for (const auto& line : report::plan_lines(a)) o += "  " + plain_text(line) + "\n";
 }
 
+// `gpuscope try --attach`: what each tried fix measured on this job, beside the prediction.
+void tried(std::string& o, const Analysis& a) {
+  if (a.tried.empty()) return;
+  section(o, "Tried (gpuscope try: measured on the job, beside the replay's prediction)");
+  for (const auto& t : a.tried) o += "  " + plain_text(tried_line(t)) + "\n";
+}
+
 }  // namespace
 
 std::string to_text(const Analysis& a) {
@@ -215,6 +223,7 @@ std::string to_text(const Analysis& a) {
   ranks(o, a);
   findings(o, a);
   plan(o, a);
+  tried(o, a);
   if (!a.notes.empty()) {
     section(o, "Notes");
     o += text_list(a.notes);

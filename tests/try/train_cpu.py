@@ -2,7 +2,8 @@
 net on random images through a DataLoader, Adam, an optimizer step per step.
 TRY_TEST_FAIL=VARIANT makes the run of that variant fail (as an OOM would),
 TRY_TEST_PIDS=FILE records the pids of the job and its DataLoader workers,
-TRY_TEST_STEPS bounds the loop (default: run until stopped)."""
+TRY_TEST_STEPS bounds the loop (default: run until stopped), TRY_TEST_WORKERS
+gives the DataLoader workers of its own (default none)."""
 import os
 import sys
 import time
@@ -46,7 +47,7 @@ def main():
     model = Net()
     loss_fn = nn.CrossEntropyLoss()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    loader = DataLoader(Images(), batch_size=16)
+    loader = DataLoader(Images(), batch_size=16, num_workers=int(os.environ.get("TRY_TEST_WORKERS", "0")))
     limit = int(os.environ.get("TRY_TEST_STEPS", "0"))
     if os.environ.get("TRY_TEST_PIDS"):
         with open(os.environ["TRY_TEST_PIDS"], "a") as f:
