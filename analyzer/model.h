@@ -153,6 +153,7 @@ struct Model {
   int64_t pid = 0, processes = 0;
   std::string cupti_status;
   bool imported = false;  // meta source: a torch.profiler import
+  bool capture = false;   // meta capture_trigger: a capture on demand (trigger, gpuscope.profile)
   // Ops recorded in some steps only (meta torch_op_steps, e.g. "2/50"; empty: every
   // step), and after record the steps given ops by position and those that matched none.
   std::string op_steps;

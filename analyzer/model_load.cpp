@@ -204,6 +204,7 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
   m.path = db.path();
   m.file_name = base_name(m.path);
   m.imported = reader.meta(meta_key::kSource) == "torch.profiler import";
+  m.capture = !reader.meta(meta_key::kCaptureTrigger).empty();
   m.recording_stopped = reader.meta(meta_key::kRecordingStopped);
   m.job = store::read_job_end(reader);
   if (std::string steps = reader.meta(meta_key::kTorchOpSteps); !steps.empty() && steps != "0") {

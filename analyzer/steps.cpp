@@ -377,6 +377,14 @@ StepPlan plan_steps(const Model& m, const Options& opt) {
 
 void select_steps(StepPlan& plan, const Model& m, const Options& opt) {
   std::sort(plan.all.begin(), plan.all.end(), [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
+  // A capture writes its traced stretch as a sampling window when it begins:
+  // one without any ended inside its control stretch (the block raised or was
+  // short), so its steps ran untraced and hold nothing to analyse.
+  if (m.capture && m.sampling_windows.empty() && !plan.all.empty())
+    throw Error(m.path + ": no step was traced: the capture ended inside its control stretch, after " +
+                std::to_string(plan.all.size()) + " untraced step" + (plan.all.size() == 1 ? "" : "s") +
+                " (capture a longer stretch, or skip the control stretch: gpuscope.profile(control=False), "
+                "gpuscope trigger --control 0)");
   // A sampled recording traced some steps whole and others not at all: only
   // the traced ones say anything about the GPU.
   std::vector<StepWindow> candidates = traced_steps(plan.all, m.sampling_windows);

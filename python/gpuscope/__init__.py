@@ -12,6 +12,7 @@ import atexit
 import contextlib
 import ctypes
 import json
+import os
 import subprocess
 import sys
 
@@ -31,7 +32,8 @@ def analyze(path, steps=None, pid=None, rank=None, device=None, what_if=True, wa
     """The report of `gpuscope analyze PATH --format json`, as a dict
     (report["summary"], report["findings"], report["plan"], ...). The keyword
     arguments are analyze's options. Raises GpuscopeError with the CLI's line."""
-    cmd = [binary(), "analyze", str(path), "--format", "json"]
+    path = os.fsdecode(path)
+    cmd = [binary(), "analyze", "--format", "json"]
     for flag, value in (("--steps", steps), ("--pid", pid), ("--rank", rank), ("--device", device)):
         if value is not None:
             cmd += [flag, str(value)]
@@ -39,6 +41,8 @@ def analyze(path, steps=None, pid=None, rank=None, device=None, what_if=True, wa
         cmd.append("--no-what-if")
     if wait:
         cmd.append("--wait")
+    # After `--` the path is only a path: '-dash.db' or '--list-rules' is a file name, never an option.
+    cmd += ["--", path]
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         raise GpuscopeError(_one_line(done.stderr, done.returncode))
@@ -90,12 +94,18 @@ def profile(path, steps=20, seconds=0.0, control=True):
     dormant between captures. The capture begins at the next step boundary of
     the torch plugin, after a control stretch (8 untraced steps, at least
     0.2 s) that measures the untraced step as `record` does (control=False
-    skips it), and ends after `steps` steps or with the block, whichever comes
+    skips it), and ends after `steps` steps (traced, plus the first traced
+    step, which pays for the tracer starting and which analyze leaves out: so
+    analyze analyses `steps` steps) or with the block, whichever comes
     first; a block that ends inside the control stretch traces no step. The
-    file is a normal recording (`gpuscope.analyze(path)`, `gpuscope view`).
-    Errors (the collector has no capture API, the collector records the whole
-    process already, another capture runs, the file exists) raise
-    GpuscopeError with the CLI's one-line message."""
+    file is a normal recording (`gpuscope.analyze(path)`, `gpuscope view`);
+    a block in which no step ended leaves no file (one line on stderr says
+    so), as `gpuscope trigger` does. Errors (an empty path, steps not a whole
+    number from 0 to 1000000, seconds not a number from 0 to 86400, the
+    collector has no capture API, the collector records the whole process
+    already, another capture runs, the file exists) raise GpuscopeError with
+    the CLI's one-line message."""
+    path = _capture.check_request(path, steps, seconds)
     if "torch" in sys.modules and not _capture.attached():
         # The plugin gives the steps and ops; built on first use as `setup torch` does.
         _plugin.ensure_for_python(binary(), sys.executable, "this capture runs")
@@ -103,4 +113,4 @@ def profile(path, steps=20, seconds=0.0, control=True):
     try:
         yield path
     finally:
-        _capture.stop()
+        _capture.stop(path)

@@ -9,7 +9,10 @@ collector already in the process (`gpuscope record --on-demand`, LD_PRELOAD)
 is used when its symbols are visible; otherwise the wheel's collector is
 loaded now and attached (dormant until the first capture)."""
 import ctypes
+import math
+import numbers
 import os
+import sys
 
 from gpuscope._native import GpuscopeError, collector
 
@@ -41,8 +44,29 @@ def _loaded_collector():
         return None
 
 
+# What `gpuscope trigger` accepts for --steps and --duration.
+MAX_STEPS, MAX_SECONDS = 1000000, 86400
+
+
 def _fail(text):
-    raise GpuscopeError(text if text.startswith("gpuscope") else "gpuscope: error: profile: " + text)
+    # The collector's reasons begin "gpuscope_capture_start: ...": they get the CLI's prefix too.
+    raise GpuscopeError(text if text.startswith("gpuscope: ") else "gpuscope: error: profile: " + text)
+
+
+def check_request(path, steps, seconds):
+    """The path as a str, or GpuscopeError in the words the CLI's options use."""
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or not 0 <= steps <= MAX_STEPS:
+        _fail("steps: wants a whole number from 0 to %d, not %r" % (MAX_STEPS, steps))
+    if (isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) or not math.isfinite(seconds)
+            or not 0 <= seconds <= MAX_SECONDS):
+        _fail("seconds: wants a number from 0 to %d, not %r" % (MAX_SECONDS, seconds))
+    try:
+        name = os.fsdecode(path)
+    except TypeError:
+        _fail("the recording's path must be a str or os.PathLike, not %r" % (path,))
+    if not name:
+        _fail("the recording's path is empty (name the file to write, e.g. profile(\"run.db\"))")
+    return name
 
 
 def library():
@@ -93,7 +117,11 @@ def _check(rc, err, what):
 
 
 def start(path, steps, seconds, control=True):
+    """`steps` steps for analyze: the collector traces one more, because analyze
+    leaves out the first traced step (it pays for the tracer starting, and after
+    the control stretch for CUPTI resuming) and then analyses exactly `steps`."""
     lib = library()
+    steps = steps + 1 if steps > 0 else 0
     err = ctypes.create_string_buffer(_ERRLEN)
     name = os.fsencode(os.path.abspath(path))
     if control:
@@ -107,10 +135,25 @@ def start(path, steps, seconds, control=True):
     _check(rc, err, "gpuscope_capture_start")
 
 
-def stop():
-    """Ends the capture (if it has not ended by itself) and waits for its file."""
+def stop(path):
+    """Ends the capture (if it has not ended by itself) and waits for its file.
+    A capture still waiting for its first step boundary recorded nothing: its
+    empty file is removed, as `gpuscope trigger` removes one, and one line says so."""
     lib = library()
-    if lib.gpuscope_capture_state() in (UNAVAILABLE, DORMANT):
+    was = lib.gpuscope_capture_state()
+    if was in (UNAVAILABLE, DORMANT):
         return  # it ended by itself, and its file is written
     err = ctypes.create_string_buffer(_ERRLEN)
     _check(lib.gpuscope_capture_stop(err, _ERRLEN), err, "gpuscope_capture_stop")
+    if was == WAITING:
+        name = os.path.abspath(path)
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.remove(name + suffix)
+            except OSError:
+                pass
+        sys.stderr.write("gpuscope: warning: profile: no step ended inside the block (gpuscope.step(), an optimizer "
+                         "step or a backward pass), so nothing was captured and %s was not written\n" % name)
+    elif was == CONTROL:
+        sys.stderr.write("gpuscope: warning: profile: the block ended inside the control stretch (the untraced steps "
+                         "before the traced ones): %s holds no traced step\n" % os.path.abspath(path))
