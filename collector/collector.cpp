@@ -58,6 +58,7 @@ std::atomic<bool> g_exit_done{false};
 // drains without calling CUPTI.
 void on_exit() {
   if (getpid() != g_owner_pid || g_exit_done.exchange(true)) return;
+  shutdown_plugins();
   ondemand::end_at_exit();  // a capture under way ends with the job; its file stays readable
   g_enabled.store(false, std::memory_order_relaxed);
   cupti_source::flush(true);

@@ -47,6 +47,8 @@ PluginSpec g_plugins[] = {
 };
 
 std::mutex g_load_mutex;
+// The loaded plugins' gpuscope_plugin_shutdown, under g_load_mutex.
+std::vector<gpuscope_plugin_shutdown_fn> g_shutdowns;
 
 // On demand the plugin keeps reporting steps while nothing is recorded: the
 // collector counts them (and its emitters drop the rest at one relaxed load).
@@ -191,8 +193,11 @@ void load(PluginSpec& spec) {
   g_in_init.store(true);
   int rc = init(&g_host);
   g_in_init.store(false);
-  if (rc == 0)
+  if (rc == 0) {
     schedule::expect_steps(reinterpret_cast<gpuscope_plugin_set_traced_fn>(dlsym(lib, "gpuscope_plugin_set_traced")));
+    if (auto shutdown = reinterpret_cast<gpuscope_plugin_shutdown_fn>(dlsym(lib, "gpuscope_plugin_shutdown")))
+      g_shutdowns.push_back(shutdown);
+  }
   // The plugin says why through emit_message; repeat that one line here.
   if (rc != 0)
     std::fprintf(stderr, "gpuscope: %s declined to load: %s; recording without it\n", path.c_str(),
@@ -214,6 +219,15 @@ bool is_python() {
 }
 
 }  // namespace
+
+void shutdown_plugins() {
+  std::vector<gpuscope_plugin_shutdown_fn> shutdowns;
+  {
+    std::lock_guard lock(g_load_mutex);
+    shutdowns.swap(g_shutdowns);
+  }
+  for (auto shutdown : shutdowns) shutdown();
+}
 
 void load_plugins_if_ready() {
   std::lock_guard lock(g_load_mutex);

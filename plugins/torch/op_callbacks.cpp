@@ -71,6 +71,7 @@ std::atomic<uint64_t> g_thread_count{0};
 CallbackOptions g_options;
 StepTracker* g_tracker = nullptr;
 uint64_t g_handle = 0;          // ops: every scope but USER_SCOPE; off while sampling leaves steps untraced
+uint64_t g_backward_handle = 0; // backward nodes, for steps from backward passes (on_backward_start)
 std::mutex g_ops_switch;        // step boundaries (job threads) and the collector's writer thread
 bool g_ops_on = true;           // under g_ops_switch: the callback's state
 bool g_ops_wanted = true;       // under g_ops_switch: what the collector's schedule asks for
@@ -153,13 +154,15 @@ void emit_step(uint64_t start, uint64_t end, int64_t number, uint32_t source) {
     // Counted before the schedule can start a stretch, which restarts the count.
     std::lock_guard lock(g_ops_switch);
     memory_reporter_step_ended();
+    if (g_backward_handle && !g_tracker->steps_from_backward_passes()) {
+      at::disableCallback(g_backward_handle);
+      g_backward_handle = 0;
+    }
     if (g_options.ops && g_handle) {
       ++g_steps_in_stretch;
       const uint64_t in_period = g_op_period ? g_steps_in_stretch % g_op_period : g_steps_in_stretch;
       note_recorded_step(in_period);
-      // Steps found from backward passes (no optimizer or profiler markers) need
-      // the backward ops to be found at all: every step keeps them.
-      g_op_step_window = g_op_steps == 0 || in_period < g_op_steps || g_tracker->steps_from_backward_passes();
+      g_op_step_window = g_op_steps == 0 || in_period < g_op_steps;
       if (g_op_step_window && in_period == 0) ++g_windows;
       apply_ops_state();
     }
@@ -286,7 +289,6 @@ void start_op(ThreadState& ts, const at::RecordFunction& fn, const char* name, a
     return;
   }
   if (ts.ops.empty()) g_tracker->note_activity(frame.start);
-  if (scope == at::RecordScope::BACKWARD_FUNCTION) g_tracker->on_backward_op_start(fn.seqNr(), frame.start);
   ts.ops.push_back(frame);
 }
 
@@ -316,7 +318,6 @@ void end_op(ThreadState& ts, const at::RecordFunction& fn, uint64_t end) {
   }
   h->emit_op(&op);
   if (g_op_steps.load(std::memory_order_relaxed)) g_step_hash.fetch_add(op_hash(op), std::memory_order_relaxed);
-  if (scope == at::RecordScope::BACKWARD_FUNCTION) g_tracker->on_backward_op_end(end);
   // Frames above this one never ended (an op left by an exception torch
   // swallowed): drop them with it, and their correlation ids too.
   for (size_t j = i; j < ts.ops.size(); ++j)
@@ -346,6 +347,28 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     // Never let an exception reach torch: it would log it on the job's stderr.
   }
   return nullptr;
+}
+
+// Backward nodes, for steps from backward passes (step_tracker.h, rule 3): a
+// callback of their own, on whether the job is traced or not. Tied to the op
+// callback, the passes went unseen while it was off (record's control
+// stretch, sampling's untraced stretches): no step ended there, so the control
+// stretch never did either and the job ran untraced to its end. Torch calls it
+// for backward nodes only, a few per layer and step; off for good once an
+// optimizer or profiler marker says where steps are (emit_step).
+std::unique_ptr<at::ObserverContext> on_backward_start(const at::RecordFunction& fn) {
+  if (!g_tracker->steps_from_backward_passes()) return nullptr;
+  const gpuscope_host_api* h = host();
+  if (!h->enabled()) return nullptr;
+  g_tracker->on_backward_op_start(fn.seqNr(), h->now_ns());
+  return nullptr;
+}
+
+void on_backward_end(const at::RecordFunction&, at::ObserverContext*) {
+  if (!g_tracker->steps_from_backward_passes()) return;
+  const gpuscope_host_api* h = host();
+  if (!h->enabled()) return;
+  g_tracker->on_backward_op_end(h->now_ns());
 }
 
 void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
@@ -415,6 +438,9 @@ bool register_callbacks(const CallbackOptions& options, std::string& why) {
                               .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
                                        at::RecordScope::TORCHSCRIPT_FUNCTION, at::RecordScope::CUSTOM_CLASS,
                                        at::RecordScope::STATIC_RUNTIME_OP, at::RecordScope::STATIC_RUNTIME_MODEL}));
+    std::lock_guard lock(g_ops_switch);
+    g_backward_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(&on_backward_start, &on_backward_end).scopes({at::RecordScope::BACKWARD_FUNCTION}));
   } catch (const std::exception& e) {
     why = std::string("at::addGlobalCallback failed: ") + e.what();
     return false;

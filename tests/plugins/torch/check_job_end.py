@@ -7,7 +7,10 @@
   recorded after record's control stretch, and `info` counts them as traced.
 - job_fails: a job that raises is reported as failed (exit code 1) in `info`,
   in `analyze`'s first lines and in its JSON (`summary.job_exit`); one that
-  raises before its first step has its findings marked start-up only.
+  raises before its first step has its findings marked start-up only; one that
+  raises before any op has analyze's one error line say the job failed.
+- stopped_sigkill_gpuscope also checks the job line and the -wal/-shm left.
+- live_recording: check, diff and analyze on a file record still writes.
 
   check_job_end.py CASE --gpuscope BIN --python PY --samples DIR --trainer BIN --mismatch-plugin SO"""
 import os
@@ -77,10 +80,33 @@ def steps_after_control(db):
     return len(rows) - (resumed + 1) if resumed > 0 else 0, len(rows)
 
 
+def check_record_killed(name, db):
+    """SIGKILL to gpuscope record takes the job with it and leaves nobody to
+    write how the job ended or to finalize: the first reader says so and
+    checkpoints the -wal and -shm the killed writer left (issue 50)."""
+    left = [s for s in ("-wal", "-shm") if os.path.exists(db + s)]
+    print("left beside the recording: %s" % left)
+    info = subprocess.run([args.gpuscope, "info", db], capture_output=True, text=True)
+    check(info.returncode == 0, "%s: info exits 0: %s" % (name, info.stderr[-300:]))
+    if left:
+        check("were checkpointed into it and removed" in info.stderr,
+              "%s: info says it checkpointed the -wal and -shm left: %s" % (name, info.stderr[-300:]))
+    check(not any(os.path.exists(db + s) for s in ("-wal", "-shm")), "%s: no -wal or -shm left after info" % name)
+    job = [line for line in info.stdout.splitlines()[:8] if line.startswith("job")]
+    check(job and "killed with gpuscope record (SIGKILL); recording cut at " in job[0],
+          "%s: info has a job line saying record was killed: %s" % (name, job))
+    text = subprocess.run([args.gpuscope, "analyze", db], capture_output=True, text=True)
+    first = text.stdout.splitlines()[:3]
+    check(any(line.startswith("job: FAILED: killed with gpuscope record (SIGKILL); recording cut at ") for line in first),
+          "%s: analyze says so in its first lines: %s" % (name, first))
+
+
 def check_stopped(name, sig, target):
     db = record_and_stop(name, sig, target)
     if not check(os.path.exists(db), "%s: the recording exists" % name):
         return
+    if sig == signal.SIGKILL and target == "gpuscope":
+        check_record_killed(name, db)
     after, total = steps_after_control(db)
     check(after > 100, "%s: %d of %d steps recorded after the control stretch" % (name, after, total))
     report = analyze_json(db)
@@ -142,10 +168,66 @@ def check_failed(name, extra, startup_only):
           "%s: a note %s the findings start-up only" % (name, "marks" if startup_only else "does not mark"))
 
 
+def check_failed_before_any_event(name, extra):
+    """A job that dies before its first timed event leaves nothing to analyse:
+    analyze still exits 2, and its one line says the job failed (issue 50)."""
+    db = os.path.join(TMP, name + ".db")
+    result = subprocess.run([args.gpuscope, "record", "-o", db, "--", args.python, LOOP] + extra,
+                            capture_output=True, text=True, cwd=TMP, timeout=90)
+    check(result.returncode == 1, "%s: record exits 1 as the job did (got %d)" % (name, result.returncode))
+    text = subprocess.run([args.gpuscope, "analyze", db], capture_output=True, text=True)
+    lines = text.stderr.strip().splitlines()
+    check(text.returncode == 2 and len(lines) == 1, "%s: analyze exits 2 with one line: %s" % (name, lines))
+    check(lines and ": job FAILED: exit code 1 after " in lines[0], "%s: the line says the job failed: %s" % (name, lines))
+
+
 @case
 def job_fails():
     check_failed("raises_after_1s", ["--raise-after", "1"], startup_only=False)
     check_failed("raises_before_a_step", ["--raise-at-start", "1"], startup_only=True)
+    check_failed_before_any_event("raises_before_any_op", ["--raise-at-import"])
+
+
+@case
+def live_recording():
+    """check, diff and analyze while record still writes the file (issue 50):
+    check and diff say so in one line and --wait waits for the job's end;
+    analyze does not take the open traced stretch for a killed job's."""
+    db = os.path.join(TMP, "live.db")
+    budget = os.path.join(TMP, "budget.json")
+    with open(budget, "w") as f:
+        f.write('{"max_step_ms_median": 10000}')
+    proc = subprocess.Popen([args.gpuscope, "record", "-o", db, "--", args.python, LOOP],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=TMP,
+                            start_new_session=True)
+    try:
+        started = proc.stdout.readline()
+        check(started.strip() == "started", "the job printed 'started': %r" % started)
+        time.sleep(RUN_S)  # past record's control stretch: a traced stretch is open
+        for command in (["check", db, "--budget", budget], ["diff", db, db]):
+            out = subprocess.run([args.gpuscope] + command, capture_output=True, text=True)
+            said = [line for line in out.stderr.splitlines() if "is still being recorded" in line]
+            check(len(said) == 1 and "--wait waits until the job ends" in said[0],
+                  "%s on a live file says so in one line: %s" % (command[0], out.stderr[-400:]))
+        text = subprocess.run([args.gpuscope, "analyze", db], capture_output=True, text=True)
+        check(text.returncode == 0, "analyze of the live file exits 0: %s" % text.stderr[-300:])
+        check("killed inside a traced stretch" not in text.stdout,
+              "analyze does not say the live job was killed: %s"
+              % [line for line in text.stdout.splitlines() if "killed" in line])
+        check("the recording is still being written" in text.stdout, "analyze says the file is still being written")
+        waiting = subprocess.Popen([args.gpuscope, "check", "--wait", db, "--budget", budget],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        check(waiting.poll() is None, "check --wait waits while the job runs")
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=90)
+        out, err = waiting.communicate(timeout=90)
+        check("waiting for %s to be finished" % db in err, "check --wait said it waits: %s" % err[-300:])
+        check(waiting.returncode == 0 and "is still being recorded" not in err,
+              "check --wait reads the finished file (exit %d): %s" % (waiting.returncode, out[-300:]))
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@ import sqlite3
 import statistics
 import subprocess
 
-from recording_checks import (BATCH, SLEEP_MS, STEPS, TMP, TORCH_SAMPLES, SleepProbe, args, case, check,
-                              common_training_checks, op_rows, ops_begun_outside, q, q1, record, run, sample_result,
-                              train_mlp)
+from recording_checks import (BATCH, SLEEP_MS, STEPS, TMP, TORCH_SAMPLES, SleepProbe, analyze_json, args, case,
+                              check, common_training_checks, op_rows, ops_begun_outside, q, q1, record, run,
+                              sample_result, train_mlp)
 
 
 @case
@@ -157,6 +157,70 @@ def libtorch_trainer():
     # No optimizer or profiler markers in C++: backward passes close the steps.
     check(len(steps) >= 8, "steps found from backward passes (%d of 10)" % len(steps))
     check([n for n, _ in steps] == list(range(len(steps))), "steps numbered from 0 without gaps")
+
+
+# Loops without torch.optim under record's default control stretch (issue 50):
+# a hand-written update (steps from backward passes) and an inference loop with
+# no backward at all that marks its steps with gpuscope.step(). Each iteration
+# sleeps 10 ms, so the control stretch (3 warm-up steps, then 8 steps and at
+# least 0.2 s untraced) ends near iteration 23 and the job runs on traced.
+NO_OPTIMIZER_ITERATIONS = 60
+HAND_WRITTEN_UPDATE = """
+import time
+import torch
+torch.manual_seed(0)
+w1 = torch.randn(32, 64, requires_grad=True)
+w2 = torch.randn(64, 1, requires_grad=True)
+for step in range(%d):
+    x = torch.randn(16, 32)
+    ((x @ w1).relu() @ w2).square().mean().backward()
+    with torch.no_grad():
+        for p in (w1, w2):
+            p -= 0.01 * p.grad
+            p.grad = None
+    time.sleep(0.01)
+""" % NO_OPTIMIZER_ITERATIONS
+STEP_CALLS_ONLY = """
+import sys
+import time
+import torch
+sys.path.insert(0, %r)
+import gpuscope
+model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+with torch.no_grad():
+    for step in range(%d):
+        gpuscope.step()
+        model(torch.randn(16, 32)).softmax(-1)
+        time.sleep(0.01)
+    gpuscope.step()
+""" % (os.path.join(args.samples, "..", "python"), NO_OPTIMIZER_ITERATIONS)
+
+
+@case
+def no_optimizer():
+    for name, script, source in (("hand_written_update", HAND_WRITTEN_UPDATE, 2), ("step_calls_only", STEP_CALLS_ONLY, 1)):
+        path = os.path.join(TMP, name + ".py")
+        with open(path, "w") as f:
+            f.write(script)
+        result, db = record(name, [args.python, path], control=True)
+        check(result.returncode == 0, "%s: job exits 0 (got %d)" % (name, result.returncode))
+        steps = q(db, "SELECT number, source FROM step ORDER BY start")
+        check(len(steps) == NO_OPTIMIZER_ITERATIONS,
+              "%s: every iteration is a step under record's default: %d of %d" % (name, len(steps), NO_OPTIMIZER_ITERATIONS))
+        check({s for _, s in steps} == {source}, "%s: steps of source %d: %s" % (name, source, sorted({s for _, s in steps})))
+        windows = q1(db, "SELECT count(*) FROM range WHERE source = 7")
+        check(windows == 2, "%s: traced before and after the control stretch: %d stretches" % (name, windows))
+        pattern = ops_per_step(db)
+        # A step from a backward pass ends only when the next pass begins, so its
+        # forward ops fall on the traced side of the switch: "xxxx." is fine too.
+        check(pattern.startswith("xxx") and "." * 8 in pattern and pattern.endswith("x" * 30),
+              "%s: untraced in the control stretch, traced again after it: %s" % (name, pattern))
+        report = analyze_json(db)
+        if report:
+            summary = report["summary"]
+            check(summary["steps"] >= 30 and summary["steps_untraced"] >= 8,
+                  "%s: analyze has the traced steps after the control stretch: %d analysed, %d untraced"
+                  % (name, summary["steps"], summary["steps_untraced"]))
 
 
 @case

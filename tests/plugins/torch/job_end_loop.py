@@ -1,6 +1,7 @@
 """A CPU training loop fed by a DataLoader with 2 worker processes, for
 check_job_end.py: it runs until stopped (--seconds, default forever), or
-raises after --raise-after seconds (or before its first step, --raise-at-start).
+raises after --raise-after seconds (or before its first step, --raise-at-start,
+or before any torch op, --raise-at-import).
 JOB_END_DEVICE=cuda runs the model on the GPU (tests/gpu/session.sh, step job_end)."""
 import argparse
 import os
@@ -15,8 +16,11 @@ ap.add_argument("--seconds", type=float, default=0, help="stop after this long (
 ap.add_argument("--raise-after", type=float, default=0, help="raise RuntimeError after this long")
 ap.add_argument("--raise-at-start", type=float, default=0,
                 help="raise RuntimeError this long after one forward pass, before the first step")
+ap.add_argument("--raise-at-import", action="store_true", help="raise RuntimeError before any torch op")
 ap.add_argument("--workers", type=int, default=2)
 args = ap.parse_args()
+if args.raise_at_import:
+    raise RuntimeError("job_end_loop.py: failing on purpose before any torch op")
 
 torch.manual_seed(0)
 data = TensorDataset(torch.randn(512, 32), torch.randint(0, 4, (512,)))
