@@ -25,6 +25,7 @@
 #include "analyzer/whatif/fixes.h"
 #include "trace_formats/common/error.h"
 #include "trace_formats/store/cursor.h"
+#include "trace_formats/store/live.h"
 #include "trace_formats/store/reader.h"
 
 namespace gpuscope::analyzer {
@@ -308,7 +309,11 @@ void fill_notes(Analysis& a, const Context& c, const Model& m, const StepPlan& p
     n.push_back(std::string(a.summary.job->failed() ? "the job failed (" : "the job was stopped (") +
                 a.summary.job->how() + ") after " + std::to_string(a.summary.job->steps) + " completed steps" +
                 (a.summary.job->steps == 0 ? ": the findings describe its start-up only, not a training step" : ""));
-  if (m.stretch_closed_by_reader)
+  // A file still being written has its stretch open too: its job runs on.
+  if (m.stretch_closed_by_reader && store::live_writer(m.path))
+    n.push_back("the recording is still being written: its last traced stretch is open and taken to end at the last "
+                "event written so far (--wait waits until the job ends)");
+  else if (m.stretch_closed_by_reader)
     n.push_back("the job was killed inside a traced stretch, whose end was never written: it is taken to end at the "
                 "last recorded event");
   if (!m.recording_stopped.empty())
@@ -436,7 +441,8 @@ void load_process(store::Reader& reader, const Options& opt, LoadedProcess& out)
   }
   if (plan.analysed.empty()) plan_whole_recording(plan, m);
   if (plan.analysed.empty())
-    throw Error(m.path + ": process " + std::to_string(m.pid) + " has no timed events to analyse");
+    throw Error(m.path + ": " + unclean_job_prefix(m.job) + "process " + std::to_string(m.pid) +
+                " has no timed events to analyse");
 
   std::map<int64_t, int64_t> busy;
   for (const auto& k : m.kernels) busy[k.device] += k.dur;

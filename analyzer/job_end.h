@@ -24,4 +24,9 @@ void cap_startup_findings(Analysis& a);
 // without the label; empty when the recording does not say how the job ended.
 std::string job_end_line(const Summary& s);
 
+// "job FAILED: exit code 1 after 0.512 s, 0 steps completed; " for a job that
+// failed or was stopped, else "": the start of an error that finds nothing to
+// analyse (a job that died before its first timed event), so that it says why.
+std::string unclean_job_prefix(const std::optional<store::JobEnd>& job);
+
 }  // namespace gpuscope::analyzer

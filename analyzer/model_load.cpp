@@ -14,6 +14,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "analyzer/job_end.h"
 #include "analyzer/model.h"
 #include "analyzer/model_scan.h"
 #include "analyzer/parallel.h"
@@ -233,7 +234,8 @@ Model load_header(store::Reader& reader, const LoadOptions& opt) {
     std::string why;
     for (auto& [pid, s] : status)
       if (!s.empty() && s != "ok") why = " (process " + std::to_string(pid) + " cupti_status=" + s + ")";
-    throw Error(m.path + ": empty recording: no kernels, API calls, ranges or ops" + why);
+    throw Error(m.path + ": " + unclean_job_prefix(m.job) + "empty recording: no kernels, API calls, ranges or ops" +
+                why);
   }
   if (pids.empty()) {  // imported or hand-made files may lack process rows
     for (const char* t : kEventTables) {

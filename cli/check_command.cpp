@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/live_recording.h"
 #include "regress/diff.h"
 #include "report/output.h"
 #include "trace_formats/common/atomic_file.h"
@@ -13,7 +14,7 @@ namespace {
 
 struct CheckArgs {
   std::string recording, budget, markdown, junit, json;
-  bool force = false, quiet = false;
+  bool force = false, quiet = false, wait = false;
 };
 
 void run(const CheckArgs& a) {
@@ -21,6 +22,7 @@ void run(const CheckArgs& a) {
   check_outputs({a.markdown, a.junit, a.json}, {a.recording, a.budget}, a.force);
   analyzer::Options ao;
   ao.progress = true;
+  handle_live_recording(a.recording, a.wait);
   const regress::Recording rec = regress::Recording::load(a.recording, ao, 1);
   const regress::CheckResult c = regress::check(rec, budget, a.budget);
 
@@ -48,6 +50,7 @@ void add_check_command(CLI::App& app) {
   cmd->add_option("--json", args.json, "Write the JSON report (schema gpuscope-check/1) to this file, - for stdout");
   cmd->add_flag("-f,--force", args.force, "Overwrite existing report files");
   cmd->add_flag("-q,--quiet", args.quiet, "No text report on stdout");
+  cmd->add_flag("--wait", args.wait, kWaitHelp);
   cmd->footer("Exit codes: 0 within budget, 1 over budget, 2 bad input. See docs/ci.md for the budget keys.");
   cmd->callback([] { run(args); });
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/live_recording.h"
 #include "regress/diff.h"
 #include "report/output.h"
 #include "trace_formats/common/atomic_file.h"
@@ -15,7 +16,7 @@ struct DiffArgs {
   std::string base, next, threshold = "5%", markdown, junit, json, html;
   double alpha = 0.01;
   int top = 10;
-  bool force = false, quiet = false;
+  bool force = false, quiet = false, wait = false;
 };
 
 void run(const DiffArgs& a) {
@@ -27,6 +28,8 @@ void run(const DiffArgs& a) {
 
   analyzer::Options ao;
   ao.progress = true;
+  handle_live_recording(a.base, a.wait);
+  if (a.next != a.base) handle_live_recording(a.next, a.wait);
   const regress::Recording base = regress::Recording::load(a.base, ao);
   const regress::Recording next = regress::Recording::load(a.next, ao);
   const regress::DiffResult d = regress::diff(base, next, opt);
@@ -60,6 +63,7 @@ void add_diff_command(CLI::App& app) {
   cmd->add_option("--html", args.html, "Write a self-contained HTML report to this file, - for stdout");
   cmd->add_flag("-f,--force", args.force, "Overwrite existing report files");
   cmd->add_flag("-q,--quiet", args.quiet, "No text report on stdout");
+  cmd->add_flag("--wait", args.wait, kWaitHelp);
   cmd->footer(
       "Step times are compared with a one-sided Mann-Whitney U test; a regression needs p < alpha AND a\n"
       "Hodges-Lehmann shift estimate above the threshold. Exit codes: 0 no regression, 1 regression, 2 bad input.\n"

@@ -20,7 +20,7 @@ std::string human_ns(int64_t ns) {
   return buf;
 }
 
-void print_info(const std::string& path, const std::string& database) {
+void print_info(const std::string& path, const std::string& database, bool live) {
   store::Reader recording(database);
   const store::RecordingSummary s = store::summarize(recording);
   std::printf("file            %s\n", terminal_safe(path).c_str());
@@ -41,8 +41,11 @@ void print_info(const std::string& path, const std::string& database) {
                   "untraced steps paid its launch cost\n",
                   static_cast<long long>(s.traced->cupti_teardowns_failed));
     if (s.traced->closed_by_reader)
-      std::printf("                the last stretch was left open (the job was killed inside it): counted to the last "
-                  "recorded event\n");
+      std::fputs(live ? "                the last stretch is open (the job is still being recorded): counted to the "
+                        "last event written so far\n"
+                      : "                the last stretch was left open (the job was killed inside it): counted to "
+                        "the last recorded event\n",
+                 stdout);
   }
 
   std::printf("\ndevices\n");
@@ -80,9 +83,9 @@ static void add_info_command(CLI::App& app) {
   cmd->add_option("recording", path, "A gpuscope recording or a torch.profiler trace (.json, .json.gz)")->required();
   cmd->add_flag("--wait", wait, kWaitHelp);
   cmd->callback([] {
-    handle_live_recording(path, wait);
+    const bool live = handle_live_recording(path, wait);
     const formats::OpenedRecording input = formats::open_recording(path, true);
-    input.read([&] { print_info(path, input.path()); });
+    input.read([&] { print_info(path, input.path(), live); });
   });
 }
 

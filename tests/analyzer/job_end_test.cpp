@@ -7,6 +7,8 @@
 #include "trace_formats/store/job_end.h"
 #include "trace_formats/store/writer.h"
 #include "tests/analyzer/test_util.h"
+#include "tests/support/recording_builder.h"
+#include "trace_formats/common/error.h"
 
 namespace gpuscope::testing {
 namespace {
@@ -46,6 +48,45 @@ TEST(JobEnd, TheSameFindingsKeepTheirSeverityWhenTheJobCompletedSteps) {
   EXPECT_TRUE(any_above_low(failed_later)) << finding_list(failed_later);
   const analyzer::Analysis clean = launch_bound_that_ended("exit 0", 0);
   EXPECT_TRUE(any_above_low(clean)) << finding_list(clean);
+}
+
+// Issue 50: a job that died before its first timed event left nothing to
+// analyse, and analyze said only that ("process N has no timed events to
+// analyse"), not that the job failed, as info does.
+std::string analyse_error(const std::string& path) {
+  try {
+    analyze_path(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << path << ": analysed, though it holds no timed event";
+  return {};
+}
+
+TEST(JobEnd, NothingToAnalyseOfAFailedJobSaysItFailed) {
+  const std::string empty = temp_db("job_end_empty");
+  {
+    test_support::RecordingBuilder b(empty);
+    b.process(test_support::python_process(10));
+  }
+  // A step table and a process, but nothing timed in the process analysed.
+  const std::string untimed = temp_db("job_end_untimed");
+  {
+    test_support::RecordingBuilder b(untimed);
+    b.process(test_support::python_process(10));
+    b.process(test_support::python_process(20));
+    b.at(20, 20);
+    b.step(0, 100, 50);  // ends before it starts: not a timed event
+  }
+  for (const std::string& path : {empty, untimed}) {
+    SCOPED_TRACE(path);
+    store::write_job_end(path, "exit 1", 312'000'000);
+    EXPECT_NE(analyse_error(path).find(": job FAILED: exit code 1 after 0.312 s, 0 steps completed; "), std::string::npos)
+        << analyse_error(path);
+    // Must-not-fire: a job that exited cleanly is not said to have failed.
+    store::write_job_end(path, "exit 0", 312'000'000);
+    EXPECT_EQ(analyse_error(path).find("FAILED"), std::string::npos) << analyse_error(path);
+  }
 }
 
 }  // namespace
