@@ -60,7 +60,10 @@ formats::ExportOptions::Window analysed_window(store::Reader& db, bool quiet) {
 // exports write as its steps, so that viewers and TensorBoard see the steps
 // analyze uses. nullopt when every process has steps or analyze finds none.
 std::optional<formats::ExportOptions::Steps> steps_where_none(store::Reader& db) {
-  if (db.db().query_int("SELECT count(*) FROM process p WHERE NOT EXISTS (SELECT 1 FROM step s WHERE s.pid = p.pid)")
+  // Only a process with GPU work can be the analysed one: a recording whose
+  // other processes (DataLoader workers) have no steps is not analysed here.
+  if (db.db().query_int("SELECT count(*) FROM (SELECT DISTINCT pid FROM kernel) k WHERE NOT EXISTS "
+                        "(SELECT 1 FROM step s WHERE s.pid = k.pid)")
           .value_or(0) == 0)
     return std::nullopt;
   analyzer::Options o;
