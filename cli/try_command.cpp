@@ -213,7 +213,6 @@ int run_try(TryOptions& opt) {
   t.rounds = opt.rounds;
   t.warmup_max = opt.warmup_max;
   t.from = opt.from;
-  t.gpu = plan.gpu;
   t.collector = !collector.empty();
   t.not_tried = plan.not_tried;
   t.baseline.variant = {};
@@ -229,7 +228,7 @@ int run_try(TryOptions& opt) {
   std::string names = "as it is";
   for (const auto& v : plan.variants) names += ", " + v.name();
   std::fprintf(stderr,
-               "gpuscope try: the script runs %zu x %zu = %zu times (%s; %zu rounds alternated), each until %zu steps "
+               "gpuscope try: the script runs %zu x %zu = %zu times (%s; %zu round(s) alternated), each until %zu steps "
                "after its warm-up; every run has GPUSCOPE_TRY set\n",
                per_round, opt.rounds, t.runs_planned, terminal_safe(names).c_str(), opt.rounds, opt.steps);
   std::fflush(stderr);
@@ -288,6 +287,9 @@ int run_try(TryOptions& opt) {
       }
     }
   }
+  // The GPU the job ran on, as its hook saw it; the recording's only when the
+  // job used CUDA but had not named its device yet.
+  if (t.gpu.empty() && t.device == "cuda") t.gpu = plan.gpu;
   t.interrupted = g_stop.load();
   t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (int i = 0; i < 3; ++i) sigaction(sigs[i], &old[i], nullptr);

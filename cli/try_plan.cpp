@@ -137,8 +137,8 @@ Plan make_plan(const std::vector<std::vector<std::string>>& fixes, const json* r
       if (needs_code_change(f) || !known(f)) code = f;
     Variant var{v, std::nullopt};
     if (!code.empty()) {
-      plan.not_tried.push_back(var.name() + ": " + (v.size() == 1 ? "" : "includes ") + code +
-                               ", which needs a code change");
+      plan.not_tried.push_back(var.name() + (v.size() == 1 ? ": needs a code change"
+                                                          : ": includes " + code + ", which needs a code change"));
       continue;
     }
     if (report) var.predicted = predict(v, *report);

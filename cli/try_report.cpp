@@ -181,9 +181,9 @@ std::string to_text(const TryResult& t) {
   std::string cmd;
   for (const auto& a : t.command) cmd += (cmd.empty() ? "" : " ") + a;
   out += "gpuscope try: " + plain_text(cmd, 120) + "\n";
-  out += "  " + std::to_string(t.steps) + " steady steps per run, " + std::to_string(t.rounds) + " rounds alternated; " +
+  out += "  " + std::to_string(t.steps) + " steady steps per run, " + std::to_string(t.rounds) + (t.rounds == 1 ? " round; " : " rounds alternated; ") +
          std::to_string(t.runs_done) + " of " + std::to_string(t.runs_planned) + " runs done in " +
-         format_fixed(t.wall_s, 1) + " s" + (t.gpu.empty() ? "" : ", " + plain_text(t.gpu)) +
+         format_fixed(t.wall_s, 1) + " s" + (t.gpu.empty() ? (t.device.empty() ? "" : ", on " + plain_text(t.device)) : ", " + plain_text(t.gpu)) +
          (t.torch.empty() ? "" : ", torch " + plain_text(t.torch)) + "\n";
   if (t.interrupted) out += "  interrupted: what was measured so far\n";
   out += "\n";

@@ -5,6 +5,7 @@
 #   lib/gpuscope/libgpuscope_collector.so   (found by gpuscope through ../lib/gpuscope)
 #   share/gpuscope/torch-plugin/            (sources `gpuscope setup torch` builds)
 #   share/gpuscope/try/                     (gpuscope try's Python hook, loaded in the job)
+#   share/gpuscope/calibrate/               (bench/whatif/calibrate*.py, run by gpuscope calibrate)
 #   share/doc/gpuscope/README.md, share/doc/gpuscope/docs/ (the manuals README links)
 # The torch plugin itself is not packaged: it must match the job's torch, so
 # `gpuscope setup torch` builds it on the machine that records.
@@ -25,6 +26,9 @@ if(GPUSCOPE_TORCH_PLUGIN_STAGE)
 endif()
 if(GPUSCOPE_TRY_STAGE)  # gpuscope try's Python hook (cli/CMakeLists.txt)
   install(DIRECTORY ${GPUSCOPE_TRY_STAGE} DESTINATION share/gpuscope)
+endif()
+if(GPUSCOPE_CALIBRATE_STAGE)  # gpuscope calibrate's script (cli/CMakeLists.txt)
+  install(DIRECTORY ${GPUSCOPE_CALIBRATE_STAGE} DESTINATION share/gpuscope)
 endif()
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/gpuscope)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/gpuscope/docs FILES_MATCHING PATTERN "*.md"

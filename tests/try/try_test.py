@@ -10,6 +10,8 @@ tests/CMakeLists.txt; docs/try.md). One case per invocation:
   interrupt  SIGINT to `gpuscope try` mid-run: it prints what was measured,
              exits 130, and no process of the job (nor its DataLoader worker) is left
   refuse     a command that is not a Python program: one line, exit 2
+  calibrate  `gpuscope calibrate --device cpu --quick` runs the shipped calibrate.py
+             and writes a gpuscope-calibration/1 table
 """
 import argparse
 import json
@@ -197,16 +199,32 @@ def case_refuse(a, tmp):
     print("refuse: ok")
 
 
+def case_calibrate(a, tmp):
+    out = os.path.join(tmp, "cal.json")
+    done = subprocess.run([a.gpuscope, "calibrate", "--device", "cpu", "--quick", "--seconds", "30", "--python",
+                           a.python, "-o", out], capture_output=True, text=True, env=env_for(tmp), timeout=300)
+    check(done.returncode == 0, "calibrate exited %d: %s" % (done.returncode, done.stderr[-2000:]))
+    doc = json.load(open(out))
+    check(doc["schema"] == "gpuscope-calibration/1", "schema %r" % doc.get("schema"))
+    check("wrote " + out in done.stderr, "says where it wrote")
+    again = subprocess.run([a.gpuscope, "calibrate", "--device", "cpu", "-o", out], capture_output=True, text=True,
+                           env=env_for(tmp), timeout=60)
+    check(again.returncode == 2 and "already exists" in again.stderr, "an existing output is refused")
+    print("calibrate: ok")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["variants", "interrupt", "refuse"])
+    ap.add_argument("case", choices=["variants", "interrupt", "refuse", "calibrate"])
     ap.add_argument("--gpuscope", required=True)
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--data", default=os.path.join(HERE, "..", "data"))
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="gpuscope-try-test-")
     try:
-        {"variants": case_variants, "interrupt": case_interrupt, "refuse": case_refuse}[a.case](a, tmp)
+        cases = {"variants": case_variants, "interrupt": case_interrupt, "refuse": case_refuse,
+                 "calibrate": case_calibrate}
+        cases[a.case](a, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
