@@ -303,7 +303,7 @@ std::string to_json(const Analysis& a) {
                                                                     : json(nullptr)},
                      {"within_range", t.within_range ? json(*t.within_range) : json(nullptr)}});
   }
-  j["tried"] = tried;
+  if (!a.tried.empty()) j["tried"] = tried;  // only with `gpuscope try --attach`, so other reports keep their shape
   j["notes"] = a.notes;
   return gpuscope::report::json_text(j);
 }
