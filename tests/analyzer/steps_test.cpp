@@ -4,6 +4,8 @@
 #include "analyzer/report/format.h"
 #include "trace_formats/common/error.h"
 #include "trace_formats/store/rows.h"
+#include "trace_formats/store/writer.h"
+#include "trace_formats/schema/meta_keys.h"
 #include "tests/analyzer/sim.h"
 #include "tests/analyzer/test_util.h"
 
@@ -104,6 +106,50 @@ TEST(Steps, SampledRecordingAnalysesOnlyTracedSteps) {
   }
   analyzer::parse_step_range("3-12", o);
   EXPECT_EQ(analyze_path(path, o).summary.steps, 5);  // 3, 4, 10, 11, 12
+}
+
+// A capture (gpuscope.profile, trigger) whose block ended inside its control
+// stretch: its steps ran untraced and no sampling window was written. analyze
+// says no step was traced, in one line, rather than "every step was traced"
+// over the untraced steps (issue 50, item 7); the same file with the traced
+// stretch's window is analysed as before.
+TEST(Steps, ACaptureThatNeverBeganTracingSaysNoStepWasTraced) {
+  for (const bool traced : {false, true}) {
+    SCOPED_TRACE(traced ? "with its traced stretch" : "ended inside the control stretch");
+    const std::string path = temp_db(traced ? "capture_traced" : "capture_control_only");
+    {
+      Sim s(path, Sim::Config{});
+      const int64_t window_start = s.now();
+      for (int i = 0; i < 14; ++i) {
+        s.step_begin();
+        s.cpu(ms(3));
+        s.step_end();
+      }
+      if (traced) s.range(store::kRangeSourceSamplingWindow, std::string(store::kSamplingWindowName), window_start, s.now());
+      s.finish();
+    }
+    {
+      store::Writer w(path);
+      w.begin();
+      w.set_meta(meta_key::kCaptureTrigger, "gpuscope_capture_start");
+      w.commit();
+    }
+    if (traced) {
+      EXPECT_EQ(analyze_path(path).summary.steps_recorded, 14);
+      continue;
+    }
+    try {
+      analyze_path(path);
+      ADD_FAILURE() << "a capture with no traced step was analysed";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(": no step was traced: the capture ended inside its control stretch, after 14 untraced "
+                          "steps"),
+                std::string::npos)
+          << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
 }
 
 // A sampled recording also tells what tracing cost the job: its traced steps
