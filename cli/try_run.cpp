@@ -22,6 +22,10 @@
 namespace gpuscope::cli::try_run {
 namespace {
 
+// A run with no step boundary this long after its start is given up: the
+// hook is not in the job, or the job has no optimizer step.
+constexpr double kNoStepLimitS = 900;
+
 int64_t now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -221,6 +225,16 @@ Result run(const Spec& spec, const std::atomic<bool>& stop) {
       else
         r.why = exit_words(status) + (line.empty() ? "" : ": " + line);
       if (r.step_ms.empty() && clean) r.why = "the job ended without a step (no optimizer.step() or gpuscope.step() seen)";
+      break;
+    }
+    const double elapsed_s = static_cast<double>(now_ns() - start) / 1e9;
+    if (r.step_ms.empty() && (!steps || steps->empty()) && elapsed_s > kNoStepLimitS) {
+      r.end = End::kFailed;
+      r.why = read_reports(spec.folder).empty()
+                  ? "the hook did not load in " + format_fixed(kNoStepLimitS, 0) +
+                        " s (python -I or -S ignores PYTHONPATH's sitecustomize)"
+                  : "no step boundary in " + format_fixed(kNoStepLimitS, 0) +
+                        " s: no optimizer.step() or gpuscope.step() seen";
       break;
     }
     if (stop.load()) {
