@@ -16,7 +16,7 @@ short keeps what was done.
 
 Usage (device machine, archive unpacked as tests/gpu/README.md says):
   python3 tests/gpu/try_check.py --gpuscope .carry/bin/gpuscope --budget 480 > $OUT/try_log.txt 2>&1
-  python3 tests/gpu/try_check.py --models bert,gpt2 ...     # the models a first call did not reach
+  python3 tests/gpu/try_check.py --models t5_small,resnet50_gn ...   # the models a first call did not reach
 Models start only while the budget allows one more (each takes 60-150 s); the
 six default ones take about two calls.
 """
