@@ -481,6 +481,7 @@ Analysis analyze(store::Reader& reader, const Options& options) {
   fill_summary(a, c, m, plan);
   a.summary.job = m.job;
   measure_untraced(a, plan, m.imported);
+  check_untraced(a, c);
   measure_steps_by_kind(a, c);
   measure_kernel_gap_floor(a, c);
   fill_idle(a, c);

@@ -89,6 +89,9 @@ struct Summary {
   // `untraced_unknown` says why. traced_step_ms is the analysed steps' mean.
   double untraced_step_ms = 0, traced_step_ms = 0, tracing_cost_pct = 0;
   std::string untraced_method, untraced_unknown;
+  // The control stretch's step when check_untraced found it implausible (then
+  // untraced_step_ms is 0 and untraced_unknown says why); 0 otherwise.
+  double untraced_rejected_ms = 0;
   // With ops recorded in some steps only (GPUSCOPE_TORCH_OP_STEPS): the median
   // analysed step that traced kernels without recording ops (its ops placed by
   // position; 48 of every 50 in a long job) and that recorded ops, with their
@@ -290,6 +293,7 @@ struct WhatIf {
   int64_t queue_full_launches = 0; // launches that waited for room in the launch queue (counted as typical ones)
   double identity_error_pct = 0;   // replay_ms against job_step_ms
   double tracing_cost_per_call_us = 0;  // the per-call cost taken off
+  double tracing_cost_per_op_us = 0;    // and the per-op cost
   // Where the untraced CPU ran ahead of the GPU: its step time, which the
   // per-call cost was fitted to (the replay's CPU alone); 0: fitted to job_step_ms.
   double cpu_pace_target_ms = 0;

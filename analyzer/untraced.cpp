@@ -7,12 +7,21 @@
 #include "analyzer/rules/cross_rank.h"
 #include "analyzer/rules/rule.h"
 #include "analyzer/rules/rule_util.h"
+#include "trace_formats/common/text.h"
 
 namespace gpuscope::analyzer {
 namespace {
 
 // Queued gaps needed before their median stands for the GPU's own gap.
 constexpr size_t kMinQueuedGaps = 20;
+// The most tracing can cost a CUDA call (CUPTI's API and activity records and
+// the op callbacks around it), for the plausibility of an untraced step: the
+// replay's fit found 3-5 us on CPU-bound models on the H100.
+constexpr double kMaxTracingPerCallUs = 10;
+// Step times vary this much from one stretch of a job to the next (noise).
+constexpr double kStepNoiseShare = 0.08;
+// Untraced and traced steps further apart than this factor measure different things.
+constexpr double kMaxTracingFactor = 2;
 
 // Rules whose saving is GPU idle time while the CPU does something: tracing
 // stretches that CPU time, so they claim only the idle time that exists untraced.
@@ -79,6 +88,41 @@ void measure_untraced(Analysis& a, const StepPlan& plan, bool imported) {
   }
   if (s.untraced_step_ms > 0 && s.traced_step_ms > 0)
     s.tracing_cost_pct = 100 * (s.traced_step_ms / s.untraced_step_ms - 1);
+}
+
+std::string implausible_untraced(double untraced, double traced, double calls_per_step) {
+  const double max_cost_ms = calls_per_step * kMaxTracingPerCallUs / 1e3;
+  if (untraced > traced * (1 + kStepNoiseShare))
+    return "slower than the traced step (" + format_fixed(untraced, 2) + " ms against " + format_fixed(traced, 2) +
+           " ms), which tracing cannot make";
+  if (traced > untraced * kMaxTracingFactor || traced - untraced > max_cost_ms + kStepNoiseShare * traced)
+    return "faster than the traced step (" + format_fixed(traced, 2) + " ms) by more than tracing " +
+           format_fixed(calls_per_step, 0) + " CUDA calls a step can cost (at most " + format_fixed(max_cost_ms, 2) +
+           " ms)";
+  return {};
+}
+
+void check_untraced(Analysis& a, const Context& c) {
+  Summary& s = a.summary;
+  if (s.untraced_step_ms <= 0 || s.traced_step_ms <= 0 || c.n_steps <= 0) return;
+  const double untraced = s.untraced_step_ms, traced = s.traced_step_ms;
+  int64_t calls = 0;
+  for (const auto& st : c.steps) {
+    auto first = std::lower_bound(c.m.apis.begin(), c.m.apis.end(), st.start,
+                                  [](const ApiRec& x, int64_t t) { return x.start < t; });
+    for (auto it = first; it != c.m.apis.end() && it->start < st.end; ++it) ++calls;
+  }
+  const double calls_per_step = static_cast<double>(calls) / static_cast<double>(c.steps.size());
+  const std::string why = implausible_untraced(untraced, traced, calls_per_step);
+  if (why.empty()) return;
+  a.notes.push_back("the control stretch's untraced step, " + format_fixed(untraced, 2) + " ms, is " + why +
+                    ": it ran outside the job's steady state (warm-up, compilation, a DataLoader filling its "
+                    "queue), so the job is judged on the traced step");
+  s.untraced_rejected_ms = untraced;
+  s.untraced_step_ms = 0;
+  s.tracing_cost_pct = 0;
+  s.untraced_method.clear();
+  s.untraced_unknown = "the control stretch's step (" + format_fixed(untraced, 2) + " ms) is " + why;
 }
 
 void measure_steps_by_kind(Analysis& a, const Context& c) {

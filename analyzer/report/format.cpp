@@ -113,7 +113,8 @@ std::string whatif_check_line(const Analysis& a) {
                      " ms a step against the job's " + format_fixed(w.job_step_ms, 2) + " ms (" +
                      plus_percent(w.identity_error_pct) + ")";
   if (w.tracing_cost_per_call_us > 0)
-    line += ", tracing's " + format_fixed(w.tracing_cost_per_call_us, 2) + " us a CUDA call taken off";
+    line += ", tracing's " + format_fixed(w.tracing_cost_per_call_us, 2) + " us a CUDA call and " +
+            format_fixed(w.tracing_cost_per_op_us, 2) + " us a torch op taken off";
   line += "; as traced " + format_fixed(w.replay_traced_ms, 2) + " ms against " + format_fixed(w.traced_step_ms, 2) +
           " ms; calibration " + w.calibration + (w.calibration_measured ? "" : " (estimated from peak rates, not measured)");
   return line;

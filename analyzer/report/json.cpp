@@ -169,6 +169,7 @@ json whatif_json(const WhatIf& w) {
               {"queue_full_launches", w.queue_full_launches},
               {"identity_error_pct", round_to(w.identity_error_pct, 2)},
               {"tracing_cost_per_call_us", round_to(w.tracing_cost_per_call_us, 3)},
+              {"tracing_cost_per_op_us", round_to(w.tracing_cost_per_op_us, 3)},
               {"cpu_pace_target_ms", w.cpu_pace_target_ms > 0 ? json(ms3(w.cpu_pace_target_ms)) : json(nullptr)},
               {"fixes", fixes},
               {"plan", plan},

@@ -30,6 +30,9 @@ constexpr size_t kMinChainWork = 3;
 // CUDA graphs: a stretch between host waits is worth capturing when it holds
 // this share of the step's launches.
 constexpr double kMinCapturedShare = 0.1;
+// torch.compile: a fused chain takes at least this share of its largest eager
+// pass (it still reads the chain's inputs and writes its outputs once).
+constexpr double kFusedPassShare = 1.0;
 
 double us(double ns) { return ns / 1000; }
 
@@ -84,53 +87,152 @@ std::string amp_why_not(const Graph& g, const JobTraits& t) {
   return "";
 }
 
-void amp_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound b) {
-  // Autocast's CPU cost per forward matmul (its dispatch and the launches of
-  // the casts of weight and input), measured on a small Linear; a third of the
-  // matmul kernels are forward ones (backward runs two per forward one).
+// A kernel's time in bf16, by its kind's curve at its own duration.
+double bf16_ratio(GpuTask& k, const Calibration& cal, Bound b, bool& matmul) {
+  const double t = us(k.dur);
+  matmul = false;
+  switch (k.kind) {
+    case Kind::kGemmFp32: matmul = true; k.kind = Kind::kGemmHalf; return cal.ratio("gemm_fp32_to_bf16", t, b, 0.3);
+    case Kind::kGemmTf32: matmul = true; k.kind = Kind::kGemmHalf; return cal.ratio("gemm_tf32_to_bf16", t, b, 0.6);
+    case Kind::kConv: matmul = true; k.kind = Kind::kConvHalf; return cal.ratio("conv_fp32_to_bf16", t, b, 0.6);
+    case Kind::kAttention: matmul = true; return cal.ratio("gemm_tf32_to_bf16", t, b, 0.6);
+    case Kind::kBatchNorm: return cal.ratio("batchnorm_fp32_to_bf16", t, b, 1.0);
+    case Kind::kGroupNorm: return cal.ratio("groupnorm_fp32_to_bf16", t, b, 1.0);
+    case Kind::kLayerNorm: return cal.ratio("layernorm_fp32_to_bf16", t, b, 1.0);
+    case Kind::kMemoryBound:
+    case Kind::kTranspose: return cal.ratio("elementwise_fp32_to_bf16", t, b, 0.6);
+    case Kind::kRnn: return cal.ratio("rnn_fp32_to_bf16", t, b, 1.0);
+    default: return 1;
+  }
+}
+
+// Without recorded ops: every kernel at its bf16 speed, autocast's CPU cost and
+// two cast kernels per forward matmul (a third of matmul kernels).
+void amp_by_kind(Graph& g, const Calibration& cal, Bound b) {
   const double autocast = cal.cost("autocast_op_cpu_us", 10, b) * 1e3;
   const double cast = cal.cost("cast_kernel_floor_us", 1.1, b) * 1e3;
   for (CpuTask& c : g.cpu) {
-    bool matmul = false;
+    bool any_matmul = false;
     for (uint32_t x = c.gpu_begin; x < c.gpu_end; ++x) {
       GpuTask& k = g.gpu[x];
       if (k.removed || k.optimizer || k.half) continue;
-      const double t = us(k.dur);
-      double r = 1;
-      switch (k.kind) {
-        case Kind::kGemmFp32:
-          r = cal.ratio("gemm_fp32_to_bf16", t, b, 0.3);
-          k.kind = Kind::kGemmHalf;
-          matmul = true;
-          break;
-        case Kind::kGemmTf32:
-          r = cal.ratio("gemm_tf32_to_bf16", t, b, 0.6);
-          k.kind = Kind::kGemmHalf;
-          matmul = true;
-          break;
-        case Kind::kConv:
-          r = cal.ratio("conv_fp32_to_bf16", t, b, 0.6);
-          k.kind = Kind::kConvHalf;
-          matmul = true;
-          break;
-        case Kind::kAttention:
-          r = cal.ratio("gemm_tf32_to_bf16", t, b, 0.6);
-          matmul = true;
-          break;
-        case Kind::kBatchNorm: r = cal.ratio("batchnorm_fp32_to_bf16", t, b, 1.0); break;
-        case Kind::kGroupNorm: r = cal.ratio("groupnorm_fp32_to_bf16", t, b, 1.0); break;
-        case Kind::kLayerNorm: r = cal.ratio("layernorm_fp32_to_bf16", t, b, 1.0); break;
-        case Kind::kMemoryBound:
-        case Kind::kTranspose: r = cal.ratio("elementwise_fp32_to_bf16", t, b, 0.6); break;
-        case Kind::kRnn: r = cal.ratio("rnn_fp32_to_bf16", t, b, 1.0); break;
-        default: break;
-      }
-      k.dur *= r;
+      bool matmul = false;
+      k.dur *= bf16_ratio(k, cal, b, matmul);
       k.half = true;
-      if (matmul) k.dur += cast * 2.0 / 3.0;
+      if (matmul) k.dur += cast * 2.0 / 3.0, any_matmul = true;
     }
-    if (matmul && c.type == CpuType::kLaunch) c.gap += autocast / 3.0;
+    if (any_matmul && c.type == CpuType::kLaunch) c.gap += autocast / 3.0;
   }
+}
+
+// With ops: autocast as torch applies it (autocast.h). Ops on the lower-
+// precision list run in bf16 and cast their fp32 inputs (a parameter once per
+// forward, an activation when the op before left fp32), each cast paid again
+// in backward (the gradient cast back); ops on the fp32 list keep their time
+// and cast bf16 inputs up; other ops keep their inputs' dtype, carried from the
+// op before (in backward, walked in reverse: the forward op's order); index,
+// gather, scatter and embedding kernels keep their time whatever the dtype.
+void amp_by_op(Graph& g, const Calibration& cal, Bound b) {
+  const double autocast = cal.cost("autocast_op_cpu_us", 10, b) * 1e3;
+  const double eager = cal.cost("eager_op_cpu_us", 10, b) * 1e3;
+  const double floor = cal.cost("cast_kernel_floor_us", 1.1, b) * 1e3;
+  const double per_mb = cal.cost("cast_kernel_us_per_mb", 0.52, b) * 1e3;
+  auto cast_ns = [&](double elems) { return std::max(floor, elems * 4 / 1e6 * per_mb); };
+  std::vector<uint8_t> half(g.gpu.size(), 0);
+  // GPU and CPU time added at an op's first kernel: casts there and in backward.
+  std::vector<double> extra_gpu(g.gpu.size(), 0), extra_cpu(g.gpu.size(), 0);
+  auto walk = [&](bool backward) {
+    bool bf16 = false;
+    uint32_t step = UINT32_MAX, op = UINT32_MAX;
+    const auto n = static_cast<int64_t>(g.gpu.size());
+    for (int64_t i = backward ? n - 1 : 0; backward ? i >= 0 : i < n; i += backward ? -1 : 1) {
+      const auto x = static_cast<uint32_t>(i);
+      const GpuTask& k = g.gpu[x];
+      if (k.removed || k.optimizer || k.backward != backward || k.half) continue;
+      const uint32_t s = g.cpu[k.cpu].step;
+      if (s != step) step = s, bf16 = false, op = UINT32_MAX;
+      const bool first = k.op != op;
+      op = k.op;
+      switch (k.amp) {
+        case AmpClass::kLower:
+        case AmpClass::kRnn:
+          if (first && !backward) {
+            const double act = bf16 ? 0 : k.input_elems;
+            const int casts = (k.param_elems > 0 ? 2 : 0) + (act > 0 ? 1 : 0);
+            // The weight's cast by its size, the bias's at the floor; again in backward.
+            if (k.param_elems > 0) extra_gpu[x] += 2 * (cast_ns(k.param_elems) + floor);
+            if (act > 0) extra_gpu[x] += 2 * cast_ns(act);
+            extra_cpu[x] += autocast + casts * eager;
+          }
+          half[x] = 1;
+          bf16 = true;
+          break;
+        case AmpClass::kFp32:
+          if (first && !backward && bf16 && k.input_elems > 0) {
+            extra_gpu[x] += 2 * cast_ns(k.input_elems);
+            extra_cpu[x] += 2 * eager;
+          }
+          bf16 = false;
+          break;
+        case AmpClass::kKeep: half[x] = bf16; break;
+        case AmpClass::kNoSpeedup: break;
+        case AmpClass::kUnknown: half[x] = bf16; break;
+      }
+    }
+  };
+  walk(false);
+  walk(true);
+  for (uint32_t x = 0; x < g.gpu.size(); ++x) {
+    GpuTask& k = g.gpu[x];
+    if (k.removed || k.optimizer || k.half) continue;
+    if (half[x]) {
+      bool matmul = false;
+      k.dur *= bf16_ratio(k, cal, b, matmul);
+      k.half = true;
+    }
+    k.dur += extra_gpu[x];
+    if (extra_cpu[x] > 0 && g.cpu[k.cpu].type == CpuType::kLaunch) g.cpu[k.cpu].gap += extra_cpu[x];
+  }
+}
+
+bool ops_known(const Graph& g) {
+  size_t known = 0, all = 0;
+  for (const GpuTask& k : g.gpu) {
+    if (k.removed || k.optimizer || k.kind == Kind::kCopy || k.kind == Kind::kMemset) continue;
+    ++all;
+    known += k.amp != AmpClass::kUnknown;
+  }
+  return all > 0 && known >= all * 8 / 10;
+}
+
+// cuDNN runs bf16 convolutions in NHWC: on NCHW tensors it transposes around
+// each one, a larger share of the (shorter) bf16 convolution's time than in
+// fp32 (the calibration's transpose shares, measured over convolution shapes).
+void nchw_bf16_transposes(Graph& g, const Graph& before, const Calibration& cal, Bound b) {
+  const double fp32_share = cal.cost("conv_transpose_share_nchw_fp32", 0, b);
+  const double bf16_share = cal.cost("conv_transpose_share_nchw_bf16", 0, b);
+  double conv_after = 0, transposes_before = 0, transposes_after = 0;
+  for (uint32_t x = 0; x < g.gpu.size(); ++x) {
+    if (g.gpu[x].removed) continue;
+    if (before.gpu[x].kind == Kind::kConv && g.gpu[x].kind == Kind::kConvHalf) conv_after += g.gpu[x].dur;
+    if (g.gpu[x].kind == Kind::kTranspose) transposes_before += before.gpu[x].dur, transposes_after += g.gpu[x].dur;
+  }
+  if (conv_after <= 0 || bf16_share <= 0 || fp32_share <= 0 || transposes_before <= 0) return;
+  // The recorded transposes are the fp32 share; they become the bf16 share of the new convolutions.
+  const double wanted = bf16_share * conv_after;
+  if (transposes_after <= 0 || wanted <= transposes_after) return;
+  const double scale = wanted / transposes_after;
+  for (GpuTask& k : g.gpu)
+    if (!k.removed && k.kind == Kind::kTranspose) k.dur *= scale;
+}
+
+void amp_apply(Graph& g, const JobTraits& t, const Calibration& cal, Bound b) {
+  const Graph before = t.has_convolutions && !t.channels_last ? g : Graph{};
+  if (ops_known(g))
+    amp_by_op(g, cal, b);
+  else
+    amp_by_kind(g, cal, b);
+  if (!before.gpu.empty()) nchw_bf16_transposes(g, before, cal, b);
 }
 
 // ---------------------------------------------------------- channels-last
@@ -252,7 +354,8 @@ void compile_apply(Graph& g, const JobTraits& t, const Calibration& cal, Bound b
   // what runs).
   if (t.has_convolutions && !t.channels_last && !has_depthwise_convolutions(g)) to_nhwc(g, cal, b, false);
   // Chains of memory-bound kernels between matmuls, per stream, in launch order,
-  // outside the optimizer (compiling the model leaves optimizer.step eager).
+  // outside the optimizer (compiling the model leaves optimizer.step eager),
+  // ended by a host wait or a graph break.
   std::vector<std::pair<uint32_t, std::vector<uint32_t>>> open;  // stream -> chain
   auto close = [&](std::vector<uint32_t>& chain) {
     size_t work = 0;  // kernels in the chain that are not copies
@@ -263,10 +366,30 @@ void compile_apply(Graph& g, const JobTraits& t, const Calibration& cal, Bound b
       // pointwise kernels around them (ReLU, residual add, their backward)
       // fold in. LayerNorm reduces within a row, in one pass like a pointwise
       // kernel's, and fuses with its neighbours.
-      double norms = 0, pointwise = 0;
-      for (uint32_t x : chain) (is_spatial_norm(g.gpu[x].kind) ? norms : pointwise) += g.gpu[x].dur;
-      const double r = cal.ratio("chain_fusion", std::min<double>(static_cast<double>(chain.size()), 8), b, 0.5);
-      g.gpu[chain[0]].dur = norms + pointwise * r;
+      // A fused kernel moves the chain's bytes once: it reads what the chain
+      // reads from outside and writes what it leaves behind, which is the
+      // traffic of its largest pass (each eager kernel of the chain streamed a
+      // tensor of its own in and out at the same bandwidth); a chain of many
+      // small kernels costs the generated kernel's floor per pass it still makes.
+      double norms = 0, largest = 0, pointwise = 0;
+      size_t passes = 0;
+      for (uint32_t x : chain) {
+        const GpuTask& k = g.gpu[x];
+        if (is_spatial_norm(k.kind)) {
+          norms += k.dur;
+          continue;
+        }
+        pointwise += k.dur;
+        largest = std::max(largest, k.dur);
+        ++passes;
+      }
+      // The measured chain-fusion curve (equal kernels on one tensor) bounds
+      // how far below the largest pass the chain can go: its ratio at the
+      // chain's length times the chain's time.
+      const double by_curve =
+          pointwise * cal.ratio("chain_fusion", std::min<double>(static_cast<double>(passes), 8), b, 0.5);
+      const double fused = std::min(pointwise, std::max(largest * kFusedPassShare, by_curve));
+      g.gpu[chain[0]].dur = norms + fused;
       g.gpu[chain[0]].kind = Kind::kTriton;
       for (size_t i = 1; i < chain.size(); ++i) remove_task(g, chain[i]);
     }
@@ -291,6 +414,10 @@ void compile_apply(Graph& g, const JobTraits& t, const Calibration& cal, Bound b
       step = s;
       waits = waits_before[k.cpu];
     }
+    if (k.graph_break) {  // the op runs eagerly between two compiled graphs
+      for (auto& [st, c] : open) close(c);
+      continue;
+    }
     auto& chain = chain_of(k.stream);
     // Copies and casts (autocast's weight casts, .float()) move other tensors'
     // bytes: fusing them saves a launch, not the bytes a chain on one tensor saves.
@@ -303,14 +430,33 @@ void compile_apply(Graph& g, const JobTraits& t, const Calibration& cal, Bound b
   // The kernels it fused away are launched no more; each one left costs what
   // a compiled function's launch costs the CPU (its generated Python wrapper
   // and launcher: ~19 us a kernel measured on the H100, more than an eager
-  // op's ~10 us), in place of the eager dispatch before it. cuDNN's RNN and
-  // the optimizer stay eager calls.
+  // op's ~10 us), in place of the eager dispatch before it. Ops dynamo cannot
+  // trace (cuDNN's RNN, data-dependent shapes) and the optimizer stay eager
+  // calls; each return from eager code into a compiled graph costs a compiled
+  // function's call.
   const double per_kernel = cal.cost("compiled_kernel_cpu_us", 19, b) * 1e3;
+  const double per_graph = cal.cost("compiled_call_cpu_us", 28, b) * 1e3;
+  bool in_break = false;
+  uint32_t cpu_step = UINT32_MAX, last_op = UINT32_MAX;
   for (CpuTask& c : g.cpu) {
+    if (c.step != cpu_step) cpu_step = c.step, in_break = false;
     if (c.type != CpuType::kLaunch || c.optimizer || c.gpu_begin == c.gpu_end) continue;
-    if (g.gpu[c.gpu_begin].kind == Kind::kRnn || g.gpu[c.gpu_begin].removed) continue;
+    const GpuTask& first = g.gpu[c.gpu_begin];
+    // A library's second and later launches inside one op (cuBLAS, cuDNN) had
+    // no dispatch before them to replace.
+    const bool same_op = first.op != UINT32_MAX && first.op == last_op;
+    last_op = first.op;
+    if (first.graph_break || first.kind == Kind::kRnn) {
+      in_break = true;
+      continue;
+    }
+    // Memsets, copies and other library work keep the eager dispatch they had.
+    const bool generated = first.kind == Kind::kTriton || is_matmul(first.kind);
+    if (first.removed || same_op || !generated) continue;
     if (c.gap < static_cast<double>(kDispatchGapNs)) c.gap = std::max(0.0, per_kernel - c.dur);
+    if (in_break) c.gap += per_graph, in_break = false;
   }
+  g.compiled_by_fix = true;
 }
 
 // ------------------------------------------------------------ cuda-graphs
@@ -339,7 +485,10 @@ void cuda_graphs_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound
   uint32_t step = UINT32_MAX;
   for (size_t i = 0; i < g.cpu.size(); ++i) {
     const CpuTask& c = g.cpu[i];
-    const bool split = c.step != step || c.type == CpuType::kBlocking;
+    // After torch.compile, graphs hold what dynamo compiled: an eager op between
+    // two graphs (a graph break) ends a captured stretch and stays eager.
+    const bool eager_break = g.compiled_by_fix && c.gpu_begin < c.gpu_end && g.gpu[c.gpu_begin].graph_break;
+    const bool split = c.step != step || c.type == CpuType::kBlocking || eager_break;
     step = c.step;
     if (split || regions.empty()) regions.push_back({i, i, 0});
     regions.back().last = i;
@@ -355,6 +504,7 @@ void cuda_graphs_apply(Graph& g, const JobTraits&, const Calibration& cal, Bound
     for (size_t i = r.first; i <= r.last; ++i) {
       CpuTask& c = g.cpu[i];
       if (c.type == CpuType::kBlocking) continue;
+      if (g.compiled_by_fix && c.gpu_begin < c.gpu_end && g.gpu[c.gpu_begin].graph_break) continue;
       if (first) {
         if (c.type != CpuType::kLaunch) continue;  // CPU work before the stretch's first launch stays
         c.gap += launch;

@@ -1,6 +1,7 @@
 #include "analyzer/whatif/step_graph.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 #include "analyzer/steps.h"
@@ -83,6 +84,78 @@ bool half_op(const Model& m, uint32_t corr) {
   return d.find("BFloat16") != std::string_view::npos || d.find("Half") != std::string_view::npos;
 }
 
+// Ops dynamo cannot put in a graph: RNN modules (torch._dynamo.config.allow_rnn
+// is off by default), ops whose output shape depends on the data
+// (capture_dynamic_output_shape_ops is off), reads of a value to the host. Each
+// is a graph break: the op runs eagerly between compiled graphs.
+bool graph_break_op(std::string_view name) {
+  static constexpr std::array<std::string_view, 14> kBreaks = {
+      "aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu", "aten::_cudnn_rnn", "aten::nonzero",
+      "aten::masked_select", "aten::unique", "aten::_unique2", "aten::unique_consecutive", "aten::item",
+      "aten::_local_scalar_dense", "torchvision::nms", "aten::repeat_interleave"};
+  if (std::find(kBreaks.begin(), kBreaks.end(), name) != kBreaks.end()) return true;
+  return name.find("CudnnRnnBackward") != std::string_view::npos;
+}
+
+// Ops (recorded or placed) that started in [from, to): m.ops is by start.
+size_t ops_between(const Model& m, int64_t from, int64_t to) {
+  auto lo = std::lower_bound(m.ops.begin(), m.ops.end(), from, [](const OpRec& o, int64_t t) { return o.start < t; });
+  auto hi = std::lower_bound(lo, m.ops.end(), to, [](const OpRec& o, int64_t t) { return o.start < t; });
+  return static_cast<size_t>(hi - lo);
+}
+
+// What autocast and dynamo would see of the op that launched a kernel.
+struct OpView {
+  AmpClass amp = AmpClass::kUnknown;
+  bool backward = false, graph_break = false;
+  uint32_t op = UINT32_MAX;
+  float input_elems = 0, param_elems = 0;
+};
+
+OpView op_view(const Model& m, uint32_t corr) {
+  OpView v;
+  uint32_t op = m.op_by_corr.find(corr);
+  if (op == kNone || op >= m.ops.size()) return v;
+  v.amp = AmpClass::kKeep;
+  v.op = op;
+  // Innermost to outermost: in backward the autograd node decides (its forward
+  // op's class); in forward the outermost op of autocast's lists (aten::linear
+  // over aten::addmm, aten::cross_entropy_loss's aten::log_softmax).
+  uint32_t decided = kNone;
+  for (int depth = 0; op != kNone && op < m.ops.size() && depth < 32; ++depth) {
+    const std::string_view name = m.str(m.ops[op].name);
+    if (graph_break_op(name)) v.graph_break = true;
+    if (!forward_op_of_node(name).empty()) {
+      v.backward = true;
+      const AmpClass c = amp_class_of_op(name);
+      v.amp = c;
+      decided = op;
+      break;
+    }
+    if (name.starts_with("autograd::engine")) {
+      v.backward = true;
+      break;
+    }
+    const AmpClass c = amp_class_of_op(name);
+    if (c != AmpClass::kKeep) v.amp = c, decided = op;
+    op = op < m.op_parent.size() ? m.op_parent[op] : kNone;
+  }
+  if (decided != kNone) {
+    v.op = decided;
+    const OpRec& r = m.ops[decided];
+    if (!v.backward && r.shapes != kNone) {
+      const std::string_view shapes = m.str(r.shapes);
+      const std::string_view name = m.str(r.name);
+      v.input_elems = static_cast<float>(input_elements(shapes, 0));
+      if (v.amp == AmpClass::kLower || v.amp == AmpClass::kRnn)
+        v.param_elems = static_cast<float>(parameter_elements(name, shapes));
+      // A matmul of two activations casts both.
+      if (v.amp == AmpClass::kLower && v.param_elems == 0) v.input_elems += static_cast<float>(input_elements(shapes, 1));
+    }
+  }
+  return v;
+}
+
 }  // namespace
 
 Graph build_graph(const Context& c, size_t max_steps) {
@@ -120,6 +193,7 @@ Graph build_graph(const Context& c, size_t max_steps) {
         t.gap -= t.data;
       }
       t.dur = static_cast<double>(std::max<int64_t>(0, a.end() - std::max(a.start, prev_end)));
+      if (a.start > prev_end) t.ops = static_cast<float>(ops_between(m, prev_end, a.start));
       t.type = a.cls == ApiClass::kLaunch ? CpuType::kLaunch : api_blocks_host(a.cls) ? CpuType::kBlocking : CpuType::kOther;
       t.allocator = a.cls == ApiClass::kFree;
       t.graph_launch = is_graph_launch(m.str(a.name));
@@ -186,6 +260,13 @@ Graph build_graph(const Context& c, size_t max_steps) {
         case OpContext::kNone: break;
       }
       if (t->kind == Kind::kOptimizer || t->kind == Kind::kFusedOptimizer) t->optimizer = true;
+      const OpView v = op_view(m, k.corr);
+      t->amp = v.amp;
+      t->backward = v.backward;
+      t->op = v.op;
+      t->input_elems = v.input_elems;
+      t->param_elems = v.param_elems;
+      t->graph_break = v.graph_break;
       ++g.kernels_per_step[g.cpu[t->cpu].step];
     }
   }

@@ -16,6 +16,7 @@
 
 #include "analyzer/context.h"
 #include "analyzer/model.h"
+#include "analyzer/whatif/autocast.h"
 
 namespace gpuscope::analyzer::whatif {
 
@@ -58,6 +59,16 @@ struct GpuTask {
   bool pageable = false; // a copy from or to pageable host memory
   bool optimizer = false; // launched inside the optimizer's step
   int64_t bytes = 0;     // copies and memsets
+  // The op autocast would see (the outermost op of its lists that launched the
+  // kernel, or the autograd node in backward): its class, its index in the
+  // model's ops (kernels of one op call share it), the elements of its first
+  // input and of the parameters it would cast; see autocast.h.
+  AmpClass amp = AmpClass::kUnknown;
+  bool backward = false;
+  uint32_t op = UINT32_MAX;
+  float input_elems = 0, param_elems = 0;
+  // The op is one dynamo cannot trace (a graph break for torch.compile; fixes.cpp).
+  bool graph_break = false;
 };
 
 enum class CpuType : uint8_t { kOther, kLaunch, kBlocking };
@@ -66,6 +77,7 @@ struct CpuTask {
   double gap = 0;    // CPU time before the call since the previous one ended (not waiting for data)
   double data = 0;   // of the time before the call: waiting for the DataLoader
   double dur = 0;    // the call's own time (for a blocking call: after the GPU work it waited for ended)
+  float ops = 0;     // torch ops that started in the CPU time before the call
   uint32_t step = 0; // index of the replayed step
   uint32_t gpu_begin = 0, gpu_end = 0;  // the GPU tasks it launched: [gpu_begin, gpu_end)
   CpuType type = CpuType::kOther;
@@ -84,6 +96,9 @@ struct Graph {
   const std::vector<std::string>* names = nullptr;  // string table (GpuTask::name), may be null
   // Launch calls that waited for room in the GPU's launch queue, counted as typical launches.
   int64_t queue_full_launches = 0;
+  // The compile fix was applied: CUDA graphs then capture only what dynamo
+  // put in graphs (reduce-overhead), not across its graph breaks.
+  bool compiled_by_fix = false;
   // Per replayed step: kernels (for the shape-stability check of CUDA graphs).
   std::vector<int64_t> kernels_per_step;
 };

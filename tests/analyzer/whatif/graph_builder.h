@@ -27,6 +27,20 @@ class GraphBuilder {
     t.gpu_end = static_cast<uint32_t>(g_.gpu.size());
     g_.cpu.push_back(t);
   }
+  // A launch of a kernel of op call `op` (kernels of one call share it), as
+  // autocast and dynamo would see the op (autocast.h).
+  void launch_op(double gap_us, double call_us, analyzer::whatif::Kind kind, double gpu_us,
+                 analyzer::whatif::AmpClass amp, uint32_t op, bool backward = false, double input_elems = 0,
+                 double param_elems = 0, bool graph_break = false) {
+    launch(gap_us, call_us, kind, gpu_us);
+    analyzer::whatif::GpuTask& k = g_.gpu.back();
+    k.amp = amp;
+    k.op = op;
+    k.backward = backward;
+    k.input_elems = static_cast<float>(input_elems);
+    k.param_elems = static_cast<float>(param_elems);
+    k.graph_break = graph_break;
+  }
   // A .item(): a blocking read of a few bytes after `gap_us`.
   void item(double gap_us) {
     analyzer::whatif::CpuTask t = task(gap_us, 5, analyzer::whatif::CpuType::kBlocking);
