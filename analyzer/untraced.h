@@ -20,15 +20,15 @@ namespace gpuscope::analyzer {
 void measure_untraced(Analysis& a, const StepPlan& plan, bool imported);
 
 // Checks the untraced step against the traced one (docs/rules.md, "The
-// untraced job"): tracing only slows a job, and by at most its per-call cost
-// times the CUDA calls of a step. A control stretch that gives an untraced step
+// untraced job"): tracing only slows a job, and only its main process, not
+// its DataLoader's workers. A control stretch that gives an untraced step
 // outside that (it fell into warm-up: compilation, autotuning, a DataLoader
 // filling or draining its queue) is not used: untraced_step_ms becomes 0 and
 // untraced_unknown says why, so the job is judged on the traced step.
 void check_untraced(Analysis& a, const Context& c);
 // Why an untraced step of `untraced` ms cannot be the job's, given the traced
-// step and the CUDA calls a traced step makes; "" when it can.
-std::string implausible_untraced(double untraced, double traced, double calls_per_step);
+// step and the time a traced step waited for the DataLoader; "" when it can.
+std::string implausible_untraced(double untraced, double traced, double data_wait);
 
 // Fills summary.kernels_only_step_ms and ops_step_ms: where ops were recorded
 // in some steps only, what tracing costs each kind of step.
