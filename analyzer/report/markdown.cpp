@@ -7,6 +7,7 @@
 #include "analyzer/rule_docs.h"
 #include "analyzer/job_end.h"
 #include "analyzer/report/format.h"
+#include "analyzer/report/tried.h"
 #include "report/markdown.h"
 
 namespace gpuscope::analyzer {
@@ -171,6 +172,14 @@ void plan(std::string& o, const Analysis& a) {
   o += "## Plan\n\n" + markdown_escape(check) + "\n\n" + markdown_list(report::plan_lines(a)) + "\n";
 }
 
+// `gpuscope try --attach`'s measurements beside the predictions (analyzer/report/tried.h).
+void tried(std::string& o, const Analysis& a) {
+  if (a.tried.empty()) return;
+  std::vector<std::string> lines;
+  for (const auto& t : a.tried) lines.push_back(tried_line(t));
+  o += "## Tried (measured by gpuscope try)\n\n" + markdown_list(lines) + "\n";
+}
+
 }  // namespace
 
 std::string to_markdown(const Analysis& a) {
@@ -183,6 +192,7 @@ std::string to_markdown(const Analysis& a) {
   ranks(o, a);
   findings(o, a);
   plan(o, a);
+  tried(o, a);
   tables(o, a);
   return o + notes(a.notes);
 }

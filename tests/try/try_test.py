@@ -144,6 +144,8 @@ def case_variants(a, tmp):
     check(tried["amp"]["predicted_saving_pct"] is not None, "amp predicted by the replay of advisor_amp.db")
     check(tried["amp"]["within_range"] in (True, False), "within_range judged")
     check(tried[fails]["state"] == "failed", "the failure shown")
+    md = subprocess.run([a.gpuscope, "analyze", rec, "--format", "md"], capture_output=True, text=True, timeout=300)
+    check("## Tried (measured by gpuscope try)" in md.stdout and "amp: measured" in md.stdout, "analyze's Markdown")
     print("variants: ok")
 
 
