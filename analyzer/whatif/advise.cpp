@@ -310,10 +310,11 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
     return;
   }
   w.identity_error_pct = 100 * (before.step_ms / w.job_step_ms - 1);
-  if (s.untraced_rejected_ms > 0 && traced.step_ms > 0 && g.traced_step_ms > 0) {
-    // The control stretch was not the steady state (check_untraced): the job's
-    // step is the traced one less what the replay says tracing cost it, and
-    // the model's check is the replay as recorded against the traced step.
+  if (s.untraced_step_ms <= 0 && traced.step_ms > 0 && g.traced_step_ms > 0) {
+    // No untraced step (every step traced, an import, or a control stretch
+    // that was not the steady state: check_untraced): the job's step is the
+    // traced one less what the replay says tracing cost it, and the model's
+    // check is the replay as recorded against the traced step.
     w.job_step_ms = g.traced_step_ms * before.step_ms / traced.step_ms;
     w.identity_error_pct = 100 * (traced.step_ms / g.traced_step_ms - 1);
   }
