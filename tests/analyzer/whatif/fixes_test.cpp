@@ -34,13 +34,6 @@ Calibration table() {
   return cal;
 }
 
-Graph with(const Graph& g, std::initializer_list<const char*> fixes, const Calibration& cal) {
-  Graph out = g;
-  const auto traits = analyzer::whatif::job_traits(g, false);
-  for (const char* id : fixes) analyzer::whatif::find_fix(id)->apply(out, traits, cal, Bound::kMid);
-  return out;
-}
-
 TEST(WhatIfReplay, TheGpuSetsThePaceWhenTheCpuRunsAhead) {
   GraphBuilder b;
   for (int s = 0; s < 10; ++s) {

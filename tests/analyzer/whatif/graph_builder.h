@@ -4,7 +4,10 @@
 
 #include <string>
 
+#include <initializer_list>
+
 #include "analyzer/whatif/calibration.h"
+#include "analyzer/whatif/fixes.h"
 #include "analyzer/whatif/step_graph.h"
 
 namespace gpuscope::testing {
@@ -80,6 +83,15 @@ inline void flat(analyzer::whatif::Calibration& cal, const std::string& curve, d
 }
 inline void cost(analyzer::whatif::Calibration& cal, const std::string& id, double us) {
   cal.costs[id] = {us, us * 0.8, us * 1.2, "us", ""};
+}
+
+// `g` with the fixes applied in order, at the calibration's middle values.
+inline analyzer::whatif::Graph with(const analyzer::whatif::Graph& g, std::initializer_list<const char*> fixes,
+                                    const analyzer::whatif::Calibration& cal) {
+  analyzer::whatif::Graph out = g;
+  const auto traits = analyzer::whatif::job_traits(g, false);
+  for (const char* id : fixes) analyzer::whatif::find_fix(id)->apply(out, traits, cal, analyzer::whatif::Bound::kMid);
+  return out;
 }
 
 }  // namespace gpuscope::testing
