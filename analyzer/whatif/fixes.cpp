@@ -162,6 +162,8 @@ void amp_by_op(Graph& g, const Calibration& cal, Bound b) {
             // The weight's cast by its size, the bias's at the floor; again in backward.
             if (k.param_elems > 0) extra_gpu[x] += 2 * (cast_ns(k.param_elems) + floor);
             if (act > 0) extra_gpu[x] += 2 * cast_ns(act);
+            // Forward: autocast's dispatch and its casts (the calibration's tiny
+            // Linear casts three tensors); backward: a ToCopyBackward node per cast.
             extra_cpu[x] += autocast + casts * eager;
           }
           half[x] = 1;
@@ -170,7 +172,7 @@ void amp_by_op(Graph& g, const Calibration& cal, Bound b) {
         case AmpClass::kFp32:
           if (first && !backward && bf16 && k.input_elems > 0) {
             extra_gpu[x] += 2 * cast_ns(k.input_elems);
-            extra_cpu[x] += 2 * eager;
+            extra_cpu[x] += autocast / 3 + eager;
           }
           bf16 = false;
           break;
