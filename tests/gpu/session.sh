@@ -36,6 +36,7 @@ if [ -n "$archive" ]; then
   unpacked=$(mktemp -d /tmp/gpuscope_release.XXXXXX)
   tar -xzf "$archive" -C "$unpacked" && top=$(ls -d "$unpacked"/gpuscope-*) &&
     cp "$top"/bin/gpuscope* .carry/bin/ && cp "$top"/lib/gpuscope/libgpuscope_collector.so .carry/lib/ &&
+    rm -rf .carry/share && cp -r "$top"/share .carry/ &&  # gpuscope try's Python hook (share/gpuscope/try)
     echo "=== .carry/bin and .carry/lib from $archive"
 fi
 
