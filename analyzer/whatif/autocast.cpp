@@ -59,18 +59,6 @@ std::string_view strip_namespace(std::string_view name) {
 
 }  // namespace
 
-const char* amp_class_name(AmpClass c) {
-  switch (c) {
-    case AmpClass::kUnknown: return "unknown";
-    case AmpClass::kKeep: return "keep";
-    case AmpClass::kLower: return "lower";
-    case AmpClass::kFp32: return "fp32";
-    case AmpClass::kNoSpeedup: return "no_speedup";
-    case AmpClass::kRnn: return "rnn";
-  }
-  return "unknown";
-}
-
 std::string forward_op_of_node(std::string_view name) {
   constexpr std::string_view kEvaluate = "evaluate_function: ";
   if (const size_t at = name.find(kEvaluate); at != std::string_view::npos) name = name.substr(at + kEvaluate.size());

@@ -19,7 +19,6 @@ enum class AmpClass : uint8_t {
   kNoSpeedup,  // index, gather, scatter, embedding: bound by indices and atomics, not by dtype
   kRnn,        // cuDNN's RNN: weights cast and re-flattened each forward
 };
-const char* amp_class_name(AmpClass c);
 
 // The class of an op by name: "aten::addmm", "AddmmBackward0" (an autograd
 // node: its forward op's class), "torchvision::roi_align".

@@ -40,6 +40,8 @@ struct Fix {
 };
 
 std::span<const Fix> all_fixes();
+// The amp fix's transform (amp_fix.cpp).
+void amp_apply(Graph& g, const JobTraits& t, const Calibration& cal, Bound b);
 const Fix* find_fix(std::string_view id);
 
 }  // namespace gpuscope::analyzer::whatif
