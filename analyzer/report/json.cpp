@@ -90,6 +90,8 @@ json summary_json(const Summary& s) {
                      {"gpu_saving_factor", round_to(s.gpu_saving_factor, 4)},
                      {"launch_idle_factor", round_to(s.launch_idle_factor, 4)},
                      {"kernel_gap_floor_ms", ms3(s.kernel_gap_floor_ms)}};
+  // A control stretch judged implausible only, so other reports keep their shape.
+  if (s.untraced_rejected_ms > 0) out["untraced"]["rejected_step_ms"] = ms3(s.untraced_rejected_ms);
   // Recordings made with `--trace ...,overhead` only, so other reports keep their shape.
   if (!s.tracer_overhead.empty()) {
     json kinds = json::array();

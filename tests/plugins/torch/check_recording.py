@@ -136,9 +136,22 @@ def control_stretch():
     check(out.returncode == 0, "analyze exits 0: %s" % out.stderr[-300:])
     if out.returncode == 0:
         untraced = json.loads(out.stdout)["summary"]["untraced"]
-        # No CUPTI here, so no drain: the untraced steps' CPU bounds stand in.
-        check(untraced["method"] == "cpu_steps" and untraced["step_ms"] > 0 and untraced["tracing_cost_pct"] is not None,
-              "the report has the untraced step and the tracing cost: %s" % untraced)
+        durations = [(e - s) / 1e6 for (_, s, e), o in zip(steps, with_ops)]
+        quiet_ms = statistics.median(d for d, o in zip(durations[3:], with_ops[3:]) if not o)
+        traced_ms = statistics.median(d for d, o in zip(durations[3:], with_ops[3:]) if o)
+        if untraced["step_ms"] is not None:
+            # No CUPTI here, so no drain: the untraced steps' CPU bounds stand in.
+            check(untraced["method"] == "cpu_steps" and untraced["step_ms"] > 0
+                  and untraced["tracing_cost_pct"] is not None and "rejected_step_ms" not in untraced,
+                  "the report has the untraced step and the tracing cost: %s" % untraced)
+        else:
+            # A loaded machine can make the untraced steps the slow ones; then the analyzer must
+            # refuse them (docs/rules.md, "The untraced job"), and the steps must show why.
+            rejected = untraced.get("rejected_step_ms") or 0
+            check(rejected > 1.08 * untraced["traced_step_ms"] and quiet_ms > traced_ms
+                  and "slower than the traced step" in (untraced["unknown_why"] or ""),
+                  "an untraced step slower than the traced one (steps: %.2f ms untraced, %.2f ms traced) "
+                  "is refused with its time and why: %s" % (quiet_ms, traced_ms, untraced))
     result, db = record("full", train_mlp(0, ["--steps", "12", "--sleep-ms", "0"]), env={"GPUSCOPE_TORCH_CPU_MEMORY": "1"})
     check(q1(db, "SELECT count(*) FROM range WHERE source = 7") == 0, "--full: no traced stretches, every step traced")
     steps = q(db, "SELECT number, start, \"end\" FROM step ORDER BY start")
