@@ -511,7 +511,14 @@ Analysis analyze(store::Reader& reader, const Options& options) {
   analyze_ranks(reader, opt, c, a);
   timer.mark("ranks");
   judge_against_untraced(a);
-  if (opt.replay) whatif::advise(c, a, opt.what_if);
+  c.calibrations = &opt.calibrations;
+  if (opt.replay) {
+    whatif::advise(c, a, opt.what_if);
+    const DeviceInfo* dev = m.device(c.device);
+    const std::string gpu = dev ? dev->name : std::string();
+    a.whatif.calibration_path = whatif::calibration_for(gpu, &opt.calibrations).path;
+    whatif::correct_by_tries(a, opt.try_history, gpu);
+  }
   timer.mark("what-if replay");
   cap_startup_findings(a);
 

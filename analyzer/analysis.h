@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "analyzer/result.h"
+#include "analyzer/whatif/calibration.h"
+#include "analyzer/whatif/history.h"
 
 namespace gpuscope::store {
 class Reader;
@@ -28,6 +30,12 @@ struct Options {
   bool replay = true;
   // --what-if: combinations of fix ids to predict besides the plan ("amp+cuda-graphs").
   std::vector<std::vector<std::string>> what_if;
+  // Read by the CLI, never by the analyzer (docs/try.md, "Learning from
+  // measurements"): --calibration FILE and `gpuscope calibrate`'s tables in the
+  // cache, and `gpuscope try`'s try_history.jsonl, whose tries of the analysed
+  // GPU correct the what-if predictions (empty: none).
+  whatif::LocalCalibrations calibrations;
+  whatif::TryHistory try_history;
 };
 
 // Parses "amp+cuda-graphs" into fix ids; throws Error naming an unknown one.

@@ -17,6 +17,10 @@
 
 namespace gpuscope::analyzer {
 
+namespace whatif {
+struct LocalCalibrations;
+}
+
 // A blocking wait that ends up to this long before the GPU runs dry still
 // counts as the reason (CPU and GPU timestamps are not perfectly aligned).
 inline constexpr int64_t kSyncToleranceNs = 10'000;
@@ -53,6 +57,8 @@ struct Context {
   const Model& m;
   const StepPlan& plan;
   int64_t device = -1;
+  // Calibration tables from outside the build (Options::calibrations); null: the embedded ones.
+  const whatif::LocalCalibrations* calibrations = nullptr;
   std::vector<StepWindow> steps;  // analysed, by start time
   IntervalSet step_set;
   int64_t step_ns = 0;  // sum of analysed step durations

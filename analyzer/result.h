@@ -264,6 +264,16 @@ struct RankSummary {
 // The what-if replay (docs/rules.md, "What-if"): the analysed steps replayed
 // as a dependency graph, first as recorded (the model's own check), then with
 // each fix applied, then the best sequence of fixes.
+// A prediction corrected by what `gpuscope try` measured for the same fixes on
+// this GPU (try_history.jsonl; analyzer/whatif/history.h). `tries`: the tries
+// with a prediction to compare with; below kMinTries nothing is corrected.
+struct TriesCorrection {
+  int64_t tries = 0;
+  bool corrected = false;
+  double step_ms = 0, lo_ms = 0, hi_ms = 0, saving_pct = 0;  // the replay's own, before the correction
+  double median_residual_pct = 0;  // measured step over predicted step, the median over tries, as a %
+};
+
 struct FixPrediction {
   std::string fix, title;
   bool applies = false;
@@ -271,12 +281,14 @@ struct FixPrediction {
   double step_ms = 0, lo_ms = 0, hi_ms = 0;  // predicted step and its range
   double saving_pct = 0;           // of the job's step; negative: slower
   double cpu_ms = 0, gpu_ms = 0;   // the replay's CPU and GPU busy time per step after the fix
+  std::optional<TriesCorrection> by_tries;
 };
 
 struct PlanStep {
   std::vector<std::string> fixes;  // cumulative, in the order applied
   double step_ms = 0, lo_ms = 0, hi_ms = 0;
   double saving_pct = 0;           // of the job's step, all fixes so far
+  std::optional<TriesCorrection> by_tries;
 };
 
 struct WhatIf {
@@ -284,6 +296,14 @@ struct WhatIf {
   std::string unavailable;         // why not, when not
   std::string calibration;         // the table used, e.g. "h200.json"
   bool calibration_measured = false;
+  std::string calibration_path;    // where a table from outside the build was read; empty: embedded
+  // The tries of `gpuscope try` on this GPU that the predictions were compared
+  // with (try_history.jsonl); `tries` 0: none, and the JSON has no key for it.
+  struct History {
+    std::string file, gpu;
+    int64_t tries = 0;          // lines for this GPU
+    int64_t damaged_lines = 0;  // in the whole file, skipped
+  } history;
   int64_t steps = 0;               // steps replayed
   double job_step_ms = 0;          // what predictions are anchored to: the untraced step, else the traced one
   double traced_step_ms = 0;       // the replayed steps' recorded mean
@@ -308,6 +328,7 @@ struct WhatIf {
   struct Asked {
     std::vector<std::string> asked, fixes, skipped;
     double step_ms = 0, lo_ms = 0, hi_ms = 0, saving_pct = 0;
+    std::optional<TriesCorrection> by_tries;
   };
   std::vector<Asked> asked;
 };

@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "report/output.h"
 #include "trace_formats/common/atomic_file.h"
 #include "trace_formats/common/error.h"
+#include "trace_formats/common/plugin_cache.h"
 #include "trace_formats/common/text.h"
 #include "trace_formats/import/open_recording.h"
 #include "trace_formats/schema/meta_keys.h"
@@ -26,11 +28,11 @@ namespace gpuscope::cli {
 namespace {
 
 struct AnalyzeArgs {
-  std::string path, format = "text", output, steps;
+  std::string path, format = "text", output, steps, calibration;
   std::optional<int64_t> device, pid, rank;
   std::vector<std::string> what_if;
   int top = 10;
-  bool force = false, list_rules = false, no_what_if = false, wait = false;
+  bool force = false, list_rules = false, no_what_if = false, wait = false, no_history = false;
   double fail_on_saving = -1;
 };
 
@@ -73,6 +75,65 @@ std::vector<std::vector<std::string>> unique_fix_lists(const std::vector<std::st
   return lists;
 }
 
+namespace fs = std::filesystem;
+
+std::optional<std::string> read_text(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// What analyze learns from this machine (docs/try.md, "Learning from
+// measurements"): --calibration FILE, else the tables `gpuscope calibrate`
+// wrote into the cache (<cache>/calibration/*.json; a damaged one is skipped
+// with a warning); and, unless --no-history, `gpuscope try`'s
+// <cache>/try_history.jsonl (damaged lines counted, one warning).
+void read_local_inputs(const AnalyzeArgs& args, analyzer::Options& opt) {
+  if (!args.calibration.empty()) {
+    const auto text = read_text(args.calibration);
+    if (!text || fs::is_directory(args.calibration))
+      throw Error("analyze: --calibration " + args.calibration + ": no such file or not readable");
+    analyzer::whatif::Calibration c = analyzer::whatif::parse_calibration(*text, args.calibration);
+    c.file = fs::path(args.calibration).filename().string();
+    c.path = args.calibration;
+    opt.calibrations.forced.push_back(std::move(c));
+  }
+  const std::string cache = plugin_cache::cache_dir();
+  if (cache.empty()) return;
+  std::error_code ec;
+  if (args.calibration.empty() && fs::is_directory(fs::path(cache) / "calibration", ec)) {
+    std::vector<fs::path> tables;
+    for (const auto& e : fs::directory_iterator(fs::path(cache) / "calibration", ec))
+      if (e.path().extension() == ".json" && !e.path().filename().string().starts_with(".")) tables.push_back(e.path());
+    std::sort(tables.begin(), tables.end());
+    for (const auto& p : tables) {
+      try {
+        const auto text = read_text(p);
+        if (!text) throw Error(p.string() + ": not readable");
+        analyzer::whatif::Calibration c = analyzer::whatif::parse_calibration(*text, p.string());
+        c.file = p.filename().string();
+        c.path = p.string();
+        opt.calibrations.local.push_back(std::move(c));
+      } catch (const Error& e) {
+        std::fprintf(stderr, "gpuscope: warning: calibration table skipped: %s\n", terminal_safe(e.what()).c_str());
+      }
+    }
+  }
+  if (args.no_history) return;
+  const fs::path history = fs::path(cache) / "try_history.jsonl";
+  if (!fs::exists(history, ec)) return;
+  const auto text = read_text(history);
+  if (!text) {
+    std::fprintf(stderr, "gpuscope: warning: %s: not readable; predictions not calibrated by earlier tries\n",
+                 terminal_safe(history.string()).c_str());
+    return;
+  }
+  opt.try_history = analyzer::whatif::parse_try_history(*text, history.string());
+  if (opt.try_history.damaged_lines > 0)
+    std::fprintf(stderr, "gpuscope: warning: %s: %lld damaged line%s skipped\n", terminal_safe(history.string()).c_str(),
+                 static_cast<long long>(opt.try_history.damaged_lines), opt.try_history.damaged_lines == 1 ? "" : "s");
+}
+
 void run(const AnalyzeArgs& args) {
   if (args.list_rules) {
     std::fputs(analyzer::rules_markdown().c_str(), stdout);
@@ -89,7 +150,10 @@ void run(const AnalyzeArgs& args) {
   if (!args.steps.empty()) analyzer::parse_step_range(args.steps, opt);
   opt.what_if = unique_fix_lists(args.what_if);
   if (args.no_what_if && !args.what_if.empty()) throw Error("analyze: --what-if and --no-what-if contradict each other");
+  if (args.no_what_if && !args.calibration.empty())
+    throw Error("analyze: --calibration and --no-what-if contradict each other");
   opt.replay = !args.no_what_if;
+  if (opt.replay) read_local_inputs(args, opt);
 
   handle_live_recording(args.path, args.wait);
   const formats::OpenedRecording input = formats::open_recording(args.path, opt.progress);
@@ -140,6 +204,12 @@ void add_analyze_command(CLI::App& app) {
                   "amp, channels-last, fused-optimizer, compile, cuda-graphs, host-sync, dataloader-stall, pageable-memcpy)");
   cmd->add_flag("--no-what-if", args.no_what_if,
                 "No what-if replay: no plan, and findings keep their rule's own estimate (docs/rules.md)");
+  cmd->add_option("--calibration", args.calibration,
+                  "The what-if speed table to use (gpuscope calibrate's, schema gpuscope-calibration/1) instead of "
+                  "the one chosen by the recording's GPU");
+  cmd->add_flag("--no-history", args.no_history,
+                "Do not correct the what-if predictions by gpuscope try's earlier measurements on this GPU "
+                "(try_history.jsonl in the cache)");
   cmd->add_flag("--wait", args.wait, kWaitHelp);
   cmd->add_flag("--list-rules", args.list_rules, "Print every rule with its thresholds and saving model (Markdown)");
   cmd->callback([] { run(args); });

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "analyzer/whatif/history.h"
+
 namespace gpuscope::analyzer::report {
 
 std::string untraced_line(const Analysis& a) {
@@ -116,9 +118,30 @@ std::string whatif_check_line(const Analysis& a) {
     line += ", tracing's " + format_fixed(w.tracing_cost_per_call_us, 2) + " us a CUDA call and " +
             format_fixed(w.tracing_cost_per_op_us, 2) + " us a torch op taken off";
   line += "; as traced " + format_fixed(w.replay_traced_ms, 2) + " ms against " + format_fixed(w.traced_step_ms, 2) +
-          " ms; calibration " + w.calibration + (w.calibration_measured ? "" : " (estimated from peak rates, not measured)");
+          " ms; calibration " + w.calibration +
+          (w.calibration_path.empty() ? "" : " (read from " + w.calibration_path + ")") +
+          (w.calibration_measured ? "" : " (estimated from peak rates, not measured)");
+  if (w.history.tries > 0)
+    line += "; " + std::to_string(w.history.tries) + " tries of gpuscope try on this GPU in " + w.history.file;
   return line;
 }
+
+namespace {
+
+// "; calibrated by 3 tries on this machine (NVIDIA H100 80GB HBM3): the replay alone 30.00 ms (-25.0 %, 28.00-32.00 ms)"
+std::string tries_note(const std::optional<TriesCorrection>& t, const WhatIf& w) {
+  if (!t) return "";
+  const std::string tries = std::to_string(t->tries) + (t->tries == 1 ? " try" : " tries");
+  if (!t->corrected)
+    return "; " + tries + " on this machine (" + w.history.gpu + "), " + std::to_string(whatif::kMinTries) +
+           " needed to calibrate";
+  return "; calibrated by " + tries + " on this machine (" + w.history.gpu + "): the replay alone " +
+         format_fixed(t->step_ms, 2) + " ms (" + (t->saving_pct >= 0 ? "-" : "+") +
+         format_fixed(std::abs(t->saving_pct), 1) + " %, " + format_fixed(t->lo_ms, 2) + "-" + format_fixed(t->hi_ms, 2) +
+         " ms)";
+}
+
+}  // namespace
 
 std::vector<std::string> plan_lines(const Analysis& a) {
   std::vector<std::string> out;
@@ -134,7 +157,8 @@ std::vector<std::string> plan_lines(const Analysis& a) {
     std::string what = (i ? "then " : "") + title(p.fixes.back());
     out.push_back(std::to_string(i + 1) + ". " + what + " -> " + format_fixed(p.step_ms, 2) + " ms (" +
                   (p.saving_pct >= 0 ? "-" : "+") + format_fixed(std::abs(p.saving_pct), 1) + " %" +
-                  (i ? " in all" : "") + ", " + format_fixed(p.lo_ms, 2) + "-" + format_fixed(p.hi_ms, 2) + " ms)");
+                  (i ? " in all" : "") + ", " + format_fixed(p.lo_ms, 2) + "-" + format_fixed(p.hi_ms, 2) + " ms)" +
+                  tries_note(p.by_tries, w));
   }
   if (w.plan.empty()) out.push_back("no fix the replay can price saves 2 % or more");
   for (const auto& q : w.asked) {
@@ -142,7 +166,7 @@ std::vector<std::string> plan_lines(const Analysis& a) {
     for (const auto& id : q.asked) ids += (ids.empty() ? "" : "+") + id;
     std::string line = "asked: " + ids + " -> " + format_fixed(q.step_ms, 2) + " ms (" + (q.saving_pct >= 0 ? "-" : "+") +
                        format_fixed(std::abs(q.saving_pct), 1) + " %, " + format_fixed(q.lo_ms, 2) + "-" +
-                       format_fixed(q.hi_ms, 2) + " ms)";
+                       format_fixed(q.hi_ms, 2) + " ms)" + tries_note(q.by_tries, w);
     if (!q.skipped.empty()) {
       std::string sk;
       for (const auto& id : q.skipped) sk += (sk.empty() ? "" : ", ") + id;

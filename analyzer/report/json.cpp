@@ -6,6 +6,7 @@
 
 #include "analyzer/analysis.h"
 #include "analyzer/report/report.h"
+#include "analyzer/whatif/history.h"
 #include "analyzer/job_end.h"
 #include "analyzer/report/format.h"
 #include "report/json.h"
@@ -125,6 +126,17 @@ json finding_json(const Finding& f) {
   };
 }
 
+// Only where `gpuscope try`'s history held tries of these fixes on this GPU.
+void add_tries(json& x, const std::optional<TriesCorrection>& t) {
+  if (!t) return;
+  x["tries"] = {{"count", t->tries},
+                {"corrected", t->corrected},
+                {"median_residual_pct", round_to(t->median_residual_pct, 2)},
+                {"uncorrected_step_ms", ms3(t->step_ms)},
+                {"uncorrected_step_range_ms", json::array({ms3(t->lo_ms), ms3(t->hi_ms)})},
+                {"uncorrected_saving_pct", round_to(t->saving_pct, 2)}};
+}
+
 json whatif_json(const WhatIf& w) {
   if (!w.available) return json{{"available", false}, {"why", w.unavailable}};
   json fixes = json::array(), plan = json::array();
@@ -136,27 +148,34 @@ json whatif_json(const WhatIf& w) {
       x["saving_pct"] = round_to(f.saving_pct, 2);
       x["cpu_ms"] = ms3(f.cpu_ms);
       x["gpu_ms"] = ms3(f.gpu_ms);
+      add_tries(x, f.by_tries);
     } else {
       x["why_not"] = f.why_not;
     }
     fixes.push_back(x);
   }
-  for (const auto& p : w.plan)
-    plan.push_back({{"fixes", p.fixes},
-                    {"step_ms", ms3(p.step_ms)},
-                    {"step_range_ms", json::array({ms3(p.lo_ms), ms3(p.hi_ms)})},
-                    {"saving_pct", round_to(p.saving_pct, 2)}});
+  for (const auto& p : w.plan) {
+    json x{{"fixes", p.fixes},
+           {"step_ms", ms3(p.step_ms)},
+           {"step_range_ms", json::array({ms3(p.lo_ms), ms3(p.hi_ms)})},
+           {"saving_pct", round_to(p.saving_pct, 2)}};
+    add_tries(x, p.by_tries);
+    plan.push_back(std::move(x));
+  }
   json asked = json::array();
-  for (const auto& q : w.asked)
-    asked.push_back({{"asked", q.asked},
-                     {"fixes", q.fixes},
-                     {"skipped", q.skipped},
-                     {"step_ms", ms3(q.step_ms)},
-                     {"step_range_ms", json::array({ms3(q.lo_ms), ms3(q.hi_ms)})},
-                     {"saving_pct", round_to(q.saving_pct, 2)}});
+  for (const auto& q : w.asked) {
+    json x{{"asked", q.asked},
+           {"fixes", q.fixes},
+           {"skipped", q.skipped},
+           {"step_ms", ms3(q.step_ms)},
+           {"step_range_ms", json::array({ms3(q.lo_ms), ms3(q.hi_ms)})},
+           {"saving_pct", round_to(q.saving_pct, 2)}};
+    add_tries(x, q.by_tries);
+    asked.push_back(std::move(x));
+  }
   json kinds = json::object();
   for (const auto& [kind, ms] : w.gpu_ms_by_kind) kinds[kind] = ms3(ms);
-  return json{{"available", true},
+  json out{{"available", true},
               {"asked", asked},
               {"gpu_ms_by_kind", kinds},
               {"calibration", w.calibration},
@@ -176,6 +195,14 @@ json whatif_json(const WhatIf& w) {
               {"fixes", fixes},
               {"plan", plan},
               {"not_recommended", w.not_recommended}};
+  if (!w.calibration_path.empty()) out["calibration_file"] = w.calibration_path;
+  if (w.history.tries > 0)
+    out["history"] = {{"file", w.history.file},
+                      {"gpu", w.history.gpu},
+                      {"tries", w.history.tries},
+                      {"damaged_lines", w.history.damaged_lines},
+                      {"min_tries", whatif::kMinTries}};
+  return out;
 }
 
 json ranks_json(const std::vector<RankSummary>& ranks) {

@@ -257,7 +257,7 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
     return;
   }
   const DeviceInfo* dev = c.m.device(c.device);
-  const Calibration& cal = calibration_for(dev ? dev->name : std::string());
+  const Calibration& cal = calibration_for(dev ? dev->name : std::string(), c.calibrations);
   w.calibration = cal.file;
   w.calibration_measured = cal.measured;
   w.steps = g.steps;

@@ -138,4 +138,16 @@ const Calibration& calibration_for(std::string_view device_name) {
   return none;
 }
 
+const Calibration& calibration_for(std::string_view device_name, const LocalCalibrations* extra) {
+  if (!extra) return calibration_for(device_name);
+  if (!extra->forced.empty()) return extra->forced.front();
+  const Calibration& built_in = calibration_for(device_name);
+  if (built_in.measured || device_name.empty()) return built_in;
+  for (const Calibration& c : extra->local)
+    if (c.device == device_name) return c;
+  for (const Calibration& c : extra->local)
+    if (!c.match.empty() && device_name.find(c.match) != std::string_view::npos) return c;
+  return built_in;
+}
+
 }  // namespace gpuscope::analyzer::whatif

@@ -34,6 +34,9 @@ struct Cost {
 
 struct Calibration {
   std::string file;    // e.g. "h200.json"
+  // Where a table from outside the build was read (--calibration FILE, or
+  // gpuscope calibrate's in the cache); empty for the embedded ones.
+  std::string path;
   std::string device;  // the GPU it was measured on
   std::string match;   // the token matched against a recording's device name
   bool measured = false;  // false: the generic peak-rate table
@@ -51,5 +54,18 @@ Calibration parse_calibration(std::string_view json, const std::string& name);
 const std::vector<Calibration>& calibrations();
 // The measured table whose `match` the device name contains, else the generic one.
 const Calibration& calibration_for(std::string_view device_name);
+
+// Tables from outside the build, which the CLI reads and passes in
+// (analyzer::Options): `forced` (--calibration FILE) is used for every GPU;
+// `local` (what `gpuscope calibrate` wrote into the cache) for a GPU that has
+// no embedded measured table.
+struct LocalCalibrations {
+  std::vector<Calibration> forced;  // at most one
+  std::vector<Calibration> local;
+};
+// As above, with `extra` (may be null) considered: forced, else an embedded
+// measured table, else a local one whose device is the name (or whose match it
+// contains), else the generic one.
+const Calibration& calibration_for(std::string_view device_name, const LocalCalibrations* extra);
 
 }  // namespace gpuscope::analyzer::whatif
