@@ -37,6 +37,9 @@ constexpr double kCallFloorNs = 300;
 // A plan step must save this share of the job's step over the step before it.
 constexpr double kPlanMinSavingPct = 2;
 constexpr size_t kMaxPlanSteps = 4;
+// A fix whose range alone reaches a step this much slower might slow the job
+// (about the spread of a step time measured twice: the ground truth's README).
+constexpr double kRiskAlonePct = 1;
 // A fix predicted to save at least this much gets a finding of its own when no
 // rule named it: above the replay's error on the real models it was checked
 // against (torch.compile predicted 1.2-1.3x its measured saving on ResNet-50 and
@@ -94,6 +97,7 @@ double margin_of(double identity_error_pct) { return std::min(0.25, std::abs(ide
 
 struct Priced {
   double mid = 0, lo = 0, hi = 0;
+  double hi_fix = 0;  // hi from the fixes' own bounds, without the identity replay's error
   double cpu_ms = 0, gpu_ms = 0;
 };
 
@@ -117,7 +121,8 @@ struct Pricer {
     }
     p.mid = at[0];
     p.lo = std::min({at[0], at[1], at[2]}) * (1 - margin);
-    p.hi = std::max({at[0], at[1], at[2]}) * (1 + margin);
+    p.hi_fix = std::max({at[0], at[1], at[2]});
+    p.hi = p.hi_fix * (1 + margin);
     return p;
   }
 };
@@ -171,7 +176,13 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
   const Replay before = replay(base);
   if (before.step_ms <= 0) return out;
   const Pricer price{base, traits, cal, job / before.step_ms, margin};
-  std::vector<const Fix*> usable;
+  // Fixes the plan may take: those that, applied alone, cannot slow the job.
+  // One predicted slower alone, or whose own bounds alone (the replay's error,
+  // which every fix shares, aside) reach a step more than the timings' own
+  // spread slower, stays out even where it would save after
+  // others (amp once CUDA graphs took its CPU cost away): users apply a plan's
+  // fixes one at a time, and often stop before the end.
+  std::vector<const Fix*> usable, risky;
   for (const Fix& f : all_fixes()) {
     FixPrediction p;
     p.fix = std::string(f.id);
@@ -183,7 +194,8 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
       p.step_ms = r.mid, p.lo_ms = r.lo, p.hi_ms = r.hi;
       p.saving_pct = 100 * (1 - r.mid / job);
       p.cpu_ms = r.cpu_ms, p.gpu_ms = r.gpu_ms;
-      usable.push_back(&f);
+      const bool might_slow = r.mid > job || r.hi_fix > job * (1 + kRiskAlonePct / 100);
+      (might_slow ? risky : usable).push_back(&f);
       if (p.saving_pct >= kPlanMinSavingPct && p.hi_ms > job)
         out.not_recommended.push_back(predicted(f.id, r.mid, p.saving_pct) + ", but its range reaches " + ms2(r.hi) +
                                       " ms (" + signed_pct(100 * (r.hi / job - 1)) +
@@ -219,6 +231,19 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
     out.plan.push_back(std::move(step));
     current = best_p.mid;
   }
+  if (!chosen.empty())
+    for (const Fix* f : risky) {
+      std::vector<const Fix*> trial = chosen;
+      trial.push_back(f);
+      const Priced p = price(trial);
+      if (p.hi > current || 100 * (current - p.mid) / job < kPlanMinSavingPct) continue;
+      std::string after;
+      for (const Fix* c : chosen) after += (after.empty() ? "" : ", ") + std::string(c->id);
+      out.not_recommended.push_back(std::string(f->id) + ": after " + after + ", predicted " + ms2(p.mid) +
+                                    " ms a step (" + signed_pct(-100 * (1 - p.mid / job)) +
+                                    " % in all), but alone it might slow the job: measure it once they are applied "
+                                    "(gpuscope try)");
+    }
 
   for (const auto& ids : asked) {
     WhatIf::Asked q;
@@ -324,6 +349,8 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
   w.available = true;
 
   JobTraits traits = job_traits(g, c.m.torch_compile);
+  const ConvLayout layout = inductor_conv_layout(c.m);
+  traits.inductor_layout = layout.layout;
   // A job that replays CUDA graphs launches them from steps the torch plugin
   // may not see (optimizer.step inside the graph): any graph launch in the
   // recording says the job uses them.

@@ -99,10 +99,36 @@ std::string channels_last_why_not(const Graph& g, const JobTraits& t) {
   return "";
 }
 
+// ATen's CUDA group norm makes its input contiguous (NCHW) and returns NCHW,
+// whatever the model's layout: a channels_last convolution next to one still
+// converts its input (forward) or its incoming gradient (backward), by ATen's
+// copies instead of cuDNN's transposes. The transposes whose nearest norm
+// kernel, before or after them in launch order, is a group norm's stay.
+std::vector<bool> beside_group_norm(const Graph& g) {
+  std::vector<bool> keep(g.gpu.size(), false);
+  auto is_norm = [](Kind k) { return k == Kind::kBatchNorm || k == Kind::kGroupNorm || k == Kind::kLayerNorm; };
+  auto sweep = [&](auto begin, auto end) {
+    Kind last = Kind::kOther;
+    for (auto x = begin; x != end; ++x) {
+      const GpuTask& k = g.gpu[*x];
+      if (k.removed) continue;
+      if (is_norm(k.kind)) last = k.kind;
+      if (k.kind == Kind::kTranspose && last == Kind::kGroupNorm) keep[*x] = true;
+    }
+  };
+  std::vector<uint32_t> order(g.gpu.size());
+  for (uint32_t x = 0; x < order.size(); ++x) order[x] = x;
+  sweep(order.begin(), order.end());
+  sweep(order.rbegin(), order.rend());
+  return keep;
+}
+
 // The NCHW -> NHWC layout: cuDNN's transposes go, convolutions and batch norm
 // run at their NHWC speed; group norm too when ATen's NHWC kernel runs it
-// (channels_last), not when compiled code does (torch.compile's layout).
+// (channels_last; then the transposes beside it stay), not when compiled code
+// does (torch.compile's layout).
 void to_nhwc(Graph& g, const Calibration& cal, Bound b, bool aten_group_norm) {
+  const std::vector<bool> keep = aten_group_norm ? beside_group_norm(g) : std::vector<bool>(g.gpu.size(), false);
   for (uint32_t x = 0; x < g.gpu.size(); ++x) {
     GpuTask& k = g.gpu[x];
     if (k.removed) continue;
@@ -110,7 +136,9 @@ void to_nhwc(Graph& g, const Calibration& cal, Bound b, bool aten_group_norm) {
     switch (k.kind) {
       case Kind::kConv: k.dur *= cal.ratio("conv_nchw_to_nhwc_fp32", t, b, 0.9); break;
       case Kind::kConvHalf: k.dur *= cal.ratio("conv_nchw_to_nhwc_bf16", t, b, 0.85); break;
-      case Kind::kTranspose: remove_task(g, x); break;
+      case Kind::kTranspose:
+        if (!keep[x]) remove_task(g, x);
+        break;
       case Kind::kBatchNorm: k.dur *= cal.ratio("batchnorm_nchw_to_nhwc", t, b, 0.8); break;
       case Kind::kGroupNorm:
         if (aten_group_norm) k.dur *= cal.ratio("groupnorm_nchw_to_nhwc", t, b, 1.5);
@@ -179,9 +207,10 @@ bool is_copy(const Graph& g, const GpuTask& k) {
 
 bool is_spatial_norm(Kind k) { return k == Kind::kBatchNorm || k == Kind::kGroupNorm; }
 
+// cuDNN's NCHW <-> NHWC transposes are not: they run inside the convolution's
+// call, which inductor leaves to cuDNN (they go only with the layout).
 bool fusible(Kind k) {
-  return k == Kind::kMemoryBound || k == Kind::kBatchNorm || k == Kind::kGroupNorm || k == Kind::kLayerNorm ||
-         k == Kind::kTranspose;
+  return k == Kind::kMemoryBound || k == Kind::kBatchNorm || k == Kind::kGroupNorm || k == Kind::kLayerNorm;
 }
 
 std::string compile_why_not(const Graph&, const JobTraits& t) {
@@ -190,8 +219,8 @@ std::string compile_why_not(const Graph&, const JobTraits& t) {
   return "";
 }
 
-// Depthwise (grouped) convolutions: inductor keeps a graph holding them in
-// NCHW (channels-last is measured slower for them).
+// Without the convolutions' shapes: a graph holding depthwise (grouped)
+// convolutions is taken to stay NCHW.
 bool has_depthwise_convolutions(const Graph& g) {
   if (!g.names) return false;
   for (const GpuTask& k : g.gpu)
@@ -207,7 +236,9 @@ void compile_apply(Graph& g, const JobTraits& t, const Calibration& cal, Bound b
   // batch norm counted at cuDNN's NHWC speed (both read the tensor twice and
   // write it once), group norm as it ran (ATen's slower NHWC kernel is not
   // what runs).
-  if (t.has_convolutions && !t.channels_last && !has_depthwise_convolutions(g)) to_nhwc(g, cal, b, false);
+  const bool layout_opt = t.inductor_layout == LayoutOpt::kUnknown ? !has_depthwise_convolutions(g)
+                                                                    : t.inductor_layout == LayoutOpt::kYes;
+  if (t.has_convolutions && !t.channels_last && layout_opt) to_nhwc(g, cal, b, false);
   // Chains of memory-bound kernels between matmuls, per stream, in launch order,
   // outside the optimizer (compiling the model leaves optimizer.step eager),
   // ended by a host wait or a graph break.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyzer/whatif/calibration.h"
+#include "analyzer/whatif/conv_layout.h"
 #include "analyzer/whatif/step_graph.h"
 
 namespace gpuscope::analyzer::whatif {
@@ -27,6 +28,9 @@ struct JobTraits {
   double data_wait_share = 0;    // DataLoader waits over the step
   int64_t scalar_reads = 0;      // blocking reads of a few bytes (.item()) per step
   int64_t pageable_copies = 0;   // per step
+  // torch.compile's layout for the convolutions, from their recorded shapes
+  // (conv_layout.h); kUnknown: the kernels' names decide.
+  LayoutOpt inductor_layout = LayoutOpt::kUnknown;
 };
 JobTraits job_traits(const Graph& g, bool torch_compile_seen);
 

@@ -137,6 +137,11 @@ TEST(WhatIfFixes, ChannelsLastIsNotRecommendedWhereGroupNormDominates) {
     for (const auto& f : p.fixes) EXPECT_NE(f, "channels-last");
   ASSERT_FALSE(prices.not_recommended.empty());
   EXPECT_NE(prices.not_recommended[0].find("group norm"), std::string::npos) << prices.not_recommended[0];
+  // ATen's group norm hands NCHW tensors to the convolutions beside it: their
+  // conversions stay (as copies), unlike beside batch norm below.
+  size_t kept = 0;
+  for (const auto& k : with(g, {"channels-last"}, cal).gpu) kept += k.kind == Kind::kTranspose && !k.removed;
+  EXPECT_EQ(kept, 10u * 20u);
 
   // With batch norm instead, channels_last is the first fix.
   GraphBuilder bn;
@@ -153,6 +158,47 @@ TEST(WhatIfFixes, ChannelsLastIsNotRecommendedWhereGroupNormDominates) {
   bool named = false;
   for (const auto& p : bn_prices.plan) named = named || p.fixes.back() == "channels-last";
   EXPECT_TRUE(named);
+  size_t left = 0;
+  for (const auto& k : with(gb, {"channels-last"}, cal).gpu) left += k.kind == Kind::kTranspose && !k.removed;
+  EXPECT_EQ(left, 0u);
+}
+
+// A fix that would slow the job alone stays out of the plan even where it saves
+// after an earlier step (users stop part way): channels_last on a GroupNorm net
+// that inductor keeps in NCHW helps only once compile generated the norms.
+TEST(WhatIfFixes, APlanTakesNoFixThatAloneMightSlowTheJob) {
+  GraphBuilder b;
+  for (int s = 0; s < 10; ++s) {
+    b.step();
+    for (int i = 0; i < 20; ++i) {
+      b.launch(5, 5, Kind::kTranspose, 10);
+      b.launch(5, 5, Kind::kConv, 100);
+      b.launch(5, 5, Kind::kTranspose, 10);
+      b.launch(5, 5, Kind::kGroupNorm, 40);
+      b.launch(5, 5, Kind::kMemoryBound, 20);
+      b.launch(5, 5, Kind::kMemoryBound, 20);
+    }
+  }
+  const Graph g = b.graph();
+  const Calibration cal = table();
+  auto traits = analyzer::whatif::job_traits(g, false);
+  traits.inductor_layout = analyzer::whatif::LayoutOpt::kNo;  // a convolution narrows 2x: inductor keeps NCHW
+  traits.bf16 = true;  // amp aside: this is about the layout
+  const double plain = replay(g).step_ms;
+  const auto prices = analyzer::whatif::price_fixes(g, traits, cal, plain, 0);
+  ASSERT_FALSE(prices.plan.empty());
+  EXPECT_EQ(prices.plan[0].fixes, std::vector<std::string>{"compile"});
+  for (const auto& p : prices.plan)
+    for (const auto& f : p.fixes) EXPECT_NE(f, "channels-last");
+  bool after = false;
+  for (const auto& line : prices.not_recommended)
+    after = after || line.starts_with("channels-last: after compile, predicted");
+  EXPECT_TRUE(after) << ::testing::PrintToString(prices.not_recommended);
+  // Without the layout decision (no shapes), compile converts the layout itself.
+  traits.inductor_layout = analyzer::whatif::LayoutOpt::kYes;
+  const auto converted = analyzer::whatif::price_fixes(g, traits, cal, plain, 0);
+  ASSERT_FALSE(converted.plan.empty());
+  EXPECT_LT(converted.plan[0].step_ms, prices.plan[0].step_ms);
 }
 
 TEST(WhatIfFixes, AFixTheJobAlreadyUsesIsNotOffered) {
