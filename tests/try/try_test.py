@@ -11,7 +11,7 @@ tests/CMakeLists.txt; docs/try.md). One case per invocation:
              exits 130, and no process of the job (nor its DataLoader worker) is left
   refuse     a command that is not a Python program: one line, exit 2
   calibrate  `gpuscope calibrate --device cpu --quick` runs the shipped calibrate.py
-             and writes a gpuscope-calibration/1 table
+             and writes a gpuscope-calibration/1 table (to -o, and without it into the cache)
 """
 import argparse
 import json
@@ -212,6 +212,16 @@ def case_calibrate(a, tmp):
     again = subprocess.run([a.gpuscope, "calibrate", "--device", "cpu", "-o", out], capture_output=True, text=True,
                            env=env_for(tmp), timeout=60)
     check(again.returncode == 2 and "already exists" in again.stderr, "an existing output is refused")
+    # Without -o: into the cache, named after the device it measured, where analyze looks.
+    into = subprocess.run([a.gpuscope, "calibrate", "--device", "cpu", "--quick", "--seconds", "30", "--python",
+                           a.python], capture_output=True, text=True, env=env_for(tmp), timeout=300)
+    check(into.returncode == 0, "calibrate into the cache exited %d: %s" % (into.returncode, into.stderr[-2000:]))
+    folder = os.path.join(tmp, "cache", "gpuscope", "calibration")
+    tables = sorted(os.listdir(folder))
+    check(len(tables) == 1 and tables[0].startswith("cpu-") and tables[0].endswith(".json"), "cache tables %r" % tables)
+    cached = json.load(open(os.path.join(folder, tables[0])))
+    check(cached["schema"] == "gpuscope-calibration/1" and cached["device"].startswith("cpu"), "cached %r" % cached.get("device"))
+    check("wrote " + os.path.join(folder, tables[0]) in into.stderr, "says where it wrote: %s" % into.stderr[-500:])
     print("calibrate: ok")
 
 
