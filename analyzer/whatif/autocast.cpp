@@ -145,6 +145,64 @@ double input_elements(std::string_view shapes, size_t index) {
   return 0;
 }
 
+std::vector<std::vector<int64_t>> tensor_dims(std::string_view s, size_t count) {
+  std::vector<std::vector<int64_t>> out;
+  size_t i = s.find('[');
+  if (i == std::string_view::npos) return out;
+  ++i;
+  while (i < s.size() && out.size() < count) {
+    while (i < s.size() && (s[i] == ',' || s[i] == ' ')) ++i;
+    if (i >= s.size() || s[i] != '[') break;
+    ++i;
+    std::vector<int64_t> d;
+    int64_t value = 0;
+    bool digits = false, nested = false, closed = false;
+    for (; i < s.size(); ++i) {
+      const char ch = s[i];
+      if (ch == ']') {
+        closed = true;
+        break;
+      }
+      if (ch == '[') {
+        nested = true;
+        while (i < s.size() && s[i] != ']') ++i;  // a list of tensors: skipped
+      } else if (std::isdigit(static_cast<unsigned char>(ch))) {
+        value = value * 10 + (ch - '0'), digits = true;
+      } else if (ch == ',') {
+        if (digits) d.push_back(value);
+        value = 0, digits = false;
+      }
+    }
+    if (!closed) break;
+    if (digits) d.push_back(value);
+    ++i;
+    out.push_back(nested ? std::vector<int64_t>{} : std::move(d));
+  }
+  return out;
+}
+
+MatmulShape matmul_shape(std::string_view op, std::string_view shapes, int64_t align) {
+  op = strip_namespace(op);
+  size_t a = 0, b = 1;  // the two matrices among the inputs
+  if (op == "addmm" || op == "baddbmm" || op == "addbmm") a = 1, b = 2;
+  else if (op != "linear" && op != "mm" && op != "bmm" && op != "matmul") return {};
+  const auto dims = tensor_dims(shapes, b + 1);
+  if (dims.size() <= b || dims[a].empty() || dims[b].empty()) return {};
+  const auto& x = dims[a];
+  const auto& w = dims[b];
+  const int64_t k = x.back();
+  // linear's weight is [N, K]; the others' second matrix [..., K, N].
+  const int64_t n = op == "linear" ? w.front() : w.back();
+  double rows = 1;
+  for (size_t i = 0; i + 1 < x.size(); ++i) rows *= static_cast<double>(x[i]);
+  if (op == "bmm" || op == "baddbmm") rows = static_cast<double>(x.size() == 3 ? x[0] * x[1] : 0);
+  MatmulShape m;
+  m.flops = 2 * rows * static_cast<double>(n) * static_cast<double>(k);
+  const int64_t inner_m = x.size() >= 2 ? x[x.size() - 2] : 1;
+  m.misaligned = align > 1 && (k % align != 0 || n % align != 0 || (x.size() >= 2 && inner_m % align != 0));
+  return m;
+}
+
 double parameter_elements(std::string_view op, std::string_view shapes) {
   op = strip_namespace(op);
   // nn.LSTM/GRU: the weights are input 1, a list (autocast casts and re-flattens them each forward).

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpuscope::analyzer::whatif {
 
@@ -33,6 +34,20 @@ std::string forward_op_of_node(std::string_view name);
 // ("[[32,128,768],[3072,768],[3072]]"; a list of tensors counts as their sum;
 // scalars count 0). Returns input `index`'s count, 0 when absent or unparseable.
 double input_elements(std::string_view shapes, size_t index);
+
+// The dims of the first `count` inputs of a recorded shapes list; a scalar or a
+// list of tensors gives no dims. Stops at the first item it cannot read.
+std::vector<std::vector<int64_t>> tensor_dims(std::string_view shapes, size_t count);
+
+// A matmul op's multiply-adds x 2 (linear, addmm, mm, bmm, baddbmm, matmul)
+// from its recorded shapes, and whether one of M, N, K is not a multiple of
+// `align` elements (cuBLAS then runs slower kernels, inductor pads them); 0
+// for other ops.
+struct MatmulShape {
+  double flops = 0;
+  bool misaligned = false;
+};
+MatmulShape matmul_shape(std::string_view op, std::string_view shapes, int64_t align);
 
 // Elements of the inputs autocast casts to bf16 when the op is kLower: the
 // weights and bias (inputs 1 and 2) of linear and convolution ops, which are

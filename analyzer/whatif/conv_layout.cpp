@@ -1,6 +1,7 @@
 #include "analyzer/whatif/conv_layout.h"
 
-#include <cctype>
+#include "analyzer/whatif/autocast.h"
+
 #include <cstdint>
 #include <set>
 #include <string_view>
@@ -10,39 +11,6 @@ namespace gpuscope::analyzer::whatif {
 namespace {
 
 using Dims = std::vector<int64_t>;
-
-// The first `count` items of a recorded shapes list ("[[32,128,64,64],[128,128,3,3],[128],[],...]"):
-// a tensor's dims, or empty for a scalar or a list of tensors.
-std::vector<Dims> leading_shapes(std::string_view s, size_t count) {
-  std::vector<Dims> out;
-  size_t i = s.find('[');
-  if (i == std::string_view::npos) return out;
-  ++i;
-  while (i < s.size() && out.size() < count) {
-    while (i < s.size() && (s[i] == ',' || s[i] == ' ')) ++i;
-    if (i >= s.size() || s[i] != '[') break;
-    ++i;
-    Dims d;
-    int64_t value = 0;
-    bool digits = false, nested = false;
-    for (; i < s.size() && s[i] != ']'; ++i) {
-      const char ch = s[i];
-      if (ch == '[') {
-        nested = true;
-        while (i < s.size() && s[i] != ']') ++i;  // a list of tensors: skipped
-      } else if (std::isdigit(static_cast<unsigned char>(ch))) {
-        value = value * 10 + (ch - '0'), digits = true;
-      } else if (ch == ',') {
-        if (digits) d.push_back(value);
-        value = 0, digits = false;
-      }
-    }
-    if (digits) d.push_back(value);
-    ++i;  // past this item's ']'
-    out.push_back(nested ? Dims{} : d);
-  }
-  return out;
-}
 
 struct Conv {
   Dims input, weight;
@@ -64,7 +32,7 @@ std::vector<Conv> recorded_convolutions(const Model& m) {
     const bool transposed = name.starts_with("conv_transpose");
     const bool user_conv = transposed || name == "conv1d" || name == "conv2d" || name == "conv3d";
     if (!user_conv && name != "convolution") continue;
-    auto shapes = leading_shapes(m.str(op.shapes), 2);
+    auto shapes = tensor_dims(m.str(op.shapes), 2);
     if (shapes.size() < 2 || shapes[0].size() < 3 || shapes[1].size() != shapes[0].size()) continue;
     Conv c{std::move(shapes[0]), std::move(shapes[1]), transposed};
     (user_conv ? user : plain).push_back(std::move(c));

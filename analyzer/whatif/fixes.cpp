@@ -4,6 +4,7 @@
 #include "analyzer/whatif/fixes.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <array>
 #include <cmath>
 
@@ -33,6 +34,9 @@ constexpr double kMinCapturedShare = 0.1;
 // torch.compile: a fused chain takes at least this share of its largest eager
 // pass (it still reads the chain's inputs and writes its outputs once).
 constexpr double kFusedPassShare = 1.0;
+// A matmul call of at least this many flops runs at its kernels' throughput (a
+// smaller one is bound by launch and latency, which padding does not change).
+constexpr double kThroughputBoundFlops = 1e9;
 
 double us(double ns) { return ns / 1000; }
 
@@ -230,7 +234,55 @@ bool has_depthwise_convolutions(const Graph& g) {
   return false;
 }
 
+bool is_gemm(Kind k) { return k == Kind::kGemmFp32 || k == Kind::kGemmTf32 || k == Kind::kGemmHalf; }
+
+// cuBLAS's tensor-core kernels for 2-byte operands off its alignment name it
+// ("cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_nn_align1"): the backward
+// GEMMs of a misaligned matmul, whose autograd nodes carry no shapes. (Its fp32
+// SIMT kernels say align1 whatever the shapes.)
+bool misaligned_kernel_name(const Graph& g, const GpuTask& k) {
+  if (!g.names || k.name >= g.names->size()) return false;
+  const std::string_view n = (*g.names)[k.name];
+  if (n.find("tensorop") == std::string_view::npos || n.find("f32_s1688") != std::string_view::npos) return false;
+  return (k.half || k.kind == Kind::kGemmHalf) &&
+         (n.find("_align1") != std::string_view::npos || n.find("_align2") != std::string_view::npos ||
+          n.find("_align4") != std::string_view::npos);
+}
+
+// Inductor pads a matmul whose M, N or K is off cuBLAS's alignment (its pad_mm
+// pass, on by default, keeps the padding where it benchmarks faster: a GPT's
+// vocabulary of 50257), and cuBLAS then runs its aligned kernels. They run at
+// the throughput of the job's own aligned matmuls, measured on its forward
+// matmul ops (flops from their recorded shapes); without both kinds of forward
+// matmul op the kernels keep their time.
+void pad_misaligned_gemms(Graph& g, Bound b) {
+  struct Call {
+    double flops = 0, ns = 0;
+    bool misaligned = false;
+  };
+  std::unordered_map<uint32_t, Call> calls;  // forward matmul op call -> its GEMM kernels
+  for (const GpuTask& k : g.gpu)
+    if (!k.removed && is_gemm(k.kind) && !k.backward && k.flops > 0 && k.op != UINT32_MAX) {
+      Call& c = calls[k.op];
+      c.flops = k.flops, c.ns += k.dur, c.misaligned = k.misaligned;
+    }
+  double flops[2] = {0, 0}, ns[2] = {0, 0};
+  for (const auto& [op, c] : calls)
+    if (c.flops >= kThroughputBoundFlops) flops[c.misaligned] += c.flops, ns[c.misaligned] += c.ns;
+  if (ns[0] <= 0 || ns[1] <= 0 || flops[0] <= 0 || flops[1] <= 0) return;
+  const double ratio = std::clamp((flops[1] / ns[1]) / (flops[0] / ns[0]), 0.1, 1.0);
+  if (ratio >= 1) return;
+  // The high bound keeps half the gain (pad_mm's benchmark may keep some unpadded).
+  const double r = b == Bound::kHi ? (1 + ratio) / 2 : ratio;
+  for (GpuTask& k : g.gpu)
+    if (!k.removed && is_gemm(k.kind) &&
+        (k.backward ? misaligned_kernel_name(g, k)
+                  : k.misaligned && calls.count(k.op) > 0 && calls[k.op].flops >= kThroughputBoundFlops))
+      k.dur *= r;
+}
+
 void compile_apply(Graph& g, const JobTraits& t, const Calibration& cal, Bound b) {
+  pad_misaligned_gemms(g, b);
   // Inductor's layout optimization: a graph of (non-grouped) convolutions is
   // compiled channels-last. Its normalizations are its own generated kernels:
   // batch norm counted at cuDNN's NHWC speed (both read the tensor twice and

@@ -110,6 +110,8 @@ struct OpView {
   bool backward = false, graph_break = false;
   uint32_t op = UINT32_MAX;
   float input_elems = 0, param_elems = 0;
+  float flops = 0;
+  bool misaligned = false;
 };
 
 OpView op_view(const Model& m, uint32_t corr) {
@@ -151,6 +153,12 @@ OpView op_view(const Model& m, uint32_t corr) {
         v.param_elems = static_cast<float>(parameter_elements(name, shapes));
       // A matmul of two activations casts both.
       if (v.amp == AmpClass::kLower && v.param_elems == 0) v.input_elems += static_cast<float>(input_elements(shapes, 1));
+      // 2-byte data must be aligned to 8 elements, fp32 to 4 (16 bytes).
+      const std::string_view dtypes = r.dtypes != kNone ? m.str(r.dtypes) : std::string_view{};
+      const bool two_bytes = dtypes.find("BFloat16") != std::string_view::npos || dtypes.find("Half") != std::string_view::npos;
+      const MatmulShape mm = matmul_shape(name, shapes, two_bytes ? 8 : 4);
+      v.flops = static_cast<float>(mm.flops);
+      v.misaligned = mm.misaligned;
     }
   }
   return v;
@@ -266,6 +274,8 @@ Graph build_graph(const Context& c, size_t max_steps) {
       t->op = v.op;
       t->input_elems = v.input_elems;
       t->param_elems = v.param_elems;
+      t->flops = v.flops;
+      t->misaligned = v.misaligned;
       t->graph_break = v.graph_break;
       ++g.kernels_per_step[g.cpu[t->cpu].step];
     }

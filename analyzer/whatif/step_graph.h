@@ -69,6 +69,10 @@ struct GpuTask {
   float input_elems = 0, param_elems = 0;
   // The op is one dynamo cannot trace (a graph break for torch.compile; fixes.cpp).
   bool graph_break = false;
+  // A forward matmul op's flops (shared by the op's kernels) and whether its
+  // shapes leave cuBLAS's alignment (autocast.h, matmul_shape).
+  float flops = 0;
+  bool misaligned = false;
 };
 
 enum class CpuType : uint8_t { kOther, kLaunch, kBlocking };

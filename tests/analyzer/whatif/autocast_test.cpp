@@ -173,6 +173,60 @@ TEST(Compile, AFusedChainTakesAtLeastItsLargestPass) {
   EXPECT_NEAR(g.gpu[0].dur, 1000e3, 1);  // not (1000 + 60) x 0.3
 }
 
+TEST(Compile, MatmulShapesGiveFlopsAndAlignment) {
+  using analyzer::whatif::matmul_shape;
+  // A GPT's vocabulary projection: N = 50257 is off the 8-element alignment of bf16.
+  const auto head = matmul_shape("aten::linear", "[[16,1024,1024],[50257,1024],[]]", 8);
+  EXPECT_DOUBLE_EQ(head.flops, 2.0 * 16 * 1024 * 50257 * 1024);
+  EXPECT_TRUE(head.misaligned);
+  const auto mlp = matmul_shape("aten::addmm", "[[3072],[16384,1024],[1024,3072],[],[]]", 8);
+  EXPECT_DOUBLE_EQ(mlp.flops, 2.0 * 16384 * 1024 * 3072);
+  EXPECT_FALSE(mlp.misaligned);
+  EXPECT_DOUBLE_EQ(matmul_shape("aten::bmm", "[[8,16,32],[8,32,64]]", 8).flops, 2.0 * 8 * 16 * 64 * 32);
+  EXPECT_TRUE(matmul_shape("aten::mm", "[[30,64],[64,64]]", 4).misaligned);  // M = 30
+  EXPECT_DOUBLE_EQ(matmul_shape("aten::add", "[[4,4],[4,4],[]]", 8).flops, 0.0);
+  EXPECT_DOUBLE_EQ(matmul_shape("aten::mm", "[[30,64", 8).flops, 0.0);  // damaged
+}
+
+// Inductor pads a matmul off cuBLAS's alignment: its kernels, forward and the
+// backward ones cuBLAS names misaligned, run at the job's aligned throughput.
+TEST(Compile, AMisalignedMatmulRunsAtTheAlignedThroughput) {
+  std::vector<std::string> names = {"", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
+                                    "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1",
+                                    "cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_nn_align1",
+                                    "cutlass_80_simt_sgemm_256x128_8x4_nt_align1"};
+  GraphBuilder b;
+  for (int s = 0; s < 4; ++s) {
+    b.step();
+    const auto op = static_cast<uint32_t>(s * 10);
+    b.launch_op(5, 5, Kind::kGemmHalf, 1000, AmpClass::kLower, op + 1);  // 4 GFLOP in 1 ms: 4e12 flop/s
+    b.launch_op(5, 5, Kind::kGemmHalf, 2000, AmpClass::kLower, op + 2);  // 2 GFLOP in 2 ms: 1e12 flop/s
+    b.launch_op(5, 5, Kind::kGemmHalf, 4000, AmpClass::kLower, op + 2, true);  // its backward
+    b.launch_op(5, 5, Kind::kGemmFp32, 4000, AmpClass::kLower, op + 3, true);  // SIMT "align1": not misaligned
+  }
+  Graph g = b.graph();
+  g.names = &names;
+  for (size_t i = 0; i < g.gpu.size(); ++i) {
+    auto& k = g.gpu[i];
+    k.half = k.kind == Kind::kGemmHalf;
+    switch (i % 4) {
+      case 0: k.name = 1, k.flops = 4e9; break;
+      case 1: k.name = 2, k.flops = 2e9, k.misaligned = true; break;
+      case 2: k.name = 3; break;
+      default: k.name = 4; break;
+    }
+  }
+  const Graph c = with(g, {"compile"}, table());
+  EXPECT_NEAR(c.gpu[0].dur, 1000e3, 1);
+  EXPECT_NEAR(c.gpu[1].dur, 500e3, 1);   // 2000 us x (1e12 / 4e12)
+  EXPECT_NEAR(c.gpu[2].dur, 1000e3, 1);  // backward, by cuBLAS's name
+  EXPECT_NEAR(c.gpu[3].dur, 4000e3, 1);
+  // Small matmuls (under 1 GFLOP a call) are bound by latency: nothing is padded.
+  for (auto& k : g.gpu) k.flops = k.flops > 0 ? 1e6 : 0;
+  const Graph small = with(g, {"compile"}, table());
+  EXPECT_NEAR(small.gpu[1].dur, 2000e3, 1);
+}
+
 TEST(ControlStretch, AnUntracedStepInsideCompilationIsNotUsed) {
   using analyzer::implausible_untraced;
   // torch.compile's first steps inside the control stretch: 979 ms against 60 ms traced.
