@@ -29,6 +29,15 @@ void (*g_cupti_starter)() = nullptr;
 enum class Control { kBefore, kIn, kDone };
 Control g_control = Control::kBefore;
 uint64_t g_steps_ended = 0, g_control_start_ns = 0, g_control_steps = 0;
+// The stretch starts once step times have settled (compilation, cuDNN's
+// autotuning and a DataLoader's first batches make the first steps slow): after
+// the warm-up steps, at the first boundary where the last kSettledSteps steps
+// agree within kSettledSpread, and at the latest kMaxSettleSteps steps later.
+constexpr size_t kSettledSteps = 2;
+constexpr double kSettledSpread = 1.25;
+constexpr uint64_t kMaxSettleSteps = 50;
+uint64_t g_recent[kSettledSteps] = {};  // the last steps' durations, ns (0: unknown)
+uint64_t g_recent_n = 0;
 
 // Captures on demand (schedule.h), under g_mutex except the phase's loads.
 std::atomic<Phase> g_phase{Phase::idle};
@@ -110,9 +119,19 @@ bool wanted(const Config& config, uint64_t now) {
   return config.traced_at(now, g_epoch_ns) && g_control != Control::kIn && config.step_in_window(g_steps_ended);
 }
 
-// Holds g_mutex. Advances the control stretch at the end of a step (counted by the caller).
-void count_control_step(const Config& config, uint64_t now) {
-  if (g_control == Control::kBefore && g_steps_ended >= config.control_warmup_steps) {
+// Holds g_mutex. Whether the last steps' durations agree (see kSettledSteps).
+bool settled() {
+  if (g_recent_n < kSettledSteps) return false;
+  const auto [lo, hi] = std::minmax_element(std::begin(g_recent), std::end(g_recent));
+  return *lo > 0 && static_cast<double>(*hi) <= kSettledSpread * static_cast<double>(*lo);
+}
+
+// Holds g_mutex. Advances the control stretch at the end of a step (counted by
+// the caller) that lasted `step_ns` (0: unknown, the first one).
+void count_control_step(const Config& config, uint64_t now, uint64_t step_ns) {
+  if (step_ns > 0) g_recent[g_recent_n++ % kSettledSteps] = step_ns;
+  if (g_control == Control::kBefore && g_steps_ended >= config.control_warmup_steps &&
+      (settled() || g_steps_ended >= config.control_warmup_steps + kMaxSettleSteps)) {
     g_control = Control::kIn;
     g_control_start_ns = now;
     g_control_steps = 0;
@@ -323,7 +342,7 @@ bool on_step_boundary(const Config& config, uint64_t now) {
   {
     std::lock_guard lock(g_mutex);
     ++g_steps_ended;
-    if (config.control()) count_control_step(config, now);
+    if (config.control()) count_control_step(config, now, previous && now > previous ? now - previous : 0);
     if (config.on_demand) capture_step(now, previous && now > previous ? now - previous : 0);
     switch_to(wanted(config, now), true, now, entered);
     traced_next = g_traced.load(std::memory_order_relaxed);

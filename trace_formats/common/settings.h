@@ -313,8 +313,8 @@ struct Attributes {
     "A-B or A-: trace torch steps A to B only (numbered from 0, as analyze --steps takes them; record --steps); "  \
     "on-demand: dormant until gpuscope trigger asks (record --on-demand)")                                          \
   X(kControlSteps, "GPUSCOPE_CONTROL_STEPS", ControlSteps, (ControlSteps::Value{3, 8, 200}), "", nullptr, "0",     \
-    "W,N[,MS]: after W torch steps leave N steps, at least MS ms, untraced to time the job without gpuscope; "     \
-    "0: off")                                                                               \
+    "W,N[,MS]: after W torch steps, once two steps in a row agree within 25 % (at most W+50), leave N steps, "   \
+    "at least MS ms, untraced to time the job without gpuscope; 0: off")                                                                               \
   X(kOriginNs, "GPUSCOPE_ORIGIN_NS", Number, (0), "", nullptr, nullptr,                                             \
     "set by record: the recording's clock origin, CLOCK_MONOTONIC ns (0: the file's, or now)")                     \
   X(kWindowStartNs, "GPUSCOPE_WINDOW_START_NS", Number, (0), "", nullptr, nullptr,                                  \

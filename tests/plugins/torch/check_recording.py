@@ -110,8 +110,9 @@ def dataloader_workers2():
 
 @case
 def control_stretch():
-    # record's default: steps 4-11 untraced (ops off), at least 0.2 s, then traced again;
-    # every step recorded; analyze reports the untraced step time and what tracing cost.
+    # record's default: after 3 warm-up steps, once two steps in a row agree within 25 %, 8
+    # steps untraced (ops off), at least 0.2 s, then traced again; every step recorded;
+    # analyze reports the untraced step time and what tracing cost.
     result, db = record("control", train_mlp(0, ["--steps", "30", "--sleep-ms", "1"]), control=True,
                         env={"GPUSCOPE_TORCH_CPU_MEMORY": "1"})
     check(result.returncode == 0, "job exits 0 (got %d)" % result.returncode)
@@ -121,14 +122,19 @@ def control_stretch():
     check(len(windows) == 2, "two traced stretches, before and after the control stretch: %d" % len(windows))
     with_ops = [q1(db, "SELECT count(*) FROM op WHERE start >= ? AND start < ?", s, e) > 0 for _, s, e in steps]
     pattern = "".join("x" if o else "." for o in with_ops)
-    untraced = pattern[3:].split("x")[0]
-    check(pattern.startswith("xxx.") and len(untraced) >= 8 and pattern.endswith("xxxx"),
-          "ops in the 3 warm-up steps, none in 8 or more after them, then ops again: %s" % pattern)
+    first = pattern.find(".")
+    untraced = pattern[first:].split("x")[0] if first >= 0 else ""
+    check(pattern.startswith("xxx") and len(untraced) >= 8 and pattern.endswith("xxxx"),
+          "ops in 3 or more warm-up steps, none in 8 or more after them, then ops again: %s" % pattern)
+    if 3 <= first < 3 + 50:
+        a, b = [(e - s) / 1e6 for _, s, e in steps[first - 2:first]]
+        check(max(a, b) <= 1.35 * min(a, b),
+              "the stretch began once two steps agreed (%.1f and %.1f ms before it)" % (a, b))
     # The allocator's events: the first 2 steps of each traced stretch only (GPUSCOPE_TORCH_MEMORY_STEPS).
     with_memory = [q1(db, "SELECT count(*) FROM memory_event WHERE source = 2 AND ts >= ? AND ts < ?", s, e) > 0
                    for _, s, e in steps]
     memory = "".join("m" if m else "." for m in with_memory)
-    resumed = pattern.index("x", 3)
+    resumed = pattern.index("x", max(first, 3))
     check(memory[:2] == "mm" and memory[2:resumed] == "." * (resumed - 2)
           and memory[resumed:resumed + 2] == "mm" and set(memory[resumed + 2:]) == {"."},
           "allocator events in the first 2 steps of each stretch only: %s (ops %s)" % (memory, pattern))
