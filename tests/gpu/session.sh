@@ -16,7 +16,8 @@
 # HTA idle and TensorBoard GPU utilization of `export --steps analysed` against analyze; EC_ARGS),
 # job_end (tests/plugins/torch/check_job_end.py with the loop on the GPU: JOB_END_CASES),
 # on_demand (bench/collector/on_demand_cost.py, MLP then ResNet-50: OD_MODELS, OD_MLP_ARGS,
-# OD_RESNET50_ARGS, OD_ARGS).
+# OD_RESNET50_ARGS, OD_ARGS), try_models (tests/gpu/try_check.py: TRY_MODELS), stream_wait (a
+# two-stream recording for tests/data).
 # Usage (GPU machine, repository root): BUDGET=560 tests/gpu/session.sh STEP...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -135,6 +136,22 @@ for step in "$@"; do
       find "$OUT/r/on_demand/$m.work" -name 'capture_*.db*' ! -name 'capture_0.db' -delete
       find "$OUT/r/on_demand/$m.work" -name 'tmp*.json' -delete
     done ;;
+  try_models)
+    # Issue 48: `gpuscope try --from` each model's recording against the same fixes timed by hand
+    # (TRY_MODELS, default the five not yet run on a GPU; ~60-150 s a model, BERT's compile slow).
+    mkdir -p "$OUT/r/try"
+    timeout -k 5 $left python3 tests/gpu/try_check.py --gpuscope .carry/bin/gpuscope --budget $((left - 10)) \
+      --models "${TRY_MODELS:-vit_b16,convnext_tiny,t5_small,resnet50_gn,bert}" --out "$OUT/r/try" 2>&1 | tail -40 ;;
+  stream_wait)
+    # Issue 50: a real recording with a stream wait (two streams, copies overlapping compute) for
+    # tests/data: the flow arrow from the waited-for work to the waiting kernel is checked in CI.
+    mkdir -p "$OUT/r/stream_wait"
+    timeout -k 5 $left .carry/bin/gpuscope record -o "$OUT/r/stream_wait/copy_overlap_fixed_gpu.db" -- \
+      python3 samples/advisor/copy-overlap.py --steps 12 --fixed > "$OUT/r/stream_wait/record.log" 2>&1
+    echo "stream_wait: rc=$?"; tail -3 "$OUT/r/stream_wait/record.log"
+    .carry/bin/gpuscope info "$OUT/r/stream_wait/copy_overlap_fixed_gpu.db" 2>&1 | head -20
+    sqlite3 "$OUT/r/stream_wait/copy_overlap_fixed_gpu.db" "SELECT type, count(*) FROM sync GROUP BY type" 2>&1 | head
+    zstd -q --rm -19 "$OUT/r/stream_wait/copy_overlap_fixed_gpu.db" 2>/dev/null || true ;;
   injection) OUT=$OUT/r/injection timeout -k 5 $left bash tests/gpu/injection_check.sh ;;
   diff) OUT=$OUT/r/diff GS=$PWD/.carry/bin/gpuscope timeout -k 5 $left bash tests/gpu/diff_check.sh ;;
   # Kept under r/ too: the call's output comes back only in its last 12 000 characters.
