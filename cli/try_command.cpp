@@ -49,6 +49,7 @@ struct TryOptions {
   std::string from;
   size_t steps = 30;
   size_t rounds = 3;
+  size_t max_rounds = 0;  // 0: twice --rounds
   size_t warmup_max = 50;
   double timeout_s = 0;
   double grace_s = 10;
@@ -212,6 +213,9 @@ int run_try(TryOptions& opt) {
   t.steps = opt.steps;
   t.rounds = opt.rounds;
   t.warmup_max = opt.warmup_max;
+  t.max_rounds = opt.max_rounds == 0 ? 2 * opt.rounds : opt.max_rounds;
+  if (t.max_rounds < opt.rounds)
+    throw Error("try: --max-rounds " + std::to_string(opt.max_rounds) + " is fewer than --rounds " + std::to_string(opt.rounds));
   t.from = opt.from;
   t.collector = !collector.empty();
   t.not_tried = plan.not_tried;
@@ -229,8 +233,13 @@ int run_try(TryOptions& opt) {
   for (const auto& v : plan.variants) names += ", " + v.name();
   std::fprintf(stderr,
                "gpuscope try: the script runs %zu x %zu = %zu times (%s; %zu round(s) alternated), each until %zu steps "
-               "after its warm-up; every run has GPUSCOPE_TRY set\n",
-               per_round, opt.rounds, t.runs_planned, terminal_safe(names).c_str(), opt.rounds, opt.steps);
+               "after its warm-up; every run has GPUSCOPE_TRY set%s\n",
+               per_round, opt.rounds, t.runs_planned, terminal_safe(names).c_str(), opt.rounds, opt.steps,
+               t.max_rounds > opt.rounds
+                   ? ("; a variant whose rounds disagree runs again with the job as it is, up to " +
+                      std::to_string(t.max_rounds) + " rounds")
+                         .c_str()
+                   : "");
   std::fflush(stderr);
 
   struct sigaction sa {};
@@ -244,6 +253,41 @@ int run_try(TryOptions& opt) {
   const auto start = std::chrono::steady_clock::now();
   size_t run_no = 0;
   bool baseline_failed = false;
+  // One run of the job as it is (i == 0) or of variant i - 1, in `round`;
+  // false when the job failed as it is (nothing left to compare with).
+  const auto run_one = [&](size_t round, size_t rounds_shown, size_t i) {
+    try_report::VariantResult& v = i == 0 ? t.baseline : t.variants[i - 1];
+    ++run_no;
+    const std::string name = i == 0 ? "as it is" : v.variant.name();
+    try_run::Spec spec;
+    spec.command = opt.command;
+    spec.exe = exe;
+    spec.folder = temp + "/run-" + std::to_string(run_no);
+    fs::create_directories(spec.folder);
+    spec.log = spec.folder + "/output.log";
+    spec.env = run_env(hook, v.variant.name(), spec.folder, collector);
+    spec.steps = opt.steps;
+    spec.warmup_max = opt.warmup_max;
+    spec.grace_s = opt.grace_s;
+    spec.timeout_s = opt.timeout_s;
+    std::fprintf(stderr, "gpuscope try: round %zu/%zu, %s ...", round + 1, rounds_shown, terminal_safe(name).c_str());
+    std::fflush(stderr);
+    try_run::Result r = try_run::run(spec, g_stop);
+    std::fprintf(stderr, " %s\n", terminal_safe(describe_run(r)).c_str());
+    if (r.end != try_run::End::kInterrupted) ++t.runs_done;
+    if (r.hook.is_object()) {
+      if (t.torch.empty()) t.torch = r.hook.value("torch", "");
+      if (t.gpu.empty()) t.gpu = r.hook.value("gpu", "");
+      if (t.device.empty()) t.device = r.hook.value("device", "");
+    }
+    if (r.end == try_run::End::kFailed && !r.step_ms.empty() && r.step_ms.size() < 3 && i == 0)
+      r.why += " (the job's own failure: the same as without gpuscope try?)";
+    const bool failed = r.end == try_run::End::kFailed || r.end == try_run::End::kTimedOut ||
+                        (r.end == try_run::End::kShort && r.steady_ms.empty());
+    if (v.runs.size() <= round) v.runs.resize(round + 1);
+    v.runs[round] = std::move(r);
+    return !(i == 0 && failed);
+  };
   for (size_t round = 0; round < opt.rounds && !g_stop && !baseline_failed; ++round) {
     for (size_t i = 0; i < per_round && !g_stop; ++i) {
       try_report::VariantResult& v = i == 0 ? t.baseline : t.variants[i - 1];
@@ -253,40 +297,43 @@ int run_try(TryOptions& opt) {
         skip = skip || (r && (r->end == try_run::End::kFailed || r->end == try_run::End::kNotApplied ||
                               r->end == try_run::End::kTimedOut));
       if (skip) continue;
-      ++run_no;
-      const std::string name = i == 0 ? "as it is" : v.variant.name();
-      try_run::Spec spec;
-      spec.command = opt.command;
-      spec.exe = exe;
-      spec.folder = temp + "/run-" + std::to_string(run_no);
-      fs::create_directories(spec.folder);
-      spec.log = spec.folder + "/output.log";
-      spec.env = run_env(hook, v.variant.name(), spec.folder, collector);
-      spec.steps = opt.steps;
-      spec.warmup_max = opt.warmup_max;
-      spec.grace_s = opt.grace_s;
-      spec.timeout_s = opt.timeout_s;
-      std::fprintf(stderr, "gpuscope try: round %zu/%zu, %s ...", round + 1, opt.rounds, terminal_safe(name).c_str());
-      std::fflush(stderr);
-      try_run::Result r = try_run::run(spec, g_stop);
-      std::fprintf(stderr, " %s\n", terminal_safe(describe_run(r)).c_str());
-      if (r.end != try_run::End::kInterrupted) ++t.runs_done;
-      if (r.hook.is_object()) {
-        if (t.torch.empty()) t.torch = r.hook.value("torch", "");
-        if (t.gpu.empty()) t.gpu = r.hook.value("gpu", "");
-        if (t.device.empty()) t.device = r.hook.value("device", "");
-      }
-      if (r.end == try_run::End::kFailed && !r.step_ms.empty() && r.step_ms.size() < 3 && i == 0)
-        r.why += " (the job's own failure: the same as without gpuscope try?)";
-      const bool failed = r.end == try_run::End::kFailed || r.end == try_run::End::kTimedOut ||
-                          (r.end == try_run::End::kShort && r.steady_ms.empty());
-      v.runs[round] = std::move(r);
-      if (i == 0 && failed) {
+      if (!run_one(round, opt.rounds, i)) {
         baseline_failed = true;
         break;
       }
     }
   }
+  // Extra rounds (docs/try.md): the variants whose rounds disagree run again,
+  // alternated with the job as it is (A B A B ...), until their rounds agree
+  // or --max-rounds; the others keep the rounds they had.
+  for (size_t round = opt.rounds; round < t.max_rounds && !g_stop && !baseline_failed; ++round) {
+    std::vector<size_t> again;
+    for (size_t k = 0; k < t.variants.size(); ++k) {
+      try_report::VariantResult& v = t.variants[k];
+      if (v.runs.size() < round) continue;  // settled in an earlier extra round
+      const std::string why = try_report::more_rounds_why(t, v);
+      if (why.empty()) continue;
+      if (v.extra_why.empty()) {
+        v.extra_why = why;
+        std::fprintf(stderr, "gpuscope try: %s: %s: more rounds of it and of the job as it is (at most %zu in all)\n",
+                     terminal_safe(v.variant.name()).c_str(), terminal_safe(why).c_str(), t.max_rounds);
+      }
+      again.push_back(k + 1);
+    }
+    if (again.empty()) break;
+    t.runs_planned += again.size() + 1;
+    if (!run_one(round, t.max_rounds, 0)) {
+      baseline_failed = true;
+      break;
+    }
+    ++t.baseline.extra_rounds;
+    for (size_t i : again) {
+      if (g_stop) break;
+      run_one(round, t.max_rounds, i);
+      ++t.variants[i - 1].extra_rounds;
+    }
+  }
+  if (t.baseline.extra_rounds > 0) t.baseline.extra_why = "paired with the variants' extra rounds";
   // The GPU the job ran on, as its hook saw it; the recording's only when the
   // job used CUDA but had not named its device yet.
   if (t.gpu.empty() && t.device == "cuda") t.gpu = plan.gpu;
@@ -329,6 +376,10 @@ static void add_try_command(CLI::App& app) {
   cmd->add_option("--from", opt.from, "analyze's JSON report, or a recording (analysed now): predictions and variants");
   cmd->add_option("--steps", opt.steps, "Steady steps timed per run (after the warm-up)")->check(whole_number(3, 100000))->capture_default_str();
   cmd->add_option("--rounds", opt.rounds, "Rounds: each runs the job as it is and every variant once")->check(whole_number(1, 100))->capture_default_str();
+  cmd->add_option("--max-rounds", opt.max_rounds,
+                  "Rounds at most, with the extra ones a variant gets when its rounds' savings spread over more than "
+                  "4 points (default: twice --rounds; equal to --rounds: no extra rounds)")
+      ->check(whole_number(1, 200));
   cmd->add_option("--warmup-max", opt.warmup_max,
                   "Steps after which a run whose step times have not settled is timed anyway")
       ->check(whole_number(0, 100000))->capture_default_str();

@@ -25,6 +25,10 @@ std::vector<std::vector<double>> steady_by_round(const VariantResult& v) {
   return out;
 }
 
+bool counts(const std::optional<try_run::Result>& r) {
+  return r && (r->end == try_run::End::kMeasured || r->end == try_run::End::kShort) && !r->steady_ms.empty();
+}
+
 void fill(VariantResult& v) {
   std::vector<double> all;
   const nlohmann::json* hook = nullptr;
@@ -112,6 +116,8 @@ ordered_json variant_json(const VariantResult& v, bool baseline) {
                  {"p10_ms", measured ? ordered_json(r3(v.p10_ms)) : ordered_json(nullptr)},
                  {"p90_ms", measured ? ordered_json(r3(v.p90_ms)) : ordered_json(nullptr)}};
   if (baseline) {
+    j["extra_rounds"] = v.extra_rounds;
+    j["extra_rounds_why"] = v.extra_why.empty() ? ordered_json(nullptr) : ordered_json(v.extra_why);
     j["runs"] = runs;
     return j;
   }
@@ -135,11 +141,25 @@ ordered_json variant_json(const VariantResult& v, bool baseline) {
     j["predicted"] = nullptr;
   }
   j["within_range"] = v.within_range ? ordered_json(*v.within_range) : ordered_json(nullptr);
+  ordered_json outliers = ordered_json::array();
+  if (v.cmp)
+    for (size_t r : v.cmp->outliers) outliers.push_back(r + 1);
+  j["outlier_rounds"] = outliers;
+  j["extra_rounds"] = v.extra_rounds;
+  j["extra_rounds_why"] = v.extra_why.empty() ? ordered_json(nullptr) : ordered_json(v.extra_why);
   j["runs"] = runs;
   return j;
 }
 
 }  // namespace
+
+std::string more_rounds_why(const TryResult& t, const VariantResult& v) {
+  if (v.variant.fixes.empty() || v.runs.size() < t.rounds) return "";
+  for (const auto& r : v.runs)
+    if (!counts(r)) return "";  // failed, not applied, interrupted or not run: no more of it
+  const auto c = try_stats::compare(steady_by_round(t.baseline), steady_by_round(v), t.alpha);
+  return try_stats::more_rounds_why(c, t.rounds);
+}
 
 void summarize(TryResult& t) {
   fill(t.baseline);
@@ -160,6 +180,8 @@ nlohmann::ordered_json to_json(const TryResult& t) {
                       {"command", t.command},
                       {"steps", t.steps},
                       {"rounds", t.rounds},
+                      {"max_rounds", t.max_rounds},
+                      {"spread_limit_pts", try_stats::kSpreadLimitPts},
                       {"warmup_max", t.warmup_max},
                       {"from", t.from.empty() ? ordered_json(nullptr) : ordered_json(t.from)},
                       {"gpu", t.gpu},
@@ -224,6 +246,28 @@ std::string to_text(const TryResult& t) {
   out += "\n  saving: 1 - variant/as it is, the median of the rounds' step medians (their smallest..largest); "
          "p: one-sided Mann-Whitney over the steady steps, * when p < " +
          format_fixed(t.alpha, 2) + " and every round agrees\n";
+  std::vector<std::string> extra;
+  for (const auto& v : t.variants) {
+    std::string line;
+    if (v.extra_rounds > 0)
+      line = v.variant.name() + ": " + std::to_string(v.extra_rounds) + " more round" + (v.extra_rounds == 1 ? "" : "s") +
+             " (" + std::to_string(t.rounds + v.extra_rounds) + " in all) with the job as it is: " + v.extra_why;
+    if (v.cmp && !v.cmp->outliers.empty()) {
+      std::string rounds;
+      for (size_t r : v.cmp->outliers)
+        rounds += (rounds.empty() ? "" : ", ") + std::to_string(r + 1) + " (" + signed1(*v.cmp->round_savings[r]) + " %)";
+      line += std::string(line.empty() ? v.variant.name() + ": " : "; ") + "round" +
+              (v.cmp->outliers.size() == 1 ? " " : "s ") + rounds + " far from the others: left out of p";
+    } else if (v.extra_rounds > 0 && v.cmp) {
+      line += "; now " + range_text(v.cmp->low_pct, v.cmp->high_pct);
+    }
+    if (!line.empty()) extra.push_back(plain_text(line));
+  }
+  if (!extra.empty())
+    out += "\nextra rounds (a variant whose rounds' savings spread over more than " + format_fixed(try_stats::kSpreadLimitPts, 0) +
+           " points runs again, alternated with the job as it is, up to " + std::to_string(t.max_rounds) +
+           " rounds; its saving is the median of its rounds, each against the run as it is just before it):\n" +
+           report::text_list(extra);
   std::vector<std::string> applied;
   for (const auto& v : t.variants)
     for (const auto& a : v.applied) applied.push_back(v.variant.name() + " -> " + a);

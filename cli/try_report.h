@@ -27,11 +27,14 @@ struct VariantResult {
   double median_ms = 0, p10_ms = 0, p90_ms = 0;  // over every steady step of every round
   std::optional<try_stats::Comparison> cmp;  // against the baseline
   std::optional<bool> within_range;          // measured range overlaps the predicted one
+  size_t extra_rounds = 0;                   // rounds run beyond --rounds (docs/try.md, "Extra rounds")
+  std::string extra_why;                     // why they ran, as said when the first of them did
 };
 
 struct TryResult {
   std::vector<std::string> command;
   size_t steps = 0, rounds = 0, warmup_max = 0;
+  size_t max_rounds = 0;  // the cap on rounds with the extra ones (--max-rounds)
   std::string from;  // --from as given
   std::string gpu, torch, device;
   bool collector = false;  // the dormant collector was loaded
@@ -43,6 +46,11 @@ struct TryResult {
   double wall_s = 0;
   double alpha = 0.05;
 };
+
+// Why variant `v` needs rounds beyond those it had ("" when it does not):
+// measured in every round so far, its savings spread too wide or too few
+// rounds agree (try_stats::more_rounds_why, after t.rounds rounds).
+std::string more_rounds_why(const TryResult& t, const VariantResult& v);
 
 // Fills states, statistics and within_range from the runs.
 void summarize(TryResult& t);

@@ -59,6 +59,71 @@ TEST(TryStats, ComparesRoundByRound) {
   EXPECT_FALSE(n.significant);
 }
 
+// Rounds of 30 steps around `ms`, jittered the same way in every round.
+std::vector<double> round_of(double ms) {
+  std::vector<double> r;
+  for (int i = 0; i < 30; ++i) r.push_back(ms * (1 + (i % 5 - 2) * 0.002));
+  return r;
+}
+
+TEST(TryStats, OneRoundFarOffAsksForMoreRounds) {
+  // The machine drifts (the job as it is takes 100, 110, 120 ms); the variant
+  // saves 50 % in rounds 1 and 2, but round 3 is far off (+33.3 %), as
+  // ResNet-50's amp+channels-last was on the H100 (+33.3..+50.5 %).
+  std::vector<std::vector<double>> base = {round_of(100), round_of(110), round_of(120)};
+  std::vector<std::vector<double>> var = {round_of(50), round_of(55), round_of(80)};
+  auto c = try_stats::compare(base, var, 0.05);
+  EXPECT_NEAR(c.low_pct, 33.33, 0.01);
+  EXPECT_NEAR(c.high_pct, 50, 0.01);
+  EXPECT_EQ(c.outliers, (std::vector<size_t>{2}));
+  EXPECT_EQ(c.kept, 2u);
+  const std::string why = try_stats::more_rounds_why(c, 3);
+  EXPECT_EQ(why, "round 3 (+33.3 %) far off, 2 of its rounds agree (+50.0..+50.0 %); 3 wanted");
+  // With the other rounds apart too, both are said.
+  auto wide = try_stats::compare(base, {round_of(50), round_of(61.6), round_of(108)}, 0.05);  // +50, +44, +10
+  ASSERT_EQ(wide.outliers, (std::vector<size_t>{2}));
+  EXPECT_EQ(try_stats::more_rounds_why(wide, 3),
+            "round 3 (+10.0 %) far off, and the others spread over 6.0 points (+44.0..+50.0 %), more than 4");
+
+  // A fourth round agrees with the first two: three rounds agree, no more asked.
+  // Each round against its own run as it is, the median is the 50 % the
+  // rounds that agree measured; the outlier round's steps are out of the rank test.
+  base.push_back(round_of(105));
+  var.push_back(round_of(52.5));
+  c = try_stats::compare(base, var, 0.05);
+  EXPECT_EQ(c.outliers, (std::vector<size_t>{2}));
+  EXPECT_EQ(c.kept, 3u);
+  EXPECT_NEAR(c.saving_pct, 50, 0.01);
+  EXPECT_NEAR(c.low_pct, 33.33, 0.01);  // the range still shows every round
+  EXPECT_NEAR(c.kept_low_pct, 50, 0.01);
+  EXPECT_TRUE(c.significant);
+  EXPECT_EQ(try_stats::more_rounds_why(c, 3), "");
+}
+
+TEST(TryStats, RoundsThatSpreadWithoutAnOutlierAskForMore) {
+  const std::vector<std::vector<double>> base = {round_of(100), round_of(100), round_of(100)};
+  auto c = try_stats::compare(base, {round_of(60), round_of(55), round_of(50)}, 0.05);  // +40, +45, +50
+  EXPECT_TRUE(c.outliers.empty());
+  EXPECT_EQ(try_stats::more_rounds_why(c, 3), "its rounds' savings spread over 10.0 points (+40.0..+50.0 %), more than 4");
+  // Within 4 points: settled.
+  c = try_stats::compare(base, {round_of(51), round_of(50), round_of(49)}, 0.05);
+  EXPECT_EQ(try_stats::more_rounds_why(c, 3), "");
+  EXPECT_NEAR(c.saving_pct, 50, 0.01);
+  // Two rounds cannot tell which one is off: both kept, more asked.
+  c = try_stats::compare({round_of(100), round_of(100)}, {round_of(60), round_of(50)}, 0.05);
+  EXPECT_TRUE(c.outliers.empty());
+  EXPECT_NE(try_stats::more_rounds_why(c, 2), "");
+}
+
+TEST(TryStats, OutlierRounds) {
+  EXPECT_TRUE(try_stats::outlier_rounds({10, 30}).empty());
+  EXPECT_EQ(try_stats::outlier_rounds({50, 50, 30}), (std::vector<size_t>{2}));  // no spread among the others
+  EXPECT_TRUE(try_stats::outlier_rounds({50, 50, 48.5}).empty());  // within half the spread limit
+  // Rounds that jitter by several points keep a round 6 points off.
+  EXPECT_TRUE(try_stats::outlier_rounds({40, 44, 48, 52, 46}).empty());
+  EXPECT_EQ(try_stats::outlier_rounds({40, 44, 48, 52, 46, 10}), (std::vector<size_t>{5}));
+}
+
 TEST(TryPlan, ParsesVariants) {
   const auto v = try_plan::parse_fixes("amp,compile+cuda-graphs");
   ASSERT_EQ(v.size(), 2u);

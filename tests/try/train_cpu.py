@@ -3,7 +3,9 @@ net on random images through a DataLoader, Adam, an optimizer step per step.
 TRY_TEST_FAIL=VARIANT makes the run of that variant fail (as an OOM would),
 TRY_TEST_PIDS=FILE records the pids of the job and its DataLoader workers,
 TRY_TEST_STEPS bounds the loop (default: run until stopped), TRY_TEST_WORKERS
-gives the DataLoader workers of its own (default none)."""
+gives the DataLoader workers of its own (default none). TRY_TEST_SLOW=VARIANT:N:FILE
+makes the N-th run of that variant (counted in FILE) sleep TRY_TEST_SLOW_MS (default 20)
+in every step, as a machine that slows down for one round would."""
 import os
 import sys
 import time
@@ -42,6 +44,16 @@ def main():
     fail = os.environ.get("TRY_TEST_FAIL")
     if fail is not None and os.environ.get("GPUSCOPE_TRY") == fail:
         raise RuntimeError("out of memory (planted by the test for variant %s)" % fail)
+    slow_s = 0.0
+    if os.environ.get("TRY_TEST_SLOW"):
+        variant, nth, counter = os.environ["TRY_TEST_SLOW"].split(":", 2)
+        if os.environ.get("GPUSCOPE_TRY") == variant:
+            with open(counter, "a+") as f:
+                f.seek(0)
+                seen = len(f.read().splitlines()) + 1
+                f.write("%d\n" % os.getpid())
+            if seen == int(nth):
+                slow_s = float(os.environ.get("TRY_TEST_SLOW_MS", "20")) / 1000
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = Net()
@@ -57,6 +69,8 @@ def main():
         loss = loss_fn(model(x), y)
         loss.float().backward()
         opt.step()
+        if slow_s:
+            time.sleep(slow_s)
         if limit and step + 1 >= limit:
             break
     print("done", step + 1)

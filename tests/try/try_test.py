@@ -7,6 +7,11 @@ tests/CMakeLists.txt; docs/try.md). One case per invocation:
              and a planted failure: each applied exactly as the hook reports,
              the failure reported while the rest are measured, the JSON valid
              against gpuscope-try-1.schema.json, --attach shown by analyze
+  rounds     a variant made slow on purpose in its second round (TRY_TEST_SLOW):
+             its rounds disagree, so it gets extra rounds alternated with the
+             job as it is (up to --max-rounds), the slow round is an outlier,
+             and its saving is the median of its rounds, each paired with the
+             run as it is of its round
   interrupt  SIGINT to `gpuscope try` mid-run: it prints what was measured,
              exits 130, and no process of the job (nor its DataLoader worker) is left
   refuse     a command that is not a Python program: one line, exit 2
@@ -88,7 +93,7 @@ def case_variants(a, tmp):
     out = os.path.join(tmp, "try.json")
     fails = "amp+channels-last"
     cmd = [a.gpuscope, "try", "--fixes", "amp,channels-last,dataloader-stall,compile," + fails,
-           "--steps", "6", "--rounds", "2", "--warmup-max", "12", "--grace", "5", "--format", "json", "-o", out,
+           "--steps", "6", "--rounds", "2", "--max-rounds", "2", "--warmup-max", "12", "--grace", "5", "--format", "json", "-o", out,
            "--attach", rec, "--", a.python, TRAIN]
     done = subprocess.run(cmd, env=env_for(tmp, TRY_TEST_FAIL=fails), capture_output=True, text=True, timeout=900)
     sys.stderr.write(done.stderr)
@@ -123,6 +128,8 @@ def case_variants(a, tmp):
     check([r["end"] for r in bad["runs"]] == ["failed", "not-run"], "a failed variant is not run again")
     comp = by["compile"]
     check(comp["state"] == "not-applied" and "not available on torch" in comp["why"], "compile: %r" % comp)
+    check(doc["max_rounds"] == 2 and all(v["extra_rounds"] == 0 and v["extra_rounds_why"] is None
+                                         for v in doc["variants"] + [doc["baseline"]]), "--max-rounds 2: no extra round")
     # The baseline ran in both rounds, alternated with the variants.
     check([r["end"] for r in doc["baseline"]["runs"]] == ["measured", "measured"], "baseline rounds")
     # History: one line per measured variant.
@@ -147,6 +154,53 @@ def case_variants(a, tmp):
     md = subprocess.run([a.gpuscope, "analyze", rec, "--format", "md"], capture_output=True, text=True, timeout=300)
     check("## Tried (measured by gpuscope try)" in md.stdout and "amp: measured" in md.stdout, "analyze's Markdown")
     print("variants: ok")
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def case_rounds(a, tmp):
+    out = os.path.join(tmp, "try.json")
+    counter = os.path.join(tmp, "slow-runs")
+    # 200 ms more per step in channels-last's second run: on a loop of 5-30 ms
+    # steps, a round that costs 500 % or more, far beyond the CPU's own noise.
+    env = env_for(tmp, TRY_TEST_SLOW="channels-last:2:" + counter, TRY_TEST_SLOW_MS="200")
+    cmd = [a.gpuscope, "try", "--fixes", "channels-last", "--steps", "6", "--rounds", "3", "--max-rounds", "5",
+           "--warmup-max", "12", "--grace", "5", "--format", "json", "-o", out, "--", a.python, TRAIN]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    sys.stderr.write(done.stderr)
+    check(done.returncode == 0, "try exited %d" % done.returncode)
+    check("up to 5 rounds" in done.stderr, "the extra rounds are announced before it starts")
+    doc = json.load(open(out))
+    schema = json.load(open(os.path.join(HERE, "gpuscope-try-1.schema.json")))
+    validate(doc, schema, schema)
+    check(doc["rounds"] == 3 and doc["max_rounds"] == 5, "rounds %r, max %r" % (doc["rounds"], doc["max_rounds"]))
+    v = doc["variants"][0]
+    base = doc["baseline"]
+    check(v["state"] == "measured", "channels-last measured: %r" % v)
+    check(v["extra_rounds"] >= 1 and v["extra_rounds_why"], "extra rounds ran, and why: %r" % v["extra_rounds_why"])
+    check("round 2 (" in v["extra_rounds_why"] and "far off" in v["extra_rounds_why"],
+          "the slow round named as far off: %r" % v["extra_rounds_why"])
+    check("channels-last: " + v["extra_rounds_why"] in done.stderr, "said while it runs")
+    check(2 in v["outlier_rounds"], "round 2 an outlier: %r" % v["outlier_rounds"])
+    n = 3 + v["extra_rounds"]
+    check([r["round"] for r in v["runs"]] == list(range(1, n + 1)), "the variant's runs: rounds 1..%d" % n)
+    check(base["extra_rounds"] == v["extra_rounds"] and [r["round"] for r in base["runs"]] == list(range(1, n + 1)),
+          "the job as it is ran in the extra rounds too: %d of %d" % (base["extra_rounds"], v["extra_rounds"]))
+    check(base["extra_rounds_why"] is not None, "the baseline's extra rounds say why")
+    check(doc["runs_planned"] == 2 * n and doc["runs_done"] == 2 * n, "runs %d/%d of %d" %
+          (doc["runs_done"], doc["runs_planned"], 2 * n))
+    # The saving: the median of the rounds' savings, each round against the run as it is of its round.
+    savings = [100 * (1 - median(r["steady_ms"]) / median(b["steady_ms"])) for r, b in zip(v["runs"], base["runs"])]
+    check(abs(v["saving_pct"] - median(savings)) < 0.05, "saving %r, the rounds' median %r" % (v["saving_pct"], savings))
+    check(savings[1] < -200 and v["saving_pct"] > -100, "the slow round (%r) does not drag the saving (%r)"
+          % (savings[1], v["saving_pct"]))
+    check(abs(v["saving_range_pct"][0] - min(savings)) < 0.05, "the range still shows the slow round")
+    print("rounds: ok (%d extra rounds; savings %s; saving %+.1f %%)" %
+          (v["extra_rounds"], ", ".join("%+.1f" % x for x in savings), v["saving_pct"]))
 
 
 def alive(pid):
@@ -227,14 +281,14 @@ def case_calibrate(a, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["variants", "interrupt", "refuse", "calibrate"])
+    ap.add_argument("case", choices=["variants", "rounds", "interrupt", "refuse", "calibrate"])
     ap.add_argument("--gpuscope", required=True)
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--data", default=os.path.join(HERE, "..", "data"))
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="gpuscope-try-test-")
     try:
-        cases = {"variants": case_variants, "interrupt": case_interrupt, "refuse": case_refuse,
+        cases = {"variants": case_variants, "rounds": case_rounds, "interrupt": case_interrupt, "refuse": case_refuse,
                  "calibrate": case_calibrate}
         cases[a.case](a, tmp)
     finally:
