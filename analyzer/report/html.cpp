@@ -1,11 +1,13 @@
 // The HTML report: one self-contained file, inline CSS and SVG, no script and
 // no external resource. Every recorded name is escaped.
 #include <algorithm>
+#include <cstdio>
 
 #include "analyzer/analysis.h"
 #include "analyzer/report/report.h"
 #include "analyzer/report/format.h"
 #include "analyzer/report/svg.h"
+#include "analyzer/report/tried.h"
 #include "report/html.h"
 
 namespace gpuscope::analyzer {
@@ -128,6 +130,39 @@ void plan(std::string& o, const Analysis& a) {
   o += "<h2>Plan</h2>\n<p>" + html_escape(check) + "</p>\n" + html_list(report::plan_lines(a));
 }
 
+// `gpuscope try --attach`'s measurements beside this analysis's predictions
+// (analyzer/report/tried.h); the variant and the reason a run failed are recorded text.
+void tried(std::string& o, const Analysis& a) {
+  if (a.tried.empty()) return;
+  o += "<h2>Tried</h2>\n<p class=\"note\">Measured by <code>gpuscope try</code> on the job (the median of its rounds, "
+       "their smallest and largest), beside this analysis's prediction for the same fixes.</p>\n";
+  const Columns columns{{"variant", kName},    {"measured", kNumber},  {"rounds", kNumber}, {"p", kNumber},
+                        {"predicted", kNumber}, {"replay's range", kNumber}, {"result"}};
+  o += html_table(columns);
+  const auto range = [](double lo, double hi) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%+.1f..%+.1f %%", lo, hi);  // as tried_line writes it
+    return std::string(b);
+  };
+  for (const auto& t : a.tried) {
+    std::string result;
+    if (!t.measured)
+      result = html_escape((t.state.empty() ? std::string("not measured") : t.state) + (t.why.empty() ? "" : ": " + t.why));
+    else if (t.within_range)
+      result = *t.within_range ? "within range" : "<b>outside range</b>";
+    else if (!t.predicted_saving_pct)
+      result = "not priced by this replay";
+    if (t.measured && !t.significant) result += std::string(result.empty() ? "" : ", ") + "not significant";
+    o += html_row(columns, {t.variant.empty() ? "?" : t.variant,
+                            t.measured ? plus_percent(t.measured_saving_pct, 1) : "-",
+                            t.measured ? range(t.measured_low_pct, t.measured_high_pct) : "-",
+                            t.measured ? html_escape(p_value(t.p_value)) : "-",
+                            t.predicted_saving_pct ? plus_percent(*t.predicted_saving_pct, 1) : "-",
+                            t.predicted_saving_pct ? range(*t.predicted_low_pct, *t.predicted_high_pct) : "-", result});
+  }
+  o += "</table>\n";
+}
+
 void idle(std::string& o, const Analysis& a) {
   if (a.summary.device < 0) return;
   const Columns columns{{"cause"}, {"ms per step", kNumber}, {"% of step", kNumber}, {"gaps", kNumber}};
@@ -198,6 +233,7 @@ std::string to_html(const Analysis& a) {
   ranks(o, a);
   findings(o, a);
   plan(o, a);
+  tried(o, a);
   breakdown(o, a);
   idle(o, a);
   tables(o, a);

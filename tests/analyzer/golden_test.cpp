@@ -13,8 +13,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "analyzer/report/tried.h"
 #include "tests/analyzer/recorded_data.h"
 #include "tests/analyzer/test_util.h"
 #include "tests/support/golden.h"
@@ -90,6 +93,30 @@ TEST(Escaping, OddNamesStaySafeInEveryFormat) {
   EXPECT_EQ(md.find("<script"), std::string::npos);
   auto j = nlohmann::json::parse(analyzer::to_json(a));  // valid JSON, valid UTF-8
   EXPECT_EQ(j["schema"], analyzer::kReportSchema);
+}
+
+// `gpuscope try --attach` (docs/try.md): the "Tried" section of every format
+// from an attached gpuscope-try/1 document, its measurements beside the
+// planted amp scenario's predictions (within range, outside, not priced, a
+// failure and a variant whose recorded name and reason hold markup).
+TEST(GoldenTried, AttachedTryInEveryFormat) {
+  auto a = scenario("amp");
+  std::ifstream f(kGolden / "tried" / "try_results.json");
+  std::stringstream doc;
+  doc << f.rdbuf();
+  ASSERT_FALSE(doc.str().empty());
+  a.tried = analyzer::tried_fixes(doc.str(), a.whatif);
+  ASSERT_EQ(a.tried.size(), 5u);
+  check_all_formats(a, kGolden / "tried" / "amp");
+  const std::string html = analyzer::to_html(a);
+  EXPECT_NE(html.find("<h2>Tried</h2>"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<i>odd"), std::string::npos);
+  EXPECT_NE(html.find("failed: exit code 1: RuntimeError: &lt;script&gt;alert("), std::string::npos) << "the failure's reason, escaped";
+  EXPECT_NE(html.find("x &amp; y"), std::string::npos);
+  // Nothing attached: no section.
+  a.tried.clear();
+  EXPECT_EQ(analyzer::to_html(a).find("<h2>Tried</h2>"), std::string::npos);
 }
 
 // Recordings the GPU machine produced (tests/data/*.db).

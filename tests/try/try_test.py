@@ -153,6 +153,9 @@ def case_variants(a, tmp):
     check(tried[fails]["state"] == "failed", "the failure shown")
     md = subprocess.run([a.gpuscope, "analyze", rec, "--format", "md"], capture_output=True, text=True, timeout=300)
     check("## Tried (measured by gpuscope try)" in md.stdout and "amp: measured" in md.stdout, "analyze's Markdown")
+    html = subprocess.run([a.gpuscope, "analyze", rec, "--format", "html"], capture_output=True, text=True, timeout=300)
+    check(html.returncode == 0 and "<h2>Tried</h2>" in html.stdout and "<td class=\"name\"><code>amp</code></td>" in html.stdout
+          and "failed: exit code 1: RuntimeError: out of memory (planted" in html.stdout, "analyze's HTML has the tried table")
     print("variants: ok")
 
 
