@@ -18,29 +18,31 @@ StreamWaitRecording write_stream_wait_recording(const std::string& path) {
     b.op({.name = "aten::mm", .start = t + 500, .end = t + 40'000});
     b.launch({.name = "cudaLaunchKernel", .start = t + 1'000, .end = t + 2'000},
              {.device = 0, .context = 1, .stream = 7, .start = t + 3'000, .end = t + 30'000, .name = "producer"});
-    // On the waiting stream before the wait: not the waiting work.
-    b.launch({.name = "cudaLaunchKernel", .start = t + 2'050, .end = t + 2'090},
-             {.device = 0, .context = 1, .stream = 13, .start = t + 2'500, .end = t + 2'900, .name = "early"});
+    // On the waiting stream before the wait: not the waiting work. The calls
+    // last a microsecond or more, as real ones do (the Chrome export collapses
+    // a run of sub-microsecond calls for HTA's rounding: trace_formats/export/hta_fit.h).
+    b.launch({.name = "cudaLaunchKernel", .start = t + 2'050, .end = t + 3'300},
+             {.device = 0, .context = 1, .stream = 13, .start = t + 3'500, .end = t + 3'900, .name = "early"});
     const int64_t record = b.next_correlation();
-    b.api({.name = "cudaEventRecord", .start = t + 2'100, .end = t + 2'200, .correlation = record});
-    const int64_t wait = b.launch({.name = "cudaStreamWaitEvent", .start = t + 2'300, .end = t + 2'400},
+    b.api({.name = "cudaEventRecord", .start = t + 3'400, .end = t + 4'600, .correlation = record});
+    const int64_t wait = b.launch({.name = "cudaStreamWaitEvent", .start = t + 4'700, .end = t + 5'900},
                                   store::SyncRow{.type = st::stream_wait_event, .context = 1, .stream = 13, .event = 3,
-                                                 .start = t + 2'300, .end = t + 2'400, .wait_stream = 7,
+                                                 .start = t + 4'700, .end = t + 5'900, .wait_stream = 7,
                                                  .event_correlation = record});
     if (i == 2) {
       // The last step waits for two records of stream 7: both arrows end on the consumer.
       const int64_t again = b.next_correlation();
-      b.api({.name = "cudaEventRecord", .start = t + 2'410, .end = t + 2'420, .correlation = again});
-      b.launch({.name = "cudaStreamWaitEvent", .start = t + 2'430, .end = t + 2'440},
+      b.api({.name = "cudaEventRecord", .start = t + 6'000, .end = t + 7'200, .correlation = again});
+      b.launch({.name = "cudaStreamWaitEvent", .start = t + 7'300, .end = t + 8'500},
                store::SyncRow{.type = st::stream_wait_event, .context = 1, .stream = 13, .event = 4,
-                              .start = t + 2'430, .end = t + 2'440, .wait_stream = 7, .event_correlation = again});
+                              .start = t + 7'300, .end = t + 8'500, .wait_stream = 7, .event_correlation = again});
     }
-    // Sub-microsecond, inside one microsecond: HTA's rounding case.
-    const int64_t consumer = b.launch({.name = "cudaLaunchKernel", .start = t + 2'500, .end = t + 2'600},
+    // Its kernel: sub-microsecond, inside one microsecond, HTA's rounding case.
+    const int64_t consumer = b.launch({.name = "cudaLaunchKernel", .start = t + 8'600, .end = t + 9'800},
                                       {.device = 0, .context = 1, .stream = 13, .start = t + 30'100,
                                        .end = t + 30'700, .name = "consumer"});
-    b.launch({.name = "cudaStreamSynchronize", .start = t + 2'700, .end = t + 31'000},
-             store::SyncRow{.type = st::stream_synchronize, .context = 1, .stream = 13, .start = t + 2'700,
+    b.launch({.name = "cudaStreamSynchronize", .start = t + 9'900, .end = t + 31'000},
+             store::SyncRow{.type = st::stream_synchronize, .context = 1, .stream = 13, .start = t + 9'900,
                             .end = t + 31'000});
     if (i == 0) {
       out.record_correlation = record;

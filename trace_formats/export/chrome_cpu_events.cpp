@@ -1,6 +1,7 @@
 // Host-side events of the Chrome export: ops, annotations, API calls, steps,
 // memory and counters.
 #include <map>
+#include <tuple>
 
 #include "trace_formats/export/chrome_writer.h"
 #include "trace_formats/export/json_text.h"
@@ -26,8 +27,10 @@ void ChromeWriter::on(const Op& op) {
   begin('X', name.size() + (shapes ? shapes->size() : 0) + (dtypes ? dtypes->size() : 0));
   o_.lit(",\"cat\":\"cpu_op\",\"name\":");
   o_.put(name);
-  host_span(op.pid_or_zero(), row_tid(kOpRows, op.id, op.tid_or_zero()), op.start_or_zero(), op.end_or_zero());
+  const auto [start, end] = fitted(kOpRows, op.id, op.start_or_zero(), op.end_or_zero());
+  host_span(op.pid_or_zero(), row_tid(kOpRows, op.id, op.tid_or_zero()), start, end);
   char* mark = open_args();
+  recorded_args(op.start_or_zero(), op.end_or_zero(), start, end);
   if (!op.null(Op::kExternalId)) int_arg("External id", op.external_id);
   if (!op.null(Op::kSeqNr)) int_arg("Sequence number", op.seq_nr);
   if (shapes) {
@@ -66,6 +69,7 @@ void ChromeWriter::on(const Range& r) {
     return;
   }
   const std::string* domain_json = domain.empty() ? nullptr : &m_.json_string(r.domain_id);
+  int64_t written_start = start, written_end = end;
   if (kind != range_kind::mark && is_gpuscope_mark(source)) gpuscope_thread(pid);
   begin(kind == range_kind::mark ? 'i' : 'X', name.size() + (domain_json ? domain_json->size() : 0));
   if (kind == range_kind::mark) {
@@ -85,9 +89,11 @@ void ChromeWriter::on(const Range& r) {
     else if (source == schema::range_source::tracer_overhead) o_.lit(",\"cat\":\"overhead\",\"name\":");
     else o_.lit(",\"cat\":\"user_annotation\",\"name\":");
     o_.put(name);
-    host_span(pid, row_tid(kRangeRows, r.id, tid), start, end);
+    std::tie(written_start, written_end) = fitted(kRangeRows, r.id, start, end);
+    host_span(pid, row_tid(kRangeRows, r.id, tid), written_start, written_end);
   }
   char* mark = open_args();
+  recorded_args(start, end, written_start, written_end);
   if (source == schema::range_source::nvtx) {
     key("source");
     o_.lit("\"nvtx\"");
@@ -112,7 +118,8 @@ void ChromeWriter::on(const Range& r) {
 }
 
 void ChromeWriter::on(const ApiCall& a) {
-  int64_t pid = a.pid_or_zero(), tid = row_tid(kApiRows, a.id, a.tid_or_zero()), start = a.start_or_zero();
+  int64_t pid = a.pid_or_zero(), tid = row_tid(kApiRows, a.id, a.tid_or_zero());
+  const auto [start, end] = fitted(kApiRows, a.id, a.start_or_zero(), a.end_or_zero());
   int64_t corr = a.correlation_or_zero();
   const CorrelationMap::Entry* c = m_.api_call_correlation(a.pid, a.correlation);
   const std::string& name = m_.json_string(a.name_id_or_zero());
@@ -120,9 +127,10 @@ void ChromeWriter::on(const ApiCall& a) {
   if (a.domain == schema::api_domain::driver) o_.lit(",\"cat\":\"cuda_driver\",\"name\":");
   else o_.lit(",\"cat\":\"cuda_runtime\",\"name\":");
   o_.put(name);
-  host_span(pid, tid, start, a.end_or_zero());
+  host_span(pid, tid, start, end);
   o_.lit(",\"args\":{\"cbid\":");
   o_.put_int(a.cbid_or_zero());
+  recorded_args(a.start_or_zero(), a.end_or_zero(), start, end);
   int_arg("correlation", corr);
   if (c && c->has_external) int_arg("External id", c->external_id);
   if (int64_t rc = a.return_code_or_zero(); rc != 0) int_arg("return code", rc);
@@ -178,6 +186,7 @@ void ChromeWriter::finish_step_rows() {
 }
 
 void ChromeWriter::steps() {
+  int64_t base = 0;  // as plan_overlaps numbers them
   for (const auto& [pid, rows] : step_rows_) {
     const std::vector<StepRow>& info = step_info_[pid];
     for (size_t i = 0; i < info.size(); ++i) {
@@ -188,12 +197,17 @@ void ChromeWriter::steps() {
       o_.put('"');
       const bool room_after = i + 1 == info.size() || rows.second[i + 1].first > rows.second[i].second;
       const bool room_before = i == 0 || rows.second[i - 1].second < rows.second[i].first;
-      host_span(pid, rows.first, rows.second[i].first, rows.second[i].second, room_before, room_after);
+      const auto [start, end] = rows.second[i];
+      const auto [written_start, written_end] = fitted(kStepRows, base + static_cast<int64_t>(i), start, end);
+      host_span(pid, rows.first, written_start, written_end, room_before, room_after);
       o_.lit(",\"args\":{\"step source\":\"");
       o_.put(source);
-      o_.lit("\"}");
+      o_.put('"');
+      recorded_args(start, end, written_start, written_end);
+      o_.put('}');
       end_event();
     }
+    base += static_cast<int64_t>(rows.second.size());
   }
 }
 

@@ -108,6 +108,26 @@ class ChromeWriter {
   // the rows they move to (moved_, row_tid).
   void plan_overlaps();
   void overlap_thread(int64_t pid, int64_t tid, int64_t level);
+  template <class Rows>
+  void fit_for_hta(const Rows& kept, std::vector<int64_t> soft);
+  // Host rows HtaFit moved (hta_fit.h), by HostTable: row id -> written start, end.
+  std::unordered_map<int64_t, std::pair<int64_t, int64_t>> fitted_[4];
+  int64_t hta_unfixed_ = 0;
+  // Where a host row is written: its bounds, or those HtaFit gave it.
+  std::pair<int64_t, int64_t> fitted(int table, int64_t id, int64_t start, int64_t end) const {
+    if (fitted_[table].empty()) return {start, end};
+    auto it = fitted_[table].find(id);
+    return it == fitted_[table].end() ? std::pair{start, end} : it->second;
+  }
+  // A moved row's arguments keep its recorded times ("recorded ts", "recorded
+  // dur", microseconds), from which import restores them.
+  void recorded_args(int64_t start, int64_t end, int64_t written_start, int64_t written_end) {
+    if (start == written_start && end == written_end) return;
+    key("recorded ts");
+    o_.put_us(start);
+    key("recorded dur");
+    o_.put_us(span_ns(start, end));
+  }
   static constexpr int64_t kOverlapLevels = 3;
   // Linux thread ids stay below 2^22; rows stay within int32 for viewers that read them so.
   static int64_t overlap_tid(int64_t tid, int64_t level) { return tid + level * (int64_t{1} << 28); }

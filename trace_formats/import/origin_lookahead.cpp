@@ -17,7 +17,7 @@ struct OwnedEvent {
 template <class F> void each_view(TraceEvent& e, F&& f) {
   // A field added to TraceEvent must be listed here when it is a view; the
   // size check makes an addition stop here first.
-  static_assert(sizeof(TraceEvent) == 576, "TraceEvent changed: update each_view");
+  static_assert(sizeof(TraceEvent) == 592, "TraceEvent changed: update each_view");
   for (std::string_view* v : {&e.ph, &e.cat, &e.name, &e.pid.text, &e.tid.text, &e.input_dims, &e.input_type,
                               &e.arg_name, &e.arg_labels, &e.source, &e.domain, &e.step_source, &e.range_kind})
     f(*v);

@@ -170,6 +170,11 @@ void read_args(Cursor& c, Scratch& s, TraceEvent& ev) {
         else if (is(key, "Device Type")) read_int(c, ev.device_type);
         else if (is(key, "return code")) read_int(c, ev.return_code);
         else if (is(key, "step source")) read_text(c, s, ev.step_source);
+        else if (is(key, "recorded ts")) read_time(c, ev.recorded_ts, kTs, ev.invalid);
+        else known = false;
+        break;
+      case 12:
+        if (is(key, "recorded dur")) read_time(c, ev.recorded_dur, kDur, ev.invalid);
         else known = false;
         break;
       case 13:
@@ -254,6 +259,12 @@ void parse_trace_event(Cursor& c, Scratch& s, TraceEvent& ev) {
     c.p = args_at;
     read_args(c, s, ev);
     c.p = resume;
+  }
+  // Our own export moved the event by less than a microsecond for HTA's
+  // rounding (trace_formats/export/hta_fit.h): its recorded times.
+  if (ev.recorded_ts != kAbsent && ev.recorded_dur != kAbsent && ev.ts != kAbsent && ev.dur != kAbsent) {
+    ev.ts = ev.recorded_ts;
+    ev.dur = ev.recorded_dur;
   }
 }
 

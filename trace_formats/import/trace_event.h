@@ -44,6 +44,7 @@ struct TraceEvent {
   int64_t static_smem = kAbsent, dynamic_smem = kAbsent, graph_id = kAbsent;
   int64_t graph_node_id = kAbsent, color = kAbsent, nvtx_category = kAbsent, value = kAbsent;
   int64_t event_id = kAbsent, return_code = kAbsent, src_device = kAbsent, dst_device = kAbsent;
+  int64_t recorded_ts = kAbsent, recorded_dur = kAbsent;  // gpuscope's export: the times before HtaFit
   std::array<int64_t, 3> grid{kAbsent, 1, 1}, block{kAbsent, 1, 1};
   std::string_view input_dims, input_type;  // raw JSON text of the values
   std::string_view arg_name, arg_labels, source, domain, step_source, range_kind;
