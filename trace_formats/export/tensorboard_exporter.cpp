@@ -64,6 +64,50 @@ std::optional<std::vector<ExportOptions::Step>> launch_bounds(store::Reader& db,
   return out;
 }
 
+// The plugin keeps a last step only where its launches caused at least 80 %
+// as many GPU activities (kernels, copies, sets) as the step before's
+// (StepParser: a launch belongs to the step whose window holds it whole).
+// Where the last window holds fewer, but some, the window before it ends
+// before its last launches instead, until it holds no more than 1.25 times
+// as many: those launches then belong to no step, and the plugin counts
+// analyze's steps. The file reaches to the end of the last step's GPU work
+// (the plugin counts only launches whose work it sees). known_work_h200:
+// analyze's last step (found from the launch sequence) ends before the one
+// kernel it launched, the step before launched two.
+void keep_last_step(store::Reader& db, ExportOptions::Window& w) {
+  if (w.steps.size() < 2) return;
+  ExportOptions::Step& prev = w.steps[w.steps.size() - 2];
+  const ExportOptions::Step& last = w.steps.back();
+  const std::string pid = std::to_string(w.pid);
+  auto q = db.query("SELECT a.start AS s, a.\"end\" AS e, count(*) AS n, max(g.e) AS ge FROM main.api_call a JOIN "
+                    "(SELECT correlation AS c, \"end\" AS e FROM main.kernel WHERE pid=" + pid +
+                    " UNION ALL SELECT correlation, \"end\" FROM main.memcpy WHERE pid=" + pid +
+                    " UNION ALL SELECT correlation, \"end\" FROM main.memset WHERE pid=" + pid +
+                    ") g ON g.c = a.correlation WHERE a.pid=" + pid + " AND a.start >= " + std::to_string(prev.start) +
+                    " AND a.\"end\" <= " + std::to_string(last.end) + " GROUP BY a.id ORDER BY a.start");
+  struct Launch {
+    int64_t start, end, n, gpu_end;
+  };
+  std::vector<Launch> launches;
+  const int s_col = q.column("s"), e_col = q.column("e"), n_col = q.column("n"), ge_col = q.column("ge");
+  while (q.step()) launches.push_back({q.int64(s_col), q.int64(e_col), q.int64(n_col), q.int64(ge_col)});
+  auto held = [&](int64_t from, int64_t to) {
+    int64_t n = 0;
+    for (const Launch& l : launches)
+      if (l.start >= from && l.end <= to) n += l.n;
+    return n;
+  };
+  const int64_t in_last = held(last.start, last.end);
+  if (in_last == 0) return;
+  // The GPU work of the last step's launches in the file, where analyze's
+  // bounds end before it (steps found from the launch sequence).
+  for (const Launch& l : launches)
+    if (l.start >= last.start && l.end <= last.end) w.end = std::max(w.end, l.gpu_end);
+  // From the latest launch of the step before back: its window ends where that launch starts.
+  for (auto it = launches.rbegin(); it != launches.rend() && 4 * held(prev.start, prev.end) > 5 * in_last; ++it)
+    if (it->start > prev.start && it->end <= prev.end) prev.end = it->start;
+}
+
 // TensorBoard takes a ProfilerStep#N event for where the CPU ran step N, as
 // torch.profiler writes it: it assigns each launch to the step whose span
 // holds it and then extends the step to the end of the GPU work those
@@ -73,7 +117,8 @@ std::optional<std::vector<ExportOptions::Step>> launch_bounds(store::Reader& db,
 // step table has them, and a window that starts where the first analysed
 // step's CPU work started, so that its launches are in the file; steps that
 // are not in the step table (found by analyze) where their launches were
-// made (launch_bounds), else analyze's bounds.
+// made (launch_bounds), else analyze's bounds; and the last step kept
+// (keep_last_step).
 ExportOptions tensorboard_options(store::Reader& db, const ExportOptions& opt) {
   ExportOptions out = opt;
   if (!opt.window || opt.window->steps.empty()) return out;
@@ -103,10 +148,12 @@ ExportOptions tensorboard_options(store::Reader& db, const ExportOptions& opt) {
   if (cpu.empty() && recorded.empty()) {
     if (auto launched = launch_bounds(db, w)) cpu = std::move(*launched);
   }
-  if (cpu.empty()) return out;  // analyze's bounds
-  w.start = std::min(w.start, cpu.front().start);
-  w.end = std::max(w.end, cpu.back().end);
-  w.steps = std::move(cpu);
+  if (!cpu.empty()) {  // else analyze's bounds
+    w.start = std::min(w.start, cpu.front().start);
+    w.end = std::max(w.end, cpu.back().end);
+    w.steps = std::move(cpu);
+  }
+  keep_last_step(db, w);
   return out;
 }
 
