@@ -323,6 +323,10 @@ struct WhatIf {
   std::vector<FixPrediction> fixes;
   std::vector<PlanStep> plan;
   std::vector<std::string> not_recommended;  // fixes predicted to slow the job, and why
+  // Of those, the ones that might save but whose range reaches a slower step
+  // (alone, or after the plan's fixes): what `gpuscope try --from` measures
+  // beside the plan. Cumulative fixes, like a plan step's.
+  std::vector<PlanStep> measure_first;
   // --what-if's combinations, each priced (fixes that do not apply to the job are left
   // out of `fixes` and named in `skipped`).
   struct Asked {

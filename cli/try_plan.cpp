@@ -98,6 +98,10 @@ std::optional<Prediction> predict(const std::vector<std::string>& fixes, const j
   if (w.contains("plan"))
     for (const auto& p : w["plan"])
       if (as_set(strings(p["fixes"])) == want) return from_range(p, job_ms, "plan");
+  if (w.contains("measure_first"))
+    for (const auto& m : w["measure_first"])
+      if (m.is_object() && m.contains("fixes") && as_set(strings(m["fixes"])) == want)
+        return from_range(m, job_ms, "measure_first");
   if (w.contains("asked"))
     for (const auto& q : w["asked"])
       if (as_set(strings(q["fixes"])) == want && strings(q["skipped"]).empty()) return from_range(q, job_ms, "asked");
@@ -117,7 +121,8 @@ Plan make_plan(const std::vector<std::vector<std::string>>& fixes, const json* r
   }
   std::vector<std::vector<std::string>> wanted = fixes;
   if (wanted.empty() && report) {
-    // The findings' fixes, then each cumulative entry of the plan.
+    // The findings' fixes, each cumulative entry of the plan, then what the
+    // report says to measure before adopting it (might save, might slow).
     std::set<std::set<std::string>> seen;
     const auto add = [&](const std::vector<std::string>& v) {
       if (!v.empty() && seen.insert(as_set(v)).second) wanted.push_back(v);
@@ -128,6 +133,9 @@ Plan make_plan(const std::vector<std::vector<std::string>>& fixes, const json* r
     const json& w = report->contains("whatif") ? (*report)["whatif"] : json();
     if (w.is_object() && w.contains("plan"))
       for (const auto& p : w["plan"]) add(strings(p["fixes"]));
+    if (w.is_object() && w.contains("measure_first") && w["measure_first"].is_array())
+      for (const auto& m : w["measure_first"])
+        if (m.is_object() && m.contains("fixes")) add(strings(m["fixes"]));
   }
   if (wanted.empty() && !report)
     for (const auto& f : hookable()) wanted.push_back({f});

@@ -195,6 +195,15 @@ json whatif_json(const WhatIf& w) {
               {"fixes", fixes},
               {"plan", plan},
               {"not_recommended", w.not_recommended}};
+  if (!w.measure_first.empty()) {  // only then, so other reports keep their shape
+    json m = json::array();
+    for (const auto& p : w.measure_first)
+      m.push_back({{"fixes", p.fixes},
+                   {"step_ms", ms3(p.step_ms)},
+                   {"step_range_ms", json::array({ms3(p.lo_ms), ms3(p.hi_ms)})},
+                   {"saving_pct", round_to(p.saving_pct, 2)}});
+    out["measure_first"] = std::move(m);
+  }
   if (!w.calibration_path.empty()) out["calibration_file"] = w.calibration_path;
   if (w.history.tries > 0)
     out["history"] = {{"file", w.history.file},

@@ -136,6 +136,15 @@ std::string predicted(std::string_view fix, double step_ms, double saving_pct) {
   return std::string(fix) + ": predicted " + ms2(step_ms) + " ms a step (" + signed_pct(-saving_pct) + " %)";
 }
 
+// The fixes (cumulative) priced at `p`, as a plan lists them.
+PlanStep plan_step(const std::vector<const Fix*>& fixes, const Priced& p, double job) {
+  PlanStep step;
+  for (const Fix* f : fixes) step.fixes.push_back(std::string(f->id));
+  step.step_ms = p.mid, step.lo_ms = p.lo, step.hi_ms = p.hi;
+  step.saving_pct = 100 * (1 - p.mid / job);
+  return step;
+}
+
 // A finding takes the replay's prediction for its fix.
 void take_prediction(Finding& f, const FixPrediction& p, double job) {
   f.fix_id = p.fix;
@@ -196,10 +205,12 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
       p.cpu_ms = r.cpu_ms, p.gpu_ms = r.gpu_ms;
       const bool might_slow = r.mid > job || r.hi_fix > job * (1 + kRiskAlonePct / 100);
       (might_slow ? risky : usable).push_back(&f);
-      if (p.saving_pct >= kPlanMinSavingPct && p.hi_ms > job)
+      if (p.saving_pct >= kPlanMinSavingPct && p.hi_ms > job) {
         out.not_recommended.push_back(predicted(f.id, r.mid, p.saving_pct) + ", but its range reaches " + ms2(r.hi) +
                                       " ms (" + signed_pct(100 * (r.hi / job - 1)) +
                                       " %): it might slow the job; measure it before adopting it");
+        out.measure_first.push_back(plan_step({&f}, r, job));
+      }
       else if (p.saving_pct < -1)
         out.not_recommended.push_back(predicted(f.id, r.mid, p.saving_pct) + ": " + slower_because(f, base, r, before));
       else if (f.id == "channels-last" && p.saving_pct < kPlanMinSavingPct)
@@ -224,11 +235,7 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
     }
     if (!best || 100 * (current - best_p.mid) / job < kPlanMinSavingPct) break;
     chosen.push_back(best);
-    PlanStep step;
-    for (const Fix* f : chosen) step.fixes.push_back(std::string(f->id));
-    step.step_ms = best_p.mid, step.lo_ms = best_p.lo, step.hi_ms = best_p.hi;
-    step.saving_pct = 100 * (1 - best_p.mid / job);
-    out.plan.push_back(std::move(step));
+    out.plan.push_back(plan_step(chosen, best_p, job));
     current = best_p.mid;
   }
   if (!chosen.empty())
@@ -243,6 +250,7 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
                                     " ms a step (" + signed_pct(-100 * (1 - p.mid / job)) +
                                     " % in all), but alone it might slow the job: measure it once they are applied "
                                     "(gpuscope try)");
+      out.measure_first.push_back(plan_step(trial, p, job));
     }
 
   for (const auto& ids : asked) {
@@ -368,6 +376,7 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
   w.fixes = std::move(prices.fixes);
   w.plan = std::move(prices.plan);
   w.not_recommended = std::move(prices.not_recommended);
+  w.measure_first = std::move(prices.measure_first);
   w.asked = std::move(prices.asked);
   // Findings whose fix the replay prices take its prediction; one predicted to
   // slow the job is dropped; a fix that saves and that no rule named gets its own.

@@ -27,6 +27,7 @@ struct Prices {
   std::vector<FixPrediction> fixes;
   std::vector<PlanStep> plan;
   std::vector<std::string> not_recommended;
+  std::vector<PlanStep> measure_first;
   std::vector<WhatIf::Asked> asked;
 };
 Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration& cal, double job_ms, double margin,

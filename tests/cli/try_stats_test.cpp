@@ -162,6 +162,24 @@ TEST(TryPlan, VariantsFromAReport) {
   EXPECT_EQ(plan.variants[1].predicted->from, "plan");
 }
 
+// What the report says to measure before adopting it (might save, might slow
+// the job) is tried too, after the plan's entries, with its prediction.
+TEST(TryPlan, FixesToMeasureFirstAreTried) {
+  auto r = report();
+  r["whatif"]["measure_first"] = nlohmann::json::parse(R"([
+    {"fixes": ["fused-optimizer"], "saving_pct": 2.5, "step_range_ms": [96, 101]},
+    {"fixes": ["amp", "channels-last", "compile"], "saving_pct": 50, "step_range_ms": [40, 60]},
+    "damaged", {"no_fixes": true}])");
+  const auto plan = try_plan::make_plan({}, &r);
+  ASSERT_EQ(plan.variants.size(), 4u);
+  EXPECT_EQ(plan.variants[2].name(), "fused-optimizer");
+  EXPECT_EQ(plan.variants[3].name(), "amp+channels-last+compile");
+  ASSERT_TRUE(plan.variants[3].predicted.has_value());
+  EXPECT_EQ(plan.variants[3].predicted->from, "measure_first");
+  EXPECT_DOUBLE_EQ(plan.variants[3].predicted->saving_pct, 50);
+  EXPECT_DOUBLE_EQ(plan.variants[2].predicted->low_pct, -1);  // its range reaches a slower step
+}
+
 TEST(TryPlan, GivenFixesArePricedWhereTheReplayPricedThem) {
   const auto r = report();
   const auto plan = try_plan::make_plan(try_plan::parse_fixes("channels-last+amp,compile,fused-optimizer"), &r);
