@@ -204,9 +204,12 @@ void on_sync(const CUpti_ActivitySynchronization2& s, RowSink& sink) {
   r.start = sink.rel(s.start);
   r.end = sink.rel(s.end);
   r.correlation = sink.correlation(s.correlationId);
-  if (s.type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT && s.cudaEventId != UINT32_MAX) {
-    // The record waited for: the event's latest, when CUPTI's sync ids agree
-    // (a record made after the wait, decoded first, would not be it).
+  if ((s.type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT ||
+       s.type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE) &&
+      s.cudaEventId != UINT32_MAX) {
+    // The record waited for (by a stream, or by the host): the event's latest,
+    // when CUPTI's sync ids agree (a record made after the wait, decoded
+    // first, would not be it).
     auto it = sink.event_records.find(event_key(s.contextId, s.cudaEventId));
     if (it != sink.event_records.end() &&
         (s.cudaEventSyncId == it->second.sync_id || s.cudaEventSyncId == UINT64_MAX || it->second.sync_id == UINT64_MAX)) {

@@ -270,6 +270,37 @@ TEST_F(DecodeTest, StreamWaitsNameTheRecordAndStreamTheyWaitFor) {
   EXPECT_EQ(sink_->totals()["records_cuda_event"], 1);
 }
 
+// cudaEventSynchronize (and cudaEventQuery, which CUPTI reports as one): the
+// host waits for an event recorded on stream 7; the sync row names the stream
+// and the cudaEventRecord's correlation, as a stream wait does.
+TEST_F(DecodeTest, EventSyncsNameTheRecordAndStreamTheyWaitFor) {
+  FakeBuffer b;
+  CUpti_ActivityCudaEvent2 e{};
+  e.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+  e.contextId = 1;
+  e.streamId = 7;
+  e.eventId = 5;
+  e.correlationId = 60;
+  e.cudaEventSyncId = 700;
+  b.add(e);
+  CUpti_ActivitySynchronization2 s{};
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE;
+  s.contextId = 1;
+  s.streamId = UINT32_MAX;
+  s.cudaEventId = 5;
+  s.cudaEventSyncId = 700;
+  s.start = kOrigin + 70;
+  s.end = kOrigin + 90;
+  s.correlationId = 61;
+  b.add(s);
+  EXPECT_EQ(decode(b), 2u);
+  EXPECT_EQ(qs("SELECT type || ' ' || coalesce(stream, 'null') || ' ' || event || ' ' || wait_stream || ' ' || "
+               "event_correlation FROM sync WHERE correlation=61"),
+            "1 null 5 7 60");
+  EXPECT_EQ(sink_->totals()["sync_waits_unlinked"], 0);
+}
+
 // CUPTI records the noisy calls again between enabling the API kinds and being
 // told to leave them out (it forgets at every disable); the decoder drops them.
 TEST_F(DecodeTest, NoisyCallsAreDroppedAndCounted) {

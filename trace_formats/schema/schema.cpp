@@ -136,8 +136,8 @@ constexpr std::array kSync{
     Column{"start", TS, "Start of the wait, ns since origin."},
     Column{"end", TS, "End of the wait, ns since origin."},
     Column{"correlation", I, "Correlation id of the API call that waited."},
-    Column{"wait_stream", I, "Stream waits (`stream_wait_event`): the stream the awaited event was recorded on (Kineto's `wait_on_stream`), else NULL. Schema v2.", 2},
-    Column{"event_correlation", I, "Stream waits: correlation id of the `cudaEventRecord` that recorded the awaited event (Kineto's `wait_on_cuda_event_record_corr_id`), else NULL. Schema v2.", 2},
+    Column{"wait_stream", I, "Stream waits (`stream_wait_event`) and event syncs (`event_synchronize`): the stream the awaited event was recorded on (Kineto's `wait_on_stream`), else NULL. Schema v2 (event syncs: NULL in recordings made before the collector linked them, such as `tests/data/mlp_h200.db`).", 2},
+    Column{"event_correlation", I, "Stream waits and event syncs: correlation id of the `cudaEventRecord` that recorded the awaited event (Kineto's `wait_on_cuda_event_record_corr_id`), else NULL. Schema v2 (event syncs: as `wait_stream`).", 2},
 };
 constexpr std::array kMemoryEvent{
     Column{"id", I, "Row key."},
