@@ -44,7 +44,17 @@ StreamWaitRecording write_stream_wait_recording(const std::string& path) {
     b.launch({.name = "cudaStreamSynchronize", .start = t + 9'900, .end = t + 31'000},
              store::SyncRow{.type = st::stream_synchronize, .context = 1, .stream = 13, .start = t + 9'900,
                             .end = t + 31'000});
+    // The host waits for an event recorded on stream 13 after the consumer
+    // (cudaEventSynchronize, linked to its record): its arrow starts on the
+    // consumer, the last work on the stream before the record.
+    const int64_t done = b.next_correlation();
+    b.api({.name = "cudaEventRecord", .start = t + 31'100, .end = t + 32'300, .correlation = done});
+    const int64_t event_sync =
+        b.launch({.name = "cudaEventSynchronize", .start = t + 32'400, .end = t + 33'600},
+                 store::SyncRow{.type = st::event_synchronize, .context = 1, .event = 5, .start = t + 32'400,
+                                .end = t + 33'600, .wait_stream = 13, .event_correlation = done});
     if (i == 0) {
+      out.event_sync_correlation = event_sync;
       out.record_correlation = record;
       out.wait_correlation = wait;
       out.consumer_correlation = consumer;

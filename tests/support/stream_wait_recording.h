@@ -5,6 +5,8 @@
 // the wait must get no arrow; a stream synchronize links nothing. Three steps
 // frame it, so the step checks run on it too; in the last, stream 13 waits for
 // two records before its consumer (four arrows in all, each to a consumer).
+// Each step ends with the host waiting (cudaEventSynchronize) for an event
+// recorded on stream 13 after the consumer.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@ struct StreamWaitRecording {
   int64_t wait_correlation = 0;    // the cudaStreamWaitEvent call and its sync row
   int64_t consumer_correlation = 0;
   int64_t consumer_start = 0;      // ns; the consumer kernel on stream 13
+  int64_t event_sync_correlation = 0;  // a cudaEventSynchronize on an event recorded after the consumer
   int64_t waiting_stream = 13, recorded_stream = 7;
 };
 

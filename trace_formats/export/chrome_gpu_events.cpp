@@ -3,6 +3,7 @@
 // ac2g flow from the launching API call.
 #include "trace_formats/export/chrome_writer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "trace_formats/common/text.h"
@@ -119,6 +120,18 @@ void ChromeWriter::on(const Sync& s) {
   if (!s.null(Sync::kEventCorrelation)) int_arg("wait_on_cuda_event_record_corr_id", s.event_correlation);
   o_.put('}');
   end_event();
+  // An event sync's arrow, from the GPU work the event recorded to the
+  // sync's last nanosecond, when the wait returned (the work may have
+  // started after the wait did).
+  const EventSyncs::Work* w = s.type_or_zero() == schema::sync_type::event_synchronize
+                                  ? event_syncs_.work_of(s.pid_or_zero(), s.correlation_or_zero())
+                                  : nullptr;
+  if (w) {
+    const uint64_t id = m_.flow_id(s.pid_or_zero(), s.correlation_or_zero());
+    sync_flow(true, id, w->device, w->stream, w->ts);
+    const int64_t at = hta_start(s.start_or_zero(), s.end_or_zero());
+    sync_flow(false, id, device, stream, std::max(at, at + span_ns(s.start_or_zero(), s.end_or_zero()) - 1));
+  }
   row_done();
 }
 

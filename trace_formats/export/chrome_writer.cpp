@@ -207,6 +207,16 @@ void ChromeWriter::wait_flow(bool start, uint64_t id, int64_t pid, int64_t tid, 
   end_event();
 }
 
+void ChromeWriter::sync_flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64_t ts) {
+  begin(start ? 's' : 'f');
+  o_.lit(",\"id\":");
+  o_.put_int(static_cast<int64_t>(id));
+  where(pid, tid, ts);
+  if (start) o_.lit(",\"cat\":\"event_sync\",\"name\":\"event_sync\"");
+  else o_.lit(",\"cat\":\"event_sync\",\"name\":\"event_sync\",\"bp\":\"e\"");
+  end_event();
+}
+
 void ChromeWriter::wait_flow_ends() {
   for (size_t i = 0; i < wait_ends_.size(); ++i) {
     const WaitEnd& e = wait_ends_[i];

@@ -95,9 +95,14 @@ class ChromeWriter {
     m_.load_correlations(ExportModel::kExternalIds | ExportModel::kGpuActivity);
     waits_.load(m_.reader().db(), m_.and_pid());
     wait_ends_.assign(waits_.waits().size(), WaitEnd{});
+    event_syncs_.load(m_.reader().db(), m_.and_pid());
   }
-  // The stream waits' arrows end on their waiting work, known once every GPU row was seen.
-  void before(Tag<store::rec::Sync>) { wait_flow_ends(); }
+  // The stream waits' arrows end on their waiting work, known once every GPU
+  // row was seen; so is the work each event sync waited for.
+  void before(Tag<store::rec::Sync>) {
+    wait_flow_ends();
+    event_syncs_.finish();
+  }
   void before(Tag<store::rec::MemoryEvent>) { steps(); }
 
  private:
@@ -298,6 +303,7 @@ class ChromeWriter {
     end_event();
     if (c && c->api) flow(false, m_.flow_id(pid, corr), device, stream, hta_start(start, end));
     note_waiting_work(pid, corr, device, stream, hta_start(start, end));
+    event_syncs_.note_work(pid, stream, corr, device, hta_start(start, end));
     row_done();
   }
   // Arguments whose first member is optional are written with a comma
@@ -340,6 +346,9 @@ class ChromeWriter {
   }
   void wait_flow_ends();
   EventWaits waits_;
+  // Event syncs (event_waits.h): an arrow from the GPU work the event recorded to the sync.
+  EventSyncs event_syncs_;
+  void sync_flow(bool start, uint64_t id, int64_t pid, int64_t tid, int64_t ts);
   struct WaitEnd {
     int64_t corr = INT64_MAX, device = 0, stream = 0, ts = 0;
   };

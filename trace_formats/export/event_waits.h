@@ -90,3 +90,79 @@ class EventWaits {
 };
 
 }  // namespace gpuscope::formats
+
+namespace gpuscope::formats {
+
+// Event syncs as flows: a sync row of type event_synchronize whose
+// event_correlation names the cudaEventRecord it waited for (recordings whose
+// collector linked them; older ones, such as tests/data/mlp_h200.db, have
+// only CUPTI's event id and get no arrows). The host waited for the GPU work
+// the event recorded: the last GPU activity launched on the recorded stream
+// (wait_stream) before the record (correlation ids grow in launch order). The
+// Chrome export draws an arrow from that work to the sync.
+class EventSyncs {
+ public:
+  struct Sync {
+    int64_t pid = 0, stream = 0;     // the stream the event was recorded on
+    int64_t record_correlation = 0;  // of the cudaEventRecord call
+    int64_t correlation = 0;         // of the sync: the flow's id
+  };
+  struct Work {
+    int64_t correlation = INT64_MIN, device = 0, stream = 0, ts = 0;  // ts: where the arrow starts
+  };
+
+  void load(store::Connection& db, const std::string& and_pid) {
+    using store::rec::Sync;
+    store::Cursor<Sync> q(db, {Sync::kPid, Sync::kWaitStream, Sync::kCorrelation, Sync::kEventCorrelation},
+                          "WHERE type=" + std::to_string(schema::sync_type::event_synchronize) + and_pid);
+    while (q.next()) {
+      const Sync& s = q.row();
+      if (s.null(Sync::kEventCorrelation) || s.null(Sync::kWaitStream) || s.null(Sync::kPid) ||
+          s.null(Sync::kCorrelation))
+        continue;
+      syncs_.push_back({s.pid, s.wait_stream, s.event_correlation, s.correlation});
+    }
+    std::sort(syncs_.begin(), syncs_.end(), [](const EventSyncs::Sync& a, const EventSyncs::Sync& b) {
+      return std::tie(a.pid, a.stream, a.record_correlation) < std::tie(b.pid, b.stream, b.record_correlation);
+    });
+    work_.assign(syncs_.size(), Work{});
+  }
+  bool empty() const { return syncs_.empty(); }
+
+  // A GPU activity, in any order: it is the recorded work of the syncs whose
+  // record came after it on its stream, unless a later one is. Kept at the
+  // first such sync; finish() hands it on to the later ones.
+  void note_work(int64_t pid, int64_t stream, int64_t correlation, int64_t device, int64_t ts) {
+    if (syncs_.empty()) return;
+    auto it = std::upper_bound(syncs_.begin(), syncs_.end(), std::make_tuple(pid, stream, correlation),
+                               [](const auto& k, const EventSyncs::Sync& s) {
+                                 return k < std::make_tuple(s.pid, s.stream, s.record_correlation);
+                               });
+    if (it == syncs_.end() || it->pid != pid || it->stream != stream) return;
+    Work& w = work_[static_cast<size_t>(it - syncs_.begin())];
+    if (correlation > w.correlation) w = {correlation, device, stream, ts};
+  }
+  // Once every GPU activity was noted.
+  void finish() {
+    for (size_t i = 1; i < syncs_.size(); ++i)
+      if (syncs_[i].pid == syncs_[i - 1].pid && syncs_[i].stream == syncs_[i - 1].stream &&
+          work_[i - 1].correlation > work_[i].correlation)
+        work_[i] = work_[i - 1];
+    by_correlation_.clear();
+    for (size_t i = 0; i < syncs_.size(); ++i)
+      if (work_[i].correlation != INT64_MIN) by_correlation_[{syncs_[i].pid, syncs_[i].correlation}] = i;
+  }
+  // The recorded work of the sync (pid, correlation), after finish(); nullptr
+  // where there is none (no link, or nothing ran on the stream before the record).
+  const Work* work_of(int64_t pid, int64_t correlation) const {
+    auto it = by_correlation_.find({pid, correlation});
+    return it == by_correlation_.end() ? nullptr : &work_[it->second];
+  }
+
+ private:
+  std::vector<Sync> syncs_;  // by pid, stream, record correlation
+  std::vector<Work> work_;   // by sync
+  std::map<std::pair<int64_t, int64_t>, size_t> by_correlation_;
+};
+
+}  // namespace gpuscope::formats

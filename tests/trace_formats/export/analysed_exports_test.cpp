@@ -40,6 +40,7 @@
 #include "tests/trace_formats/formats_test_util.h"
 #include "trace_formats/common/error.h"
 #include "trace_formats/export/exporters.h"
+#include "trace_formats/schema/enums.h"
 #include "trace_formats/store/reader.h"
 
 namespace gpuscope::formats {
@@ -499,6 +500,30 @@ TEST(AnalysedExports, AStreamWaitsArrowReachesTheWaitingKernel) {
       if (name == "cudaEventRecord") got.insert({name, to.count(id) ? to[id] : "(nothing)"});
     EXPECT_EQ(got, want) << "rows in memory: " << in_memory;
   }
+}
+
+// An event sync's arrow goes from the GPU work the event recorded (the last
+// on its stream before the cudaEventRecord) to the Event Sync slice. A
+// recording whose event syncs name no record (mlp_h200.db: schema v1, CUPTI's
+// event id only) gets none, rather than a guessed one.
+TEST(AnalysedExports, AnEventSyncsArrowStartsOnTheWorkItWaitedFor) {
+  test::TempDir tmp;
+  test_support::write_stream_wait_recording(tmp.file("w.db"));
+  {
+    store::Reader r(tmp.file("w.db"));
+    export_chrome(r, tmp.file("w.json"), {});
+  }
+  const std::multiset<std::pair<std::string, std::string>> want = {
+      {"consumer", "Event Sync"}, {"consumer", "Event Sync"}, {"consumer", "Event Sync"}};
+  EXPECT_EQ(chrome_flows(json::parse(test::read_file(tmp.file("w.json"))), "event_sync"), want);
+
+  const std::string mlp = (fs::path(GPUSCOPE_SOURCE_DIR) / "tests/data/mlp_h200.db").string();
+  store::Reader r(mlp);
+  EXPECT_EQ(r.db().query_int("SELECT count(*) FROM sync WHERE type=" +
+                             std::to_string(schema::sync_type::event_synchronize)).value_or(0),
+            44);
+  export_chrome(r, tmp.file("mlp.json"), {});
+  EXPECT_TRUE(chrome_flows(json::parse(test::read_file(tmp.file("mlp.json"))), "event_sync").empty());
 }
 
 }  // namespace
