@@ -99,13 +99,16 @@ namespace gpuscope::formats {
 // only CUPTI's event id and get no arrows). The host waited for the GPU work
 // the event recorded: the last GPU activity launched on the recorded stream
 // (wait_stream) before the record (correlation ids grow in launch order). The
-// Chrome export draws an arrow from that work to the sync.
+// Chrome export draws an arrow from that work to the sync; the Perfetto
+// export too where the work started before the sync did (its trace processor
+// binds an arrow at slice starts, in time order).
 class EventSyncs {
  public:
   struct Sync {
     int64_t pid = 0, stream = 0;     // the stream the event was recorded on
     int64_t record_correlation = 0;  // of the cudaEventRecord call
     int64_t correlation = 0;         // of the sync: the flow's id
+    int64_t start = 0;               // of the sync
   };
   struct Work {
     int64_t correlation = INT64_MIN, device = 0, stream = 0, ts = 0;  // ts: where the arrow starts
@@ -113,14 +116,15 @@ class EventSyncs {
 
   void load(store::Connection& db, const std::string& and_pid) {
     using store::rec::Sync;
-    store::Cursor<Sync> q(db, {Sync::kPid, Sync::kWaitStream, Sync::kCorrelation, Sync::kEventCorrelation},
+    store::Cursor<Sync> q(db,
+                          {Sync::kPid, Sync::kWaitStream, Sync::kCorrelation, Sync::kEventCorrelation, Sync::kStart},
                           "WHERE type=" + std::to_string(schema::sync_type::event_synchronize) + and_pid);
     while (q.next()) {
       const Sync& s = q.row();
       if (s.null(Sync::kEventCorrelation) || s.null(Sync::kWaitStream) || s.null(Sync::kPid) ||
           s.null(Sync::kCorrelation))
         continue;
-      syncs_.push_back({s.pid, s.wait_stream, s.event_correlation, s.correlation});
+      syncs_.push_back({s.pid, s.wait_stream, s.event_correlation, s.correlation, s.start_or_zero()});
     }
     std::sort(syncs_.begin(), syncs_.end(), [](const EventSyncs::Sync& a, const EventSyncs::Sync& b) {
       return std::tie(a.pid, a.stream, a.record_correlation) < std::tie(b.pid, b.stream, b.record_correlation);
@@ -149,9 +153,21 @@ class EventSyncs {
           work_[i - 1].correlation > work_[i].correlation)
         work_[i] = work_[i - 1];
     by_correlation_.clear();
-    for (size_t i = 0; i < syncs_.size(); ++i)
-      if (work_[i].correlation != INT64_MIN) by_correlation_[{syncs_[i].pid, syncs_[i].correlation}] = i;
+    by_work_.clear();
+    for (size_t i = 0; i < syncs_.size(); ++i) {
+      if (work_[i].correlation == INT64_MIN) continue;
+      by_correlation_[{syncs_[i].pid, syncs_[i].correlation}] = i;
+      by_work_[{syncs_[i].pid, work_[i].correlation}].push_back(i);
+    }
   }
+  // The syncs (pid, correlation) whose recorded work is the GPU activity (pid,
+  // correlation), after finish(); nullptr for most.
+  const std::vector<size_t>* synced_by(int64_t pid, int64_t correlation) const {
+    if (by_work_.empty()) return nullptr;
+    auto it = by_work_.find({pid, correlation});
+    return it == by_work_.end() ? nullptr : &it->second;
+  }
+  const std::vector<Sync>& syncs() const { return syncs_; }
   // The recorded work of the sync (pid, correlation), after finish(); nullptr
   // where there is none (no link, or nothing ran on the stream before the record).
   const Work* work_of(int64_t pid, int64_t correlation) const {
@@ -163,6 +179,7 @@ class EventSyncs {
   std::vector<Sync> syncs_;  // by pid, stream, record correlation
   std::vector<Work> work_;   // by sync
   std::map<std::pair<int64_t, int64_t>, size_t> by_correlation_;
+  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_work_;
 };
 
 }  // namespace gpuscope::formats

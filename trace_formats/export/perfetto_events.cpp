@@ -70,9 +70,11 @@ constexpr Memset::Column kMemsetLeftOut[] = {Memset::kId, Memset::kContext, Mems
 // Syncs go on their process's "CUDA sync" lane, so not even the thread is kept.
 // A stream wait's stream and correlations are read apart, by EventWaits
 // (event_waits.h), for the arrow from the event's record to the waiting work.
-constexpr Sync::Column kSyncRead[] = {Sync::kPid, Sync::kType, Sync::kStart, Sync::kEnd};
-constexpr Sync::Column kSyncLeftOut[] = {Sync::kId,    Sync::kTid,         Sync::kContext,    Sync::kStream,
-                                         Sync::kEvent, Sync::kCorrelation, Sync::kWaitStream, Sync::kEventCorrelation};
+// An event sync's correlation names the arrow from the work it waited for (EventSyncs).
+constexpr Sync::Column kSyncRead[] = {Sync::kPid, Sync::kType, Sync::kStart, Sync::kEnd, Sync::kCorrelation};
+constexpr Sync::Column kSyncLeftOut[] = {Sync::kId,    Sync::kTid,        Sync::kContext,
+                                         Sync::kStream, Sync::kEvent,     Sync::kWaitStream,
+                                         Sync::kEventCorrelation};
 
 constexpr Step::Column kStepRead[] = {Step::kPid, Step::kNumber, Step::kStart, Step::kEnd};
 constexpr Step::Column kStepLeftOut[] = {Step::kId, Step::kSource};
@@ -121,8 +123,8 @@ std::string merged_query(ExportModel& m, std::optional<int64_t> skip_steps_pid) 
   q += " UNION ALL SELECT ifnull(r.start, 0), ifnull(r.start, 0), " + n(kSrcMark) +
        ", r.pid, r.tid, 0, r.name_id, 0, 0, 0, 0, 0, 0.0, r.id FROM range r WHERE r.kind = " + n(range_kind::mark) +
        " AND NOT " + gpu_annotation + m.and_pid("r.");
-  q += " UNION ALL SELECT " + times + n(kSrcSync) + ", pid, 0, 0, -1, type, 0, 0, 0, 0, 0.0, id FROM sync" +
-       m.where_pid();
+  q += " UNION ALL SELECT " + times + n(kSrcSync) + ", pid, type, 0, -1, type, 0, 0, correlation,"
+       " pid IS NOT NULL AND correlation IS NOT NULL, 0.0, id FROM sync" + m.where_pid();
   q += " UNION ALL SELECT " + times + n(kSrcStep) + ", pid, 0, 0, -1, number, 0, 0, 0, 0, 0.0, id FROM step" +
        m.where_pid();
   if (skip_steps_pid) q += (m.where_pid().empty() ? " WHERE pid != " : " AND pid != ") + n(*skip_steps_pid);
@@ -274,6 +276,9 @@ class TimedRows {
   void on(const Sync& y) {
     TimedRow r;
     r.k1 = y.pid_or_zero();
+    r.k2 = y.type_or_zero();
+    r.x = y.correlation_or_zero();
+    if (!y.null(Sync::kPid) && !y.null(Sync::kCorrelation)) r.flags = TimedRow::kCorrelated;
     r.name = texts_.name_of(std::string(sync_name(y.type_or_zero())));
     r.start = y.start_or_zero();
     r.end = y.end_or_zero();
@@ -371,9 +376,15 @@ void PerfettoWriter::row(const TimedRow& r) {
         if (const auto* c = m_.correlations().find(r.k1, r.x); c && c->api) flow = m_.flow_id(r.k1, r.x);
         waits_.take_waiting(r.k1, r.k3, r.x, [&](size_t w) { waits_in_.push_back(w); });
       }
+      syncs_out_.clear();
+      if (r.flags & TimedRow::kCorrelated)
+        if (const std::vector<size_t>* syncs = event_syncs_.synced_by(r.k1, r.x))
+          for (size_t i : *syncs)
+            if (event_syncs_.syncs()[i].start >= r.start)
+              syncs_out_.push_back(m_.flow_id(r.k1, event_syncs_.syncs()[i].correlation));
       uint64_t cat = r.src == kSrcKernel ? kKernel : r.src == kSrcMemcpy ? kMemcpy : kMemset;
       open_slice(stream_track(r.k1, r.k2, r.k3), r.start, r.end, cat, r.name, 0, flow, nullptr,
-                 waits_in_.empty() ? nullptr : &waits_in_);
+                 waits_in_.empty() ? nullptr : &waits_in_, syncs_out_.empty() ? nullptr : &syncs_out_);
       break;
     }
     case kSrcLaneRange:
@@ -388,10 +399,16 @@ void PerfettoWriter::row(const TimedRow& r) {
     case kSrcMark:
       instant(thread_track(r.k1, r.k2), r.start, kInstant, r.name);
       break;
-    case kSrcSync:
+    case kSrcSync: {
+      // An event sync's arrow ends here where its work started before it (load_event_syncs).
+      uint64_t flow = 0;
+      if (r.k2 == schema::sync_type::event_synchronize && (r.flags & TimedRow::kCorrelated))
+        if (const EventSyncs::Work* w = event_syncs_.work_of(r.k1, r.x); w && w->ts <= r.start)
+          flow = m_.flow_id(r.k1, r.x);
       open_slice(lane_track(kSync, r.k1, 0, r.start, r.end, process_track(r.k1), "CUDA sync"), r.start, r.end,
-                 kCudaSync, r.name, 0, 0);
+                 kCudaSync, r.name, 0, flow);
       break;
+    }
     case kSrcStep:
       open_slice(lane_track(kSteps, r.k1, 0, r.start, r.end, process_track(r.k1), "steps"), r.start, r.end, kStep,
                  r.name, 0, 0);
@@ -552,8 +569,21 @@ bool PerfettoWriter::write_sorted_in_memory(uint64_t limit) {
   return true;
 }
 
+void PerfettoWriter::load_event_syncs() {
+  event_syncs_.load(m_.reader().db(), m_.and_pid());
+  if (event_syncs_.empty()) return;
+  const std::string linked = " WHERE pid IS NOT NULL AND correlation IS NOT NULL" + m_.and_pid();
+  auto q = m_.reader().query("SELECT pid, stream, correlation, start FROM kernel" + linked +
+                             " UNION ALL SELECT pid, stream, correlation, start FROM memcpy" + linked +
+                             " UNION ALL SELECT pid, stream, correlation, start FROM memset" + linked);
+  const int pid = q.column("pid"), stream = q.column("stream"), corr = q.column("correlation"), start = q.column("start");
+  while (q.step()) event_syncs_.note_work(q.int64(pid), q.int64(stream), q.int64(corr), 0, q.int64(start));
+  event_syncs_.finish();
+}
+
 void PerfettoWriter::write_all(uint64_t rows_in_memory) {
   waits_.load(m_.reader().db(), m_.and_pid());
+  load_event_syncs();
   if (!write_sorted_in_memory(rows_in_memory)) write_sorted_by_sqlite();
   close_until(INT64_MAX);
   out_.flush();

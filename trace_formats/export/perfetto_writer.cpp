@@ -370,7 +370,7 @@ void PerfettoWriter::close_until(int64_t ts) {
 
 void PerfettoWriter::open_slice(uint64_t track, int64_t start, int64_t end, uint64_t cat, int64_t name,
                                 uint64_t flow_out, uint64_t flow_in, const std::vector<size_t>* waits_out,
-                                const std::vector<size_t>* waits_in) {
+                                const std::vector<size_t>* waits_in, const std::vector<uint64_t>* more_out) {
   close_until(start);
   end = std::max(end, start);
   if (track >= open_by_track_.size()) open_by_track_.resize(track + 1);
@@ -401,6 +401,12 @@ void PerfettoWriter::open_slice(uint64_t track, int64_t start, int64_t end, uint
     }
   };
   wait_flows(waits_out, 0xF9);
+  if (more_out)
+    for (size_t i = 0; i < more_out->size() && room > 0; ++i, --room) {
+      te.byte(0xF9);
+      te.byte(0x02);
+      te.fixed64((*more_out)[i]);
+    }
   if (flow_in) {
     te.byte(0x81);
     te.byte(0x03);

@@ -102,9 +102,12 @@ class PerfettoWriter {
   // `flow_out`/`flow_in`: the launch -> GPU arrow (0: none); `waits_out`: the
   // stream waits whose arrows start here (a cudaEventRecord call), `waits_in`
   // those ending here (their waiting work), as indices into EventWaits::waits().
+  // `more_out`: further arrows starting here (event syncs' recorded work), by flow id.
   void open_slice(uint64_t track, int64_t start, int64_t end, uint64_t cat, int64_t name, uint64_t flow_out,
                   uint64_t flow_in, const std::vector<size_t>* waits_out = nullptr,
-                  const std::vector<size_t>* waits_in = nullptr);
+                  const std::vector<size_t>* waits_in = nullptr, const std::vector<uint64_t>* more_out = nullptr);
+  // Event syncs (event_waits.h): the work each waited for, from a pass over the GPU rows.
+  void load_event_syncs();
   void instant(uint64_t track, int64_t ts, uint64_t cat, int64_t name);
   void counter_value(uint64_t track, int64_t ts, double value);
   // Writes one packet: timestamp delta, sequence id, the TrackEvent body
@@ -115,6 +118,8 @@ class PerfettoWriter {
   ExportModel& m_;
   EventWaits waits_;
   std::vector<size_t> waits_in_;  // of the GPU row being written
+  EventSyncs event_syncs_;
+  std::vector<uint64_t> syncs_out_;  // of the GPU row being written: its event syncs' flow ids
   OutBuffer out_;
   Progress& progress_;
   perfetto::protos::TracePacket pkt_;

@@ -470,6 +470,25 @@ std::multiset<std::pair<std::string, std::string>> chrome_flows(const json& doc,
   return out;
 }
 
+// The arrows of a Perfetto trace that end on slices named `to`: (the slice
+// that starts each, `to`), by name.
+std::multiset<std::pair<std::string, std::string>> perfetto_flows_into(const std::string& bytes,
+                                                                       const std::string& to) {
+  pb::Trace trace;
+  EXPECT_TRUE(trace.ParseFromString(bytes));
+  std::map<uint64_t, std::string> names, from, into;
+  for (const auto& p : trace.packet()) {
+    for (const auto& n : p.interned_data().event_names()) names[n.iid()] = n.name();
+    if (!p.has_track_event() || p.track_event().type() != pb::TrackEvent::TYPE_SLICE_BEGIN) continue;
+    for (uint64_t id : p.track_event().flow_ids()) from[id] = names[p.track_event().name_iid()];
+    for (uint64_t id : p.track_event().terminating_flow_ids()) into[id] = names[p.track_event().name_iid()];
+  }
+  std::multiset<std::pair<std::string, std::string>> out;
+  for (const auto& [id, name] : into)
+    if (name == to) out.insert({from.count(id) ? from[id] : "(nothing)", name});
+  return out;
+}
+
 TEST(AnalysedExports, AStreamWaitsArrowReachesTheWaitingKernel) {
   test::TempDir tmp;
   test_support::write_stream_wait_recording(tmp.file("w.db"));
@@ -516,6 +535,16 @@ TEST(AnalysedExports, AnEventSyncsArrowStartsOnTheWorkItWaitedFor) {
   const std::multiset<std::pair<std::string, std::string>> want = {
       {"consumer", "Event Sync"}, {"consumer", "Event Sync"}, {"consumer", "Event Sync"}};
   EXPECT_EQ(chrome_flows(json::parse(test::read_file(tmp.file("w.json"))), "event_sync"), want);
+  // In Perfetto (the consumer started before the sync did), with both sort paths.
+  for (uint64_t in_memory : {uint64_t{1} << 30, uint64_t{0}}) {
+    store::Reader r(tmp.file("w.db"));
+    ExportOptions opt;
+    opt.force = true;
+    opt.perfetto_rows_in_memory = in_memory;
+    export_perfetto(r, tmp.file("w.pftrace"), opt);
+    EXPECT_EQ(perfetto_flows_into(test::read_file(tmp.file("w.pftrace")), "Event Sync"), want)
+        << "rows in memory: " << in_memory;
+  }
 
   const std::string mlp = (fs::path(GPUSCOPE_SOURCE_DIR) / "tests/data/mlp_h200.db").string();
   store::Reader r(mlp);
@@ -524,6 +553,8 @@ TEST(AnalysedExports, AnEventSyncsArrowStartsOnTheWorkItWaitedFor) {
             44);
   export_chrome(r, tmp.file("mlp.json"), {});
   EXPECT_TRUE(chrome_flows(json::parse(test::read_file(tmp.file("mlp.json"))), "event_sync").empty());
+  export_perfetto(r, tmp.file("mlp.pftrace"), {});
+  EXPECT_TRUE(perfetto_flows_into(test::read_file(tmp.file("mlp.pftrace")), "Event Sync").empty());
 }
 
 }  // namespace
