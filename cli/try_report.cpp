@@ -300,7 +300,11 @@ std::vector<std::string> history_lines(const TryResult& t, long long utc_s) {
                    {"step_ms", r3(v.median_ms)},
                    {"measured_saving_pct", r2(v.cmp->saving_pct)},
                    {"measured_range_pct", ordered_json::array({r2(v.cmp->low_pct), r2(v.cmp->high_pct)})},
-                   {"significant", v.cmp->significant}};
+                   {"significant", v.cmp->significant},
+                   {"rounds", t.rounds + v.extra_rounds}};
+    ordered_json outliers = ordered_json::array();
+    for (size_t r : v.cmp->outliers) outliers.push_back(r + 1);
+    j["outlier_rounds"] = outliers;
     if (v.variant.predicted) {
       j["predicted_saving_pct"] = r2(v.variant.predicted->saving_pct);
       j["predicted_range_pct"] = ordered_json::array({r2(v.variant.predicted->low_pct), r2(v.variant.predicted->high_pct)});

@@ -137,6 +137,7 @@ def case_variants(a, tmp):
     lines = [json.loads(l) for l in open(hist)]
     check(sorted(l["fix"] for l in lines) == ["amp", "channels-last", "dataloader-stall"], "history %r" % lines)
     check(all(l["torch"].startswith("1.13") for l in lines), "history names torch")
+    check(all(l["rounds"] == 2 and l["outlier_rounds"] == [] for l in lines), "history gives the rounds: %r" % lines)
     # --attach: analyze shows measured beside predicted.
     text = subprocess.run([a.gpuscope, "analyze", rec], capture_output=True, text=True, timeout=300)
     check(text.returncode == 0, "analyze: %s" % text.stderr)
