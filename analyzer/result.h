@@ -281,6 +281,9 @@ struct FixPrediction {
   double step_ms = 0, lo_ms = 0, hi_ms = 0;  // predicted step and its range
   double saving_pct = 0;           // of the job's step; negative: slower
   double cpu_ms = 0, gpu_ms = 0;   // the replay's CPU and GPU busy time per step after the fix
+  // Applied alone it might slow the job (predicted slower, or its own bounds
+  // reach a step over 1 % slower): kept out of the plan and of the findings.
+  bool might_slow = false;
   std::optional<TriesCorrection> by_tries;
 };
 

@@ -203,9 +203,9 @@ Prices price_fixes(const Graph& base, const JobTraits& traits, const Calibration
       p.step_ms = r.mid, p.lo_ms = r.lo, p.hi_ms = r.hi;
       p.saving_pct = 100 * (1 - r.mid / job);
       p.cpu_ms = r.cpu_ms, p.gpu_ms = r.gpu_ms;
-      const bool might_slow = r.mid > job || r.hi_fix > job * (1 + kRiskAlonePct / 100);
-      (might_slow ? risky : usable).push_back(&f);
-      if (p.saving_pct >= kPlanMinSavingPct && p.hi_ms > job) {
+      p.might_slow = r.mid > job || r.hi_fix > job * (1 + kRiskAlonePct / 100);
+      (p.might_slow ? risky : usable).push_back(&f);
+      if (p.saving_pct >= kPlanMinSavingPct && p.might_slow) {
         out.not_recommended.push_back(predicted(f.id, r.mid, p.saving_pct) + ", but its range reaches " + ms2(r.hi) +
                                       " ms (" + signed_pct(100 * (r.hi / job - 1)) +
                                       " %): it might slow the job; measure it before adopting it");
@@ -403,7 +403,7 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
       kept.push_back(std::move(f));  // not replayed (e.g. shapes change): the rule's own estimate stands
       continue;
     }
-    if (p->hi_ms > job) {
+    if (p->might_slow) {
       a.notes.push_back("dropped finding " + f.id + ": the what-if replay's range for its fix reaches a slower step (" +
                         ms2(p->lo_ms) + "-" + ms2(p->hi_ms) + " ms against the job's " + ms2(job) + " ms)");
       continue;
@@ -419,7 +419,7 @@ void advise(const Context& c, Analysis& a, const std::vector<std::vector<std::st
     kept.push_back(std::move(f));
   }
   for (const FixPrediction& p : w.fixes) {
-    if (!p.applies || p.saving_pct < kOwnFindingPct || p.hi_ms > job) continue;
+    if (!p.applies || p.saving_pct < kOwnFindingPct || p.might_slow) continue;
     if (std::find(named.begin(), named.end(), p.fix) != named.end()) continue;
     const Fix* fx = find_fix(p.fix);
     Finding f;
