@@ -102,82 +102,79 @@ AmpClass amp_class_of_op(std::string_view name) {
   return AmpClass::kKeep;
 }
 
-double input_elements(std::string_view shapes, size_t index) {
-  // The outer list's items: [] a scalar, [d,...] a tensor, [[...],...] a list of tensors.
-  size_t i = shapes.find('[');
-  if (i == std::string_view::npos) return 0;
-  ++i;
-  size_t item = 0;
-  while (i < shapes.size()) {
-    while (i < shapes.size() && (shapes[i] == ',' || shapes[i] == ' ')) ++i;
-    if (i >= shapes.size() || shapes[i] == ']') return 0;
-    if (shapes[i] != '[') {  // a bare value
-      while (i < shapes.size() && shapes[i] != ',' && shapes[i] != ']') ++i;
-      ++item;
-      continue;
-    }
-    // One item: sum of products of its innermost lists.
-    int depth = 0;
-    double total = 0, product = 1, value = 0;
-    bool any = false, digits = false;
-    for (; i < shapes.size(); ++i) {
-      const char ch = shapes[i];
-      if (ch == '[') {
-        ++depth, product = 1, any = false;
-      } else if (std::isdigit(static_cast<unsigned char>(ch))) {
-        value = value * 10 + (ch - '0'), digits = true;
-      } else if (ch == ',' || ch == ']') {
-        if (digits) product *= value, any = true;
-        value = 0, digits = false;
-        if (ch == ']') {
-          if (any) total += product;
-          any = false, product = 1;
-          if (--depth == 0) {
-            ++i;
-            break;
-          }
-        }
-      }
-    }
-    if (item == index) return total;
-    ++item;
-  }
-  return 0;
-}
+namespace {
 
-std::vector<std::vector<int64_t>> tensor_dims(std::string_view s, size_t count) {
-  std::vector<std::vector<int64_t>> out;
+// One input of a recorded shapes list: the tensors it holds ([] a scalar: none;
+// [d,...] one tensor; [[...],...] a list of tensors).
+struct ShapeItem {
+  std::vector<std::vector<int64_t>> tensors;
+  bool list = false;
+};
+
+// The first `count` inputs of a shapes list ("[[32,128,768],[3072,768],[]]");
+// stops at the first one that is not closed.
+std::vector<ShapeItem> shape_items(std::string_view s, size_t count) {
+  std::vector<ShapeItem> out;
   size_t i = s.find('[');
   if (i == std::string_view::npos) return out;
   ++i;
   while (i < s.size() && out.size() < count) {
     while (i < s.size() && (s[i] == ',' || s[i] == ' ')) ++i;
-    if (i >= s.size() || s[i] != '[') break;
-    ++i;
-    std::vector<int64_t> d;
+    if (i >= s.size() || s[i] == ']') break;
+    ShapeItem item;
+    if (s[i] != '[') {  // a bare value
+      while (i < s.size() && s[i] != ',' && s[i] != ']') ++i;
+      out.push_back(std::move(item));
+      continue;
+    }
+    int depth = 0;
+    std::vector<int64_t> dims;
     int64_t value = 0;
-    bool digits = false, nested = false, closed = false;
+    bool digits = false, closed = false;
     for (; i < s.size(); ++i) {
       const char ch = s[i];
-      if (ch == ']') {
-        closed = true;
-        break;
-      }
       if (ch == '[') {
-        nested = true;
-        while (i < s.size() && s[i] != ']') ++i;  // a list of tensors: skipped
+        item.list = item.list || depth > 0;
+        ++depth, dims.clear();
       } else if (std::isdigit(static_cast<unsigned char>(ch))) {
         value = value * 10 + (ch - '0'), digits = true;
-      } else if (ch == ',') {
-        if (digits) d.push_back(value);
+      } else if (ch == ',' || ch == ']') {
+        if (digits) dims.push_back(value);
         value = 0, digits = false;
+        if (ch == ']') {
+          if (!dims.empty()) item.tensors.push_back(dims);
+          dims.clear();
+          if (--depth == 0) {
+            ++i, closed = true;
+            break;
+          }
+        }
       }
     }
     if (!closed) break;
-    if (digits) d.push_back(value);
-    ++i;
-    out.push_back(nested ? std::vector<int64_t>{} : std::move(d));
+    out.push_back(std::move(item));
   }
+  return out;
+}
+
+}  // namespace
+
+double input_elements(std::string_view shapes, size_t index) {
+  const std::vector<ShapeItem> items = shape_items(shapes, index + 1);
+  if (items.size() <= index) return 0;
+  double total = 0;
+  for (const auto& dims : items[index].tensors) {
+    double product = 1;
+    for (int64_t d : dims) product *= static_cast<double>(d);
+    total += product;
+  }
+  return total;
+}
+
+std::vector<std::vector<int64_t>> tensor_dims(std::string_view shapes, size_t count) {
+  std::vector<std::vector<int64_t>> out;
+  for (const ShapeItem& item : shape_items(shapes, count))
+    out.push_back(!item.list && item.tensors.size() == 1 ? item.tensors[0] : std::vector<int64_t>{});
   return out;
 }
 

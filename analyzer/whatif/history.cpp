@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "analyzer/steps.h"
 #include "analyzer/untraced.h"
 #include "trace_formats/common/text.h"
 
@@ -51,12 +52,6 @@ std::optional<TryRecord> parse_line(std::string_view line) {
     t.predicted_saving_pct = j["predicted_saving_pct"].get<double>();
   }
   return t;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // The residual of a try is taken on the step, as a ratio, and in log: the
