@@ -89,10 +89,6 @@ class EventWaits {
   std::vector<bool> done_;
 };
 
-}  // namespace gpuscope::formats
-
-namespace gpuscope::formats {
-
 // Event syncs as flows: a sync row of type event_synchronize whose
 // event_correlation names the cudaEventRecord it waited for (recordings whose
 // collector linked them; older ones, such as tests/data/mlp_h200.db, have
